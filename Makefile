@@ -1,0 +1,35 @@
+# Two commands on a fresh machine: `make demo` (the main job) and `make test`.
+# Both create or reuse .venv and install the project into it first.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.tauray-installed
+
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
+export RAY_AUTH_MODE := disabled
+export RAY_USAGE_STATS_ENABLED := 0
+
+.PHONY: install demo test validate clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "tauray needs Python >= 3.11 (set PYTHON=...)")'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(VENV)/bin/tauray scenarios validate --domain telecom --split base --compare-upstream
+
+validate: install
+	$(VENV)/bin/tauray scenarios validate --domain telecom --split full --compare-upstream --json
+
+test: install
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,344 @@
+"""Scripted behaviours served by the local test endpoint.
+
+A behaviour stands in for a model: it looks at one Chat Completions request
+body and decides what the assistant says next. Behaviours are pure functions
+of the request (plus the endpoint's config), so the same conversation always
+gets the same answer and any number of requests can run side by side without
+shared state. Where a behaviour needs to "choose", it hashes the conversation
+so far instead of drawing from a random generator.
+
+The request's ``model`` field names the behaviour. Anything after a colon is
+a parameter for it, e.g. ``scripted-user:5``. New behaviours are added by
+putting a function into :data:`BEHAVIOURS`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+STOP_TOKEN = "###STOP###"
+"""Marker a simulated user appends to its last message (τ²'s convention)."""
+
+# Tools a scripted agent never picks on its own: calling them would end or hand
+# off the conversation, which is not what a scripted look-up should do.
+_NEVER_CALLED = frozenset({"end_conversation", "transfer_to_human_agents"})
+_PREFERRED_PREFIXES = ("get_", "check_")
+
+
+class BehaviourSettings(Protocol):
+    """The part of the endpoint config a behaviour may read."""
+
+    @property
+    def user_turns(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a behaviour answers: the assistant message and why it stopped."""
+
+    message: dict[str, Any]
+    finish_reason: str  # "stop" or "tool_calls"
+
+
+Behaviour = Callable[[dict[str, Any], BehaviourSettings], Reply]
+
+
+class UnknownBehaviour(KeyError):
+    """The request named a model that no behaviour answers to."""
+
+    def __init__(self, model: str) -> None:
+        super().__init__(model)
+        self.model = model
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def split_model(model: str) -> tuple[str, str | None]:
+    """Split ``name:param`` into its name and optional parameter."""
+    name, sep, param = model.partition(":")
+    return name.strip(), (param.strip() if sep else None)
+
+
+def model_param(body: dict[str, Any]) -> str | None:
+    """The parameter after the colon in the request's model name, if any."""
+    return split_model(str(body.get("model", "")))[1]
+
+
+def conversation_digest(body: dict[str, Any]) -> int:
+    """A stable integer for the conversation so far.
+
+    Python's built-in ``hash`` is salted per process, so it cannot give the
+    same choice across runs; a blake2b digest of the canonical JSON can.
+    """
+    raw = json.dumps(body.get("messages", []), sort_keys=True, default=str)
+    return int.from_bytes(hashlib.blake2b(raw.encode(), digest_size=8).digest(), "big")
+
+
+def _pick(options: list[Any] | tuple[Any, ...], digest: int, salt: int = 0) -> Any:
+    return options[(digest + salt) % len(options)]
+
+
+def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    messages = body.get("messages") or []
+    return [m for m in messages if isinstance(m, dict)]
+
+
+def _offered_functions(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The function specs offered in the request, in order."""
+    specs = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            fn = tool.get("function") if tool.get("type", "function") == "function" else None
+            if isinstance(fn, dict) and fn.get("name"):
+                specs.append(fn)
+    return specs
+
+
+def text_reply(content: str) -> Reply:
+    return Reply({"role": "assistant", "content": content}, "stop")
+
+
+def tool_call_reply(name: str, arguments: str, call_id: str) -> Reply:
+    """An assistant message with one function call; ``arguments`` is sent as given."""
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    return Reply({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
+
+
+def placeholder_for(schema: Any) -> Any:
+    """A value that fits a JSON-schema property well enough for a scripted call."""
+    if not isinstance(schema, dict):
+        return "unknown"
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    for key in ("anyOf", "oneOf", "allOf"):
+        options = [o for o in schema.get(key) or [] if isinstance(o, dict)]
+        non_null = [o for o in options if o.get("type") != "null"]
+        if non_null:
+            return placeholder_for(non_null[0])
+    kind = schema.get("type")
+    if isinstance(kind, list):  # e.g. ["string", "null"]
+        kind = next((k for k in kind if k != "null"), "null")
+    return {
+        "string": "unknown",
+        "integer": 1,
+        "number": 1.0,
+        "boolean": True,
+        "object": {},
+        "array": [],
+        "null": None,
+    }.get(kind, "unknown")
+
+
+def arguments_for(function: dict[str, Any]) -> dict[str, Any]:
+    """Placeholder arguments for a function's required parameters."""
+    params = function.get("parameters") or {}
+    props = params.get("properties") or {}
+    return {name: placeholder_for(props.get(name)) for name in params.get("required") or []}
+
+
+def _word_count(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value.split())
+    if isinstance(value, list):  # content parts
+        return sum(_word_count(p.get("text") if isinstance(p, dict) else p) for p in value)
+    return 0
+
+
+def prompt_words(body: dict[str, Any]) -> int:
+    """Rough token count of the request: words across all messages."""
+    total = 0
+    for m in _messages(body):
+        total += _word_count(m.get("content"))
+        for call in m.get("tool_calls") or []:
+            fn = (call.get("function") or {}) if isinstance(call, dict) else {}
+            total += 1 + _word_count(str(fn.get("arguments", "")))
+    return total
+
+
+def completion_words(message: dict[str, Any]) -> int:
+    """Rough token count of an assistant message."""
+    total = _word_count(message.get("content"))
+    for call in message.get("tool_calls") or []:
+        fn = call["function"]
+        total += 1 + len(str(fn.get("arguments", "")).split())
+    return total
+
+
+# --------------------------------------------------------------------------- agents
+
+_GREETINGS = (
+    "Hello, thanks for contacting support. How can I help you today?",
+    "Hi there! I'm the support assistant. What can I do for you?",
+    "Good day, you've reached customer service. How may I assist you?",
+)
+_AFTER_TOOL = (
+    "I looked that up in our system and have the details now. Is there anything else you need?",
+    "Thanks for waiting, I checked your account and everything is in order.",
+    "I've looked into it: the information is on file and I can help from here.",
+)
+_AGENT_TEXT = (
+    "I understand. Could you give me a little more detail so I can help?",
+    "Thanks for the information. Let me make sure I have this right before we continue.",
+    "Understood. I can help with that; please confirm that you'd like me to proceed.",
+    "Sorry for the trouble. Could you try that again and tell me what you see?",
+)
+
+
+def _is_first_agent_turn(messages: list[dict[str, Any]]) -> bool:
+    return not any(m.get("role") == "assistant" for m in messages)
+
+
+def _agent_text(messages: list[dict[str, Any]], digest: int) -> Reply:
+    if _is_first_agent_turn(messages):
+        return text_reply(_pick(_GREETINGS, digest))
+    if messages and messages[-1].get("role") == "tool":
+        return text_reply(_pick(_AFTER_TOOL, digest))
+    return text_reply(_pick(_AGENT_TEXT, digest))
+
+
+def _choose_tool(body: dict[str, Any], digest: int) -> dict[str, Any] | None:
+    allowed = [f for f in _offered_functions(body) if f["name"] not in _NEVER_CALLED]
+    preferred = [f for f in allowed if f["name"].startswith(_PREFERRED_PREFIXES)]
+    if preferred:
+        return _pick(preferred, digest)
+    return allowed[0] if allowed else None
+
+
+def scripted_agent(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """A support agent that looks one thing up after each customer message.
+
+    The first turn is a greeting. When tools are offered and the customer has
+    just spoken, it calls one read-style tool (``get_*``/``check_*``) with
+    placeholder arguments; after the tool result it says what it found.
+    """
+    messages = _messages(body)
+    digest = conversation_digest(body)
+    if (
+        body.get("tools")
+        and not _is_first_agent_turn(messages)
+        and messages
+        and messages[-1].get("role") == "user"
+    ):
+        function = _choose_tool(body, digest)
+        if function is not None:
+            args = json.dumps(arguments_for(function))
+            return tool_call_reply(function["name"], args, f"call_{digest:016x}")
+    return _agent_text(messages, digest)
+
+
+def scripted_agent_quiet(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """The same agent without tool use: text only, so sweeps have a contrast."""
+    messages = _messages(body)
+    return _agent_text(messages, conversation_digest(body))
+
+
+# --------------------------------------------------------------------------- users
+
+_USER_OPENINGS = (
+    "Hi, my mobile data stopped working this morning and I need it fixed.",
+    "Hello, I was charged twice on my last bill and would like a refund.",
+    "Hi, I can't make any calls from my phone since yesterday.",
+    "Hello, I'd like to change my reservation to a later date please.",
+)
+_USER_FOLLOW_UPS = (
+    "Okay, I did that. What should I do next?",
+    "My account number should be on file, the phone number is the one I'm calling from.",
+    "I restarted the phone but it still doesn't work.",
+    "Sure, please go ahead.",
+    "Can you check again? I still see the same problem.",
+)
+_USER_CLOSINGS = (
+    "Great, that's all I needed. Thank you!",
+    "Thanks for your help, goodbye.",
+    "Alright, I'll leave it there for today. Bye.",
+)
+
+
+def _user_turn_limit(body: dict[str, Any], default: int) -> int:
+    param = model_param(body)
+    if param:
+        try:
+            return max(0, int(param))
+        except ValueError:
+            pass
+    return default
+
+
+def _user_reply(body: dict[str, Any], turns: int) -> Reply:
+    """Reply as the customer; in this view the agent speaks as ``user``.
+
+    Having already replied ``turns`` times, the customer wraps up and marks the
+    end with the stop token.
+    """
+    messages = _messages(body)
+    digest = conversation_digest(body)
+    own_replies = sum(1 for m in messages if m.get("role") == "assistant")
+    if own_replies >= turns:
+        return text_reply(f"{_pick(_USER_CLOSINGS, digest)} {STOP_TOKEN}")
+    if own_replies == 0:
+        return text_reply(_pick(_USER_OPENINGS, digest))
+    return text_reply(_pick(_USER_FOLLOW_UPS, digest))
+
+
+def scripted_user(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """A customer who replies ``user_turns`` times (or ``:N``), then stops."""
+    return _user_reply(body, _user_turn_limit(body, settings.user_turns))
+
+
+def scripted_user_impatient(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """A customer who gives up after a single reply."""
+    return _user_reply(body, _user_turn_limit(body, 1))
+
+
+# --------------------------------------------------------------------------- judge
+
+
+def judge_json(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """A judge that always passes; enough to exercise the judging plumbing."""
+    verdict = {"verdict": "pass", "reasoning": "Scripted judge: the transcript meets the criteria."}
+    return text_reply(json.dumps(verdict))
+
+
+BEHAVIOURS: dict[str, Behaviour] = {
+    "scripted-agent": scripted_agent,
+    "scripted-agent-quiet": scripted_agent_quiet,
+    "scripted-user": scripted_user,
+    "scripted-user-impatient": scripted_user_impatient,
+    "judge-json": judge_json,
+}
+"""Behaviour registry: model name (before any ``:param``) to behaviour."""
+
+
+def resolve(model: str) -> tuple[str, Behaviour]:
+    """The registered name and behaviour for a request's model field."""
+    name, _ = split_model(model)
+    behaviour = BEHAVIOURS.get(name)
+    if behaviour is None:
+        raise UnknownBehaviour(model)
+    return name, behaviour
+
+
+__all__ = [
+    "BEHAVIOURS",
+    "STOP_TOKEN",
+    "Behaviour",
+    "BehaviourSettings",
+    "Reply",
+    "UnknownBehaviour",
+    "arguments_for",
+    "completion_words",
+    "conversation_digest",
+    "model_param",
+    "placeholder_for",
+    "prompt_words",
+    "resolve",
+    "split_model",
+    "text_reply",
+    "tool_call_reply",
+]

@@ -1,0 +1,164 @@
+"""Per-domain wiring to upstream: DB and toolkit classes, data files, policy,
+tool surfaces, sync. One ``DomainSpec`` per domain; no class per task."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from tauray.scenarios import telecom
+from tauray.scenarios.model import Side, ToolSpec
+from tauray.scenarios.prompts import DEFAULT_USER_GUIDELINES, DEFAULT_USER_SCRIPT
+from tauray.scenarios.state import DualState, SideState
+from tauray.scenarios.upstream import data_file, read_text, upstream_attr
+
+END_CONVERSATION = ToolSpec(
+    name="end_conversation",
+    description="End the conversation once the customer's request is handled or cannot be handled.",
+    parameters={
+        "type": "object",
+        "properties": {"reason": {"type": "string", "description": "One sentence on why the conversation ends."}},
+        "required": [],
+    },
+    kind="harness",
+    side="agent",
+)
+
+
+@dataclass(frozen=True)
+class SideWiring:
+    db_module: str
+    db_class: str
+    db_file: str
+    tools_module: str
+    tools_class: str
+
+
+@dataclass(frozen=True, eq=False)
+class DomainSpec:
+    name: str
+    variants: tuple[str, ...]
+    agent: SideWiring
+    user: SideWiring | None = None
+    tasks_file: str = "tasks.json"
+    split_file: str = "split_tasks.json"
+    sync: Callable[[Any, Any], Any] | None = None
+    apply_sync: dict[str, Callable[[Any, dict[str, Any]], None]] = field(default_factory=dict)
+
+    @property
+    def has_user_state(self) -> bool:
+        return self.user is not None
+
+    # --- data ---------------------------------------------------------------
+    def policy(self, variant: str) -> str:
+        if self.name == "telecom":
+            return telecom.telecom_policy(variant)
+        return read_text(self.name, "policy.md").strip()
+
+    def agent_addenda(self, variant: str) -> tuple[str, ...]:
+        if self.name != "telecom":
+            return ()
+        agent_tools = [t.name for t in self.tool_specs("agent")] + [END_CONVERSATION.name]
+        phone_tools = [t.name for t in self.tool_specs("user")]
+        return (
+            telecom.tool_availability_note(agent_tools, phone_tools),
+            telecom.STAY_ON_TASK_NOTE,
+            telecom.HOME_NETWORK_NOTE,
+        )
+
+    def user_script(self) -> tuple[str, ...]:
+        return telecom.USER_SCRIPT if self.name == "telecom" else DEFAULT_USER_SCRIPT
+
+    def user_guidelines(self) -> tuple[str, ...]:
+        return telecom.USER_GUIDELINES if self.name == "telecom" else DEFAULT_USER_GUIDELINES
+
+    # --- state --------------------------------------------------------------
+    def wiring(self, side: Side) -> SideWiring | None:
+        return self.agent if side == "agent" else self.user
+
+    def fresh_db(self, side: Side) -> Any:
+        wiring = self.wiring(side)
+        cls = upstream_attr(wiring.db_module, wiring.db_class)
+        return cls.model_validate(_base_dump(self.name, wiring))
+
+    def toolkit(self, side: Side, db: Any | None = None) -> Any:
+        wiring = self.wiring(side)
+        return upstream_attr(wiring.tools_module, wiring.tools_class)(db if db is not None else self.fresh_db(side))
+
+    def tool_specs(self, side: Side) -> tuple[ToolSpec, ...]:
+        return _tool_specs(self, side)
+
+    def tool_kinds(self, side: Side) -> dict[str, str]:
+        return {t.name: t.kind for t in self.tool_specs(side)}
+
+    def fresh_side(self, side: Side) -> SideState:
+        return SideState(side, self.toolkit(side), self.tool_kinds(side))
+
+    def fresh_state(self) -> DualState:
+        user = self.fresh_side("user") if self.user else None
+        return DualState(self.fresh_side("agent"), user, self.sync, self.apply_sync)
+
+    def functions(self, side: Side) -> frozenset[str]:
+        """Public toolkit methods: what initialization actions and assertions may call."""
+        wiring = self.wiring(side)
+        if wiring is None:
+            return frozenset()
+        cls = upstream_attr(wiring.tools_module, wiring.tools_class)
+        return frozenset(n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n, None)))
+
+
+@functools.cache
+def _base_dump(domain: str, wiring: SideWiring) -> dict[str, Any]:
+    """Each DB file is parsed once per process; fresh copies are validated from this dump."""
+    cls = upstream_attr(wiring.db_module, wiring.db_class)
+    return cls.load(str(data_file(domain, wiring.db_file))).model_dump()
+
+
+@functools.cache
+def _tool_specs(spec: DomainSpec, side: Side) -> tuple[ToolSpec, ...]:
+    if spec.wiring(side) is None:
+        return ()
+    toolkit = spec.toolkit(side)
+    specs = []
+    for name, tool in sorted(toolkit.get_tools().items()):
+        schema = tool.openai_schema["function"]
+        kind = getattr(toolkit.tool_type(name), "value", str(toolkit.tool_type(name)))
+        specs.append(ToolSpec(name=name, description=schema.get("description") or name,
+                              parameters=schema["parameters"], kind=kind, side=side))
+    return tuple(specs)
+
+
+def _telecom() -> DomainSpec:
+    from tauray.scenarios import telecom_sync
+
+    return DomainSpec(
+        name="telecom",
+        variants=("manual", "workflow"),
+        agent=SideWiring("domains.telecom.data_model", "TelecomDB", "db.toml",
+                         "domains.telecom.tools", "TelecomTools"),
+        user=SideWiring("domains.telecom.user_data_model", "TelecomUserDB", "user_db.toml",
+                        "domains.telecom.user_tools", "TelecomUserTools"),
+                sync=telecom_sync.compute_sync,
+        apply_sync={"agent": telecom_sync.apply_agent_sync, "user": telecom_sync.apply_user_sync},
+    )
+
+
+DOMAINS: dict[str, DomainSpec] = {
+    "telecom": _telecom(),
+    "airline": DomainSpec(
+        name="airline", variants=("default",),
+        agent=SideWiring("domains.airline.data_model", "FlightDB", "db.json", "domains.airline.tools", "AirlineTools"),
+    ),
+    "retail": DomainSpec(
+        name="retail", variants=("default",),
+        agent=SideWiring("domains.retail.data_model", "RetailDB", "db.json", "domains.retail.tools", "RetailTools"),
+    ),
+}
+
+
+def domain_spec(name: str) -> DomainSpec:
+    try:
+        return DOMAINS[name]
+    except KeyError:
+        raise KeyError(f"unknown domain {name!r}; known domains: {', '.join(sorted(DOMAINS))}") from None

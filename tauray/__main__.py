@@ -1,0 +1,3 @@
+from tauray.pipeline.cli import main
+
+raise SystemExit(main())
