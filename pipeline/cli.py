@@ -90,6 +90,107 @@ def cmd_endpoint(args: argparse.Namespace) -> int:
     return endpoint.run_from_args(args)
 
 
+# --- run / demo ------------------------------------------------------------------------
+
+
+def _model_args(p: argparse.ArgumentParser, role: str, default: str | None) -> None:
+    p.add_argument(f"--{role}-model", default=default, required=default is None,
+                   help=f"litellm model string for the {role}"
+                   + (" or 'oracle' (reference policy)" if role == "agent" else " or 'scripted' (reference policy)"))
+    p.add_argument(f"--{role}-api-base", help=f"API base URL for the {role} model")
+    p.add_argument(f"--{role}-key-env", help=f"NAME of the environment variable holding the {role} model's key")
+    p.add_argument(f"--{role}-temperature", type=float, default=None)
+    p.add_argument(f"--{role}-concurrency", type=int, default=None, help="max in-flight calls to this model")
+
+
+def _model_spec(args: argparse.Namespace, role: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {"model": getattr(args, f"{role}_model")}
+    for flag, field in (("api_base", "api_base"), ("key_env", "api_key_env"), ("temperature", "temperature"),
+                        ("concurrency", "concurrency")):
+        value = getattr(args, f"{role}_{flag}")
+        if value is not None:
+            spec[field] = value
+    return spec
+
+
+def _print_summary(summary: Any) -> None:
+    s = summary
+    print(f"run {s.run_id}: {s.conversations} conversations in {s.seconds:.1f} s "
+          f"({s.conversations_per_second:.1f}/s)")
+    print(f"  agent {s.agent_model} | user {s.user_model}")
+    print(f"  success {s.success}  failed {s.failed}  unscored {s.unscored}  "
+          f"infra errors {s.infra_errors}  model errors {s.model_errors}  internal errors {s.internal_errors}")
+    print("  terminations: " + ", ".join(f"{k} {v}" for k, v in sorted(s.by_termination.items())))
+    print(f"  tables: {s.out}  (pandas.read_parquet('{s.out}/conversations'))")
+
+
+def _run(cfg_kwargs: dict[str, Any], as_json: bool) -> int:
+    from tauray.pipeline.run import RunConfig, execute
+
+    cfg = RunConfig(**cfg_kwargs)
+    summary = execute(cfg, progress=not as_json and sys.stderr.isatty())
+    if as_json:
+        _print_json(summary.model_dump())
+    else:
+        _print_summary(summary)
+    return 0 if summary.infra_errors + summary.internal_errors == 0 else 1
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    kwargs: dict[str, Any] = dict(
+        patterns=args.pattern, domain=args.domain, split=args.split, variant=args.variant,
+        agent=_model_spec(args, "agent"), user=_model_spec(args, "user"), trials=args.trials,
+        concurrency=args.concurrency, max_steps=args.max_steps, max_errors=args.max_errors, seed=args.seed,
+        address=args.address,
+    )
+    if args.run_id:
+        kwargs["run_id"] = args.run_id
+    from tauray.pipeline.run import RunConfig
+
+    run_id = kwargs.get("run_id") or RunConfig.model_fields["run_id"].default_factory()
+    kwargs["run_id"] = run_id
+    kwargs["out"] = Path(args.out) if args.out else Path("runs") / run_id
+    return _run(kwargs, args.json)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tauray.pipeline.run import RunConfig
+
+    run_id = "demo-" + RunConfig.model_fields["run_id"].default_factory()
+    out = Path(args.out) if args.out else Path("runs") / run_id
+    kwargs = dict(domain="telecom", split=args.split, agent={"model": "oracle"}, user={"model": "scripted"},
+                  concurrency=args.concurrency, out=out, run_id=run_id)
+    if not args.json:
+        print(f"tauray demo: oracle agent + scripted user (reference policies, no model needed) on the telecom "
+              f"'{args.split}' split, manual and workflow policies", flush=True)
+    from tauray.pipeline.run import execute
+
+    summary = execute(RunConfig(**kwargs), progress=not args.json and sys.stderr.isatty())
+    if args.json:
+        _print_json({**summary.model_dump(), "out": str(out)})
+    else:
+        _print_summary(summary)
+        _print_demo_table(out)
+    return 0 if summary.success == summary.conversations else 1
+
+
+def _print_demo_table(out: Any) -> None:
+    from tauray.results import read_conversations
+
+    df = read_conversations(out)
+    if df.empty:
+        return
+    table = df.groupby(["policy_variant", "issue_type"]).agg(
+        conversations=("conversation_id", "count"), success=("success", "sum"),
+        mean_turns=("turns", "mean"), tool_calls=("agent_tool_calls", "sum"), syncs=("sync_events", "sum"))
+    print()
+    print(table.to_string())
+
+
 # --- wiring --------------------------------------------------------------------------
 
 
@@ -108,6 +209,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run gold and perturbed action sequences through upstream τ² and compare")
     p.set_defaults(func=cmd_scenarios_validate)
 
+    p = sub.add_parser("run", help="run conversations: scenarios x trials for one agent and one user model")
+    _selection_args(p)
+    _model_args(p, "agent", None)
+    _model_args(p, "user", None)
+    p.add_argument("--trials", type=int, default=1)
+    p.add_argument("--concurrency", type=int, default=64, help="conversations in flight")
+    p.add_argument("--max-steps", type=int, default=100)
+    p.add_argument("--max-errors", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="run directory (default runs/RUN_ID)")
+    p.add_argument("--run-id")
+    p.add_argument("--address", help="Ray address to join (default: local Ray on 127.0.0.1)")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("demo", help="offline demo: reference policies on the telecom base split, both variants")
+    p.add_argument("--split", default="base")
+    p.add_argument("--concurrency", type=int, default=64)
+    p.add_argument("--out", help="run directory (default runs/demo-RUN_ID)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_demo)
+
     p = sub.add_parser("endpoint", help="serve the local OpenAI-compatible test endpoint")
     _endpoint_parser(p)
     p.set_defaults(func=cmd_endpoint)
@@ -123,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
-    except (UnknownScenarioError, ScenarioLoadError, UpstreamError) as exc:
+    except (UnknownScenarioError, ScenarioLoadError, UpstreamError, ValueError) as exc:
         print(f"tauray: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

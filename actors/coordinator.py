@@ -1,0 +1,383 @@
+"""The conversation loop and the coordinator actor that runs many at once.
+
+Per conversation: open both sides, initialise them (initialization data and
+actions, each followed by sync), let the agent greet first, then alternate
+turns. After every write on either side the coordinator pulls the other
+side's DB, computes the domain's sync (a pure function) and pushes each side
+its updates. The agent never sees the user's tool calls or results and vice
+versa: each side's host keeps its own view. The loop stops on a user stop
+token, the agent's ``end_conversation`` or ``transfer_to_human_agents``, max
+steps, too many tool errors, or a model failure after retries; then the final
+state is scored (pure) and the result records are built. Whatever happens, one
+``ConversationResult`` comes back: a failure is a row that says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import time
+import traceback
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+from tauray import __version__
+from tauray.actors.policies import GREETING, STOP_TOKENS
+from tauray.actors.session import StepResult
+from tauray.results.records import (
+    ActionRecord,
+    ConversationRecord,
+    ConversationResult,
+    MessageRecord,
+    PredicateRecord,
+)
+from tauray.scenarios.domains import domain_spec
+from tauray.scenarios.model import Scenario
+from tauray.scenarios.registry import default_registry
+from tauray.scenarios.scoring import ExecutedCall, matched_reference, score
+from tauray.scenarios.state import DualState, SideState
+from tauray.scenarios.upstream import upstream_version
+
+
+class Termination(str, Enum):
+    USER_STOP = "user_stop"
+    USER_TRANSFER = "user_transfer"
+    USER_OUT_OF_SCOPE = "user_out_of_scope"
+    AGENT_END = "agent_end"
+    AGENT_TRANSFER = "agent_transfer"
+    MAX_STEPS = "max_steps"
+    TOO_MANY_ERRORS = "too_many_errors"
+    INFRA_ERROR = "infra_error"
+    MODEL_ERROR = "model_error"
+    INTERNAL_ERROR = "internal_error"
+
+
+_USER_STOPS = dict(zip(STOP_TOKENS, (Termination.USER_STOP, Termination.USER_TRANSFER, Termination.USER_OUT_OF_SCOPE)))
+
+
+class SideClient:
+    """Calls a host's methods the same way whether it is a Ray actor or a local object."""
+
+    def __init__(self, host: Any):
+        self.host = host
+        self.remote = hasattr(getattr(host, "step", None), "remote")
+
+    async def __call__(self, method: str, *args: Any) -> Any:
+        fn = getattr(self.host, method)
+        if self.remote:
+            return await fn.remote(*args)
+        result = fn(*args)
+        return await result if inspect.isawaitable(result) else result
+
+
+class _Stop(Exception):
+    def __init__(self, reason: Termination, kind: str | None = None, message: str | None = None):
+        self.reason, self.kind, self.message = reason, kind, message
+
+
+def _error_kind(exc: BaseException) -> tuple[str, str]:
+    """Model-call failures carry kind 'infra' or 'model'; everything else is ours."""
+    cause = getattr(exc, "cause", None) or exc
+    kind = getattr(cause, "kind", None)
+    if kind in ("infra", "model"):
+        return kind, str(getattr(cause, "message", None) or cause)
+    if type(cause).__name__ in ("RayActorError", "ActorDiedError", "ActorUnavailableError", "WorkerCrashedError"):
+        return "infra", f"{type(cause).__name__}: {cause}"
+    return "internal", f"{type(cause).__name__}: {cause}"
+
+
+class Conversation:
+    """One conversation's bookkeeping, while it runs."""
+
+    def __init__(self, unit: dict[str, Any], scenario: Scenario, agent: SideClient, user: SideClient):
+        self.unit = unit
+        self.id = unit["unit_id"]
+        self.scenario = scenario
+        self.domain = domain_spec(scenario.domain)
+        self.agent, self.user = agent, user
+        self.messages: list[dict[str, Any]] = []
+        self.actions: list[dict[str, Any]] = []
+        self.calls: list[ExecutedCall] = []
+        self.agent_texts: list[str] = []
+        self.turn = 0
+        self.steps = 0
+        self.errors = 0
+        self.sync_events = 0
+
+    def client(self, side: str) -> SideClient:
+        return self.agent if side == "agent" else self.user
+
+    # --- records while running -----------------------------------------------------------
+    def _message(self, side: str, role: str, content: str | None, tool_calls: list[dict] | None = None,
+                 tool_call_id: str | None = None) -> None:
+        self.messages.append(dict(side=side, role=role, content=content, tool_calls=tool_calls,
+                                  tool_call_id=tool_call_id, turn=self.turn,
+                                  created_at=datetime.now(timezone.utc)))
+
+    def record_step(self, result: StepResult) -> None:
+        role = "assistant" if result.side == "agent" else "user"
+        reply = result.reply
+        if reply is not None:
+            calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls] or None
+            self._message(result.side, role, reply.content, calls)
+            if result.side == "agent" and reply.content:
+                self.agent_texts.append(reply.content)
+        for event in result.events:
+            o = event.outcome
+            self._message(result.side, "tool", o.result, tool_call_id=event.call_id)
+            call = ExecutedCall(side=o.side, name=o.name, arguments=o.arguments)
+            self.calls.append(call)
+            self.errors += o.error
+            self.actions.append(dict(turn=self.turn, side=o.side, kind="tool_call", tool=o.name,
+                                     arguments=o.arguments, result=o.result, error=o.error, is_write=o.is_write,
+                                     matched_action_id=matched_reference(self.scenario, call),
+                                     sync_agent=None, sync_user=None))
+
+    # --- sync ----------------------------------------------------------------------------
+    async def sync(self, trigger: str, wrote: StepResult | None = None) -> None:
+        if self.domain.sync is None:
+            return
+        agent_db = wrote.db if wrote is not None and wrote.side == "agent" else await self.agent("get_db", self.id)
+        user_db = wrote.db if wrote is not None and wrote.side == "user" else await self.user("get_db", self.id)
+        updates = self.domain.sync(agent_db, user_db)
+        if updates.empty:
+            return
+        for side in ("agent", "user"):
+            part = updates.for_side(side)
+            if part:
+                await self.client(side)("apply_sync", self.id, part, self.scenario.domain)
+        self.sync_events += 1
+        self.actions.append(dict(turn=self.turn, side=trigger.split(":")[0] if ":" in trigger else "agent",
+                                 kind="sync", tool=None, arguments=None, result=trigger, error=False,
+                                 is_write=True, matched_action_id=None,
+                                 sync_agent=updates.for_side("agent") or None,
+                                 sync_user=updates.for_side("user") or None))
+
+    # --- the loop -----------------------------------------------------------------------
+    async def initialise(self) -> None:
+        s = self.scenario
+        model = {"agent": self.unit["agent"], "user": self.unit["user"]}
+        await asyncio.gather(*(self.client(side)("open", self.id, s.name, model[side], self.unit["seed"])
+                               for side in ("agent", "user")))
+        data = s.initialization_data or {}
+        if data.get("agent_data"):
+            await self.agent("update_db", self.id, data["agent_data"])
+        if data.get("user_data") and s.has_user_state:
+            await self.user("update_db", self.id, data["user_data"])
+        await self.sync("init")
+        for action in s.initialization_actions or ():
+            await self.client(action.side)("call_function", self.id, action.func_name, dict(action.arguments))
+            await self.sync("init")
+
+    async def side_turn(self, side: str, incoming: str | None) -> str:
+        """Run one side until it says something to the other side; return that text."""
+        self.turn += 1
+        client = self.client(side)
+        while True:
+            if self.steps >= self.unit["max_steps"]:
+                raise _Stop(Termination.MAX_STEPS)
+            try:
+                result: StepResult = await client("step", self.id, incoming)
+            except Exception as exc:
+                kind, message = _error_kind(exc)
+                reason = {"infra": Termination.INFRA_ERROR, "model": Termination.MODEL_ERROR}.get(
+                    kind, Termination.INTERNAL_ERROR)
+                raise _Stop(reason, kind, message) from exc
+            incoming = None
+            if result.reply is not None:
+                self.steps += 1
+            self.record_step(result)
+            if result.wrote:
+                await self.sync(f"{side}:{result.events[-1].outcome.name}", result)
+            if result.kind == "end":
+                raise _Stop(Termination.AGENT_END)
+            if result.kind == "transfer":
+                raise _Stop(Termination.AGENT_TRANSFER)
+            if self.errors >= self.unit["max_errors"]:
+                raise _Stop(Termination.TOO_MANY_ERRORS)
+            if result.kind == "text":
+                return (result.reply.content if result.reply else "") or ""
+
+    async def run(self) -> Termination:
+        await self.initialise()
+        await self.agent("say", self.id, GREETING)
+        self._message("agent", "assistant", GREETING)
+        self.agent_texts.append(GREETING)
+        to_user = GREETING
+        while True:
+            said = await self.side_turn("user", to_user)
+            for token, reason in _USER_STOPS.items():
+                if token in said:
+                    raise _Stop(reason)
+            to_user = await self.side_turn("agent", said)
+
+
+async def run_conversation(unit: dict[str, Any], agent_host: Any, user_host: Any) -> ConversationResult:
+    """Run one work unit to a ``ConversationResult``; never raises."""
+    started = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    agent, user = SideClient(agent_host), SideClient(user_host)
+    scenario = default_registry().get(unit["scenario"])
+    conv = Conversation(unit, scenario, agent, user)
+    reason, error_kind, error_message = Termination.INTERNAL_ERROR, None, None
+    try:
+        await conv.run()
+    except _Stop as stop:
+        reason, error_kind, error_message = stop.reason, stop.kind, stop.message
+    except Exception as exc:  # a bug of ours must still become a row
+        error_kind, error_message = _error_kind(exc)
+        reason = Termination.INFRA_ERROR if error_kind == "infra" else Termination.INTERNAL_ERROR
+        if error_kind == "internal":
+            error_message = f"{error_message}\n{traceback.format_exc(limit=6)}"
+    finals = {}
+    for side, client in (("agent", agent), ("user", user)):
+        try:
+            finals[side] = await client("close", conv.id)
+        except Exception as exc:
+            finals[side] = None
+            if error_kind is None:
+                error_kind, error_message = _error_kind(exc)
+                reason = Termination.INFRA_ERROR if error_kind == "infra" else Termination.INTERNAL_ERROR
+    return build_result(conv, reason, error_kind, error_message, finals, started, time.perf_counter() - t0)
+
+
+def build_result(conv: Conversation, reason: Termination, error_kind: str | None, error_message: str | None,
+                 finals: dict[str, Any], started: datetime, duration: float) -> ConversationResult:
+    unit, scenario = conv.unit, conv.scenario
+    run_id = unit["run_id"]
+    common = dict(run_id=run_id, conversation_id=conv.id, scenario=scenario.name)
+    entry = default_registry().entry(scenario.name)
+    scored = None
+    if error_kind is None and finals.get("agent") is not None:
+        try:
+            scored = _score(conv, finals)
+        except Exception as exc:
+            error_kind, error_message = "internal", f"scoring failed: {type(exc).__name__}: {exc}"
+            reason = Termination.INTERNAL_ERROR
+    counters = {side: (finals.get(side) or {}).get("counters") for side in ("agent", "user")}
+
+    def count(side: str, name: str, default: Any = 0) -> Any:
+        c = counters[side]
+        return getattr(c, name) if c is not None else default
+
+    verdict = scored.verdict if scored else None
+    signals = verdict.signals if verdict else {}
+    conversation = ConversationRecord(
+        **common, sweep_id=unit.get("sweep_id"), cell_id=unit.get("cell_id"),
+        domain=scenario.domain, upstream_id=scenario.upstream_id, policy_variant=scenario.policy_variant,
+        issue_type=entry.issue_type, persona=entry.persona,
+        agent_model=unit["agent"]["model"], agent_kind=_kind(unit["agent"]["model"]),
+        user_model=unit["user"]["model"], user_kind=_kind(unit["user"]["model"]),
+        judge_model=unit.get("judge_model"), trial=unit["trial"], seed=unit["seed"],
+        termination_reason=reason.value,
+        success=verdict.success if verdict else None,
+        success_reason=verdict.reason if verdict else f"not scored: {reason.value}",
+        gating_signals=list(verdict.gating) if verdict else [s.value for s in scenario.success_signals.gating],
+        excluded_signals=list(verdict.excluded) if verdict else [
+            s.value for s in scenario.success_signals.informational],
+        signal_db_state_assertion=signals.get("DB_STATE_ASSERTION"),
+        signal_nl_assertion=signals.get("NL_ASSERTION"),
+        signal_db_state_match=signals.get("DB_STATE_MATCH"),
+        signal_action_match=signals.get("ACTION_MATCH"),
+        signal_communicate=signals.get("COMMUNICATE"),
+        signal_judge_passed=signals.get("JUDGE_PASSED"),
+        db_state_match=scored.db_state_match if scored else None,
+        action_match=scored.action_match if scored else None,
+        predicates_total=len(scored.predicates) if scored else 0,
+        predicates_met=sum(p.met for p in scored.predicates) if scored else 0,
+        turns=conv.turn,
+        agent_tool_calls=sum(1 for c in conv.calls if c.side == "agent"),
+        user_tool_calls=sum(1 for c in conv.calls if c.side == "user"),
+        tool_errors=conv.errors,
+        malformed_tool_calls=count("agent", "malformed_tool_calls") + count("user", "malformed_tool_calls"),
+        sync_events=conv.sync_events,
+        agent_llm_calls=count("agent", "llm_calls"), user_llm_calls=count("user", "llm_calls"),
+        agent_prompt_tokens=count("agent", "prompt_tokens"),
+        agent_completion_tokens=count("agent", "completion_tokens"),
+        agent_cost_usd=count("agent", "cost_usd", None),
+        user_prompt_tokens=count("user", "prompt_tokens"),
+        user_completion_tokens=count("user", "completion_tokens"),
+        user_cost_usd=count("user", "cost_usd", None),
+        judge_prompt_tokens=0, judge_completion_tokens=0, judge_cost_usd=None,
+        started_at=started, duration_s=max(duration, 0.0),
+        error_kind=error_kind, error_message=error_message,
+        agent_db_hash=scored.agent_hash if scored else None,
+        user_db_hash=scored.user_hash if scored else None,
+        gold_agent_db_hash=scored.gold_agent_hash if scored else None,
+        gold_user_db_hash=scored.gold_user_hash if scored else None,
+        tauray_version=__version__, upstream_version=upstream_version(),
+    )
+    predicates = [PredicateRecord(**common, index=p.index, side=p.side, function=p.function,
+                                  arguments=p.arguments, expected=p.expected, actual=p.actual, met=p.met,
+                                  error=p.error)
+                  for p in (scored.predicates if scored else ())]
+    actions = [ActionRecord(**common, seq=i, **a) for i, a in enumerate(conv.actions)]
+    messages = [MessageRecord(**common, seq=i, **m) for i, m in enumerate(conv.messages)]
+    return ConversationResult(conversation=conversation, predicates=predicates, actions=actions, messages=messages)
+
+
+def _kind(model: str) -> str:
+    return "reference" if model in ("oracle", "scripted") else "llm"
+
+
+def _score(conv: Conversation, finals: dict[str, Any]):
+    dom = conv.domain
+    agent = SideState("agent", dom.toolkit("agent", finals["agent"]["db"]), dom.tool_kinds("agent"))
+    user = None
+    if dom.has_user_state and finals.get("user") and finals["user"]["db"] is not None:
+        user = SideState("user", dom.toolkit("user", finals["user"]["db"]), dom.tool_kinds("user"))
+    return score(conv.scenario, DualState(agent, user, None), conv.calls, agent_texts=conv.agent_texts)
+
+
+class CoordinatorHost:
+    """Runs many conversations concurrently on one asyncio loop."""
+
+    def __init__(self, agent_hosts: list[Any], user_hosts: list[Any]):
+        from tauray.scenarios.upstream import silence_upstream_logging
+
+        silence_upstream_logging()
+        self.agent_hosts, self.user_hosts = agent_hosts, user_hosts
+        self.in_flight = 0
+        self.done = 0
+
+    def _pick(self, hosts: list[Any], unit_id: str) -> Any:
+        return hosts[hash(unit_id) % len(hosts)]
+
+    async def run(self, unit: dict[str, Any]) -> ConversationResult:
+        self.in_flight += 1
+        try:
+            return await run_conversation(unit, self._pick(self.agent_hosts, unit["unit_id"]),
+                                          self._pick(self.user_hosts, unit["unit_id"]))
+        finally:
+            self.in_flight -= 1
+            self.done += 1
+
+    async def stats(self) -> dict[str, Any]:
+        return {"in_flight": self.in_flight, "done": self.done}
+
+    async def ping(self) -> str:
+        import os
+        import socket
+
+        return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def coordinator_class() -> Any:
+    import ray
+
+    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=4096)(CoordinatorHost)
+
+
+def result_summary(result: ConversationResult) -> str:
+    c = result.conversation
+    return json.dumps({"scenario": c.scenario, "success": c.success, "termination": c.termination_reason})
+
+
+def failed_result(unit: dict[str, Any], kind: str, message: str) -> ConversationResult:
+    """The row of a unit whose conversation could not run at all (e.g. its coordinator died)."""
+    scenario = default_registry().get(unit["scenario"])
+    conv = Conversation(unit, scenario, SideClient(None), SideClient(None))
+    reason = Termination.INFRA_ERROR if kind == "infra" else Termination.INTERNAL_ERROR
+    return build_result(conv, reason, kind, message, {}, datetime.now(timezone.utc), 0.0)

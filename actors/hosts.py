@@ -1,0 +1,97 @@
+"""The agent and user-simulator hosts.
+
+A host serves many conversations at once, keyed by conversation id: per
+conversation it holds one side's session (DB, tools, view, policy). The same
+class runs in-process (tests of the loop without Ray) or as a Ray actor
+(``AgentActor``, ``UserSimActor``); the model clients it uses are cached per
+process, so a host's concurrency limit holds across its conversations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tauray.actors.policies import make_policy
+from tauray.actors.session import SideSession, StepResult
+from tauray.scenarios.domains import domain_spec
+from tauray.scenarios.model import Side
+from tauray.scenarios.registry import default_registry
+
+
+class SideHost:
+    side: Side = "agent"
+
+    def __init__(self) -> None:
+        from tauray.scenarios.upstream import silence_upstream_logging
+
+        silence_upstream_logging()
+        self.sessions: dict[str, SideSession] = {}
+        self.opened = 0
+
+    def _session(self, conv_id: str) -> SideSession:
+        try:
+            return self.sessions[conv_id]
+        except KeyError:
+            raise KeyError(f"{self.side} host has no conversation {conv_id!r}") from None
+
+    async def open(self, conv_id: str, scenario_name: str, model: dict[str, Any], seed: int | None) -> None:
+        from tauray.actors.models import ModelSpec, get_client
+
+        scenario = default_registry().get(scenario_name)
+        spec = ModelSpec.model_validate(model)
+        dom = domain_spec(scenario.domain)
+        if dom.wiring(self.side) is not None:
+            state = dom.fresh_side(self.side)
+        else:  # a user without phone tools (airline, retail): no state of its own
+            state = None
+        policy = make_policy(self.side, spec.model, scenario, lambda: get_client(spec))
+        self.sessions[conv_id] = SideSession(scenario, self.side, state, policy, seed)
+        self.opened += 1
+
+    async def update_db(self, conv_id: str, data: dict[str, Any]) -> None:
+        self._session(conv_id).state.update_db(data)
+
+    async def call_function(self, conv_id: str, func_name: str, arguments: dict[str, Any]) -> Any:
+        self._session(conv_id).state.call_function(func_name, arguments)
+
+    async def say(self, conv_id: str, text: str) -> None:
+        self._session(conv_id).say(text)
+
+    async def step(self, conv_id: str, incoming: str | None) -> StepResult:
+        return await self._session(conv_id).step(incoming)
+
+    async def get_db(self, conv_id: str) -> Any:
+        return self._session(conv_id).state.db
+
+    async def apply_sync(self, conv_id: str, updates: dict[str, Any], domain: str) -> None:
+        self._session(conv_id).apply_sync(updates, domain_spec(domain).apply_sync[self.side])
+
+    async def close(self, conv_id: str) -> dict[str, Any] | None:
+        session = self.sessions.pop(conv_id, None)
+        return session.final() if session is not None else None
+
+    async def stats(self) -> dict[str, Any]:
+        return {"side": self.side, "open": len(self.sessions), "opened": self.opened}
+
+    async def ping(self) -> str:
+        import os
+        import socket
+
+        return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class AgentHost(SideHost):
+    side: Side = "agent"
+
+
+class UserSimHost(SideHost):
+    side: Side = "user"
+
+
+def remote_classes() -> tuple[Any, Any]:
+    """Ray actor classes (created lazily so importing this module needs no Ray)."""
+    import ray
+
+    agent = ray.remote(num_cpus=0, max_restarts=0)(AgentHost)
+    user = ray.remote(num_cpus=0, max_restarts=0)(UserSimHost)
+    return agent, user

@@ -1,0 +1,145 @@
+"""Who speaks for a side: a model over litellm, or a reference policy.
+
+A policy sees one side's view of the conversation (OpenAI-format messages and
+that side's tools) and returns the next reply: text and/or tool calls. The
+reference policies need no model and are labelled as such wherever they
+appear:
+
+* ``oracle`` agent — calls the scenario's reference agent actions and asks the
+  customer, in plain words, to perform each reference phone action in order;
+  then ends the conversation.
+* ``scripted`` user — states the problem, performs exactly the phone action
+  the agent asked for, reports what the phone returned, stops when the agent
+  has nothing more to ask.
+
+Together they must pass every predicate of every telecom scenario, which makes
+them a live self-check of the actors, the sync and the scoring.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Protocol
+
+from pydantic import Field
+
+from tauray.scenarios.model import Frozen, ReferenceAction, Scenario
+
+REFERENCE_POLICIES = {"agent": ("oracle",), "user": ("scripted",)}
+STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+GREETING = "Hello, you have reached customer support. How can I help you today?"
+
+
+class PolicyToolCall(Frozen):
+    id: str = Field(description="Call id, unique within the conversation.")
+    name: str = Field(description="Tool name as the policy wrote it.")
+    arguments: str = Field(description="Arguments as raw JSON text (may be malformed when a model wrote it).")
+
+
+class PolicyReply(Frozen):
+    content: str | None = Field(default=None, description="Text of the reply.")
+    tool_calls: tuple[PolicyToolCall, ...] = Field(default=(), description="Tool calls of the reply.")
+    llm_call: bool = Field(default=False, description="True when a model was called to produce it.")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+
+
+class Policy(Protocol):
+    async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> PolicyReply:
+        ...
+
+
+class LLMPolicy:
+    """A model reached through litellm (the model client does retries and limits)."""
+
+    def __init__(self, client: Any):
+        self.client = client
+
+    async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> PolicyReply:
+        r = await self.client.complete(view, tools=tools or None, seed=seed)
+        return PolicyReply(
+            content=r.content,
+            tool_calls=tuple(PolicyToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in r.tool_calls),
+            llm_call=True, prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
+            cost_usd=r.cost_usd, latency_s=r.latency_s,
+        )
+
+
+# --- reference policies ---------------------------------------------------------------
+
+_REQUEST = re.compile(r"\(phone action: (?P<name>[a-z_][a-z0-9_]*) (?P<args>\{.*?\})\)$", re.MULTILINE)
+
+
+def phone_request(action: ReferenceAction) -> str:
+    """The oracle's plain-words request, with a tag the scripted user can act on."""
+    words = action.name.replace("_", " ")
+    details = ", ".join(f"{k} {v}" for k, v in action.arguments.items())
+    plain = f"Could you please {words} on your phone" + (f" ({details})" if details else "")
+    return f"{plain} and tell me what it shows?\n(phone action: {action.name} {json.dumps(action.arguments)})"
+
+
+def parse_phone_request(text: str | None) -> tuple[str, str] | None:
+    match = _REQUEST.search(text or "")
+    return (match["name"], match["args"]) if match else None
+
+
+def _last(view: list[dict[str, Any]], role: str) -> dict[str, Any] | None:
+    return next((m for m in reversed(view) if m.get("role") == role), None)
+
+
+class OracleAgent:
+    """Reference agent: the scenario's reference actions, in order, then end."""
+
+    label = "oracle (reference policy)"
+
+    def __init__(self, scenario: Scenario):
+        self.actions = scenario.reference_actions
+        self.cursor = 0
+
+    async def reply(self, view, tools, seed) -> PolicyReply:
+        if self.cursor >= len(self.actions):
+            return PolicyReply(tool_calls=(PolicyToolCall(
+                id=f"oracle-{self.cursor}-end", name="end_conversation",
+                arguments=json.dumps({"reason": "all reference actions done"})),))
+        action = self.actions[self.cursor]
+        self.cursor += 1
+        if action.side == "agent":
+            return PolicyReply(tool_calls=(PolicyToolCall(
+                id=f"oracle-{self.cursor - 1}", name=action.name, arguments=json.dumps(action.arguments)),))
+        return PolicyReply(content=phone_request(action))
+
+
+class ScriptedUser:
+    """Reference user: states the problem, does exactly what the agent asks."""
+
+    label = "scripted (reference policy)"
+
+    def __init__(self, scenario: Scenario):
+        self.opening = scenario.user.reason_for_call or scenario.ticket or scenario.user.instructions
+        self.calls = 0
+
+    async def reply(self, view, tools, seed) -> PolicyReply:
+        if _last(view, "assistant") is None:
+            return PolicyReply(content=self.opening.strip())
+        if view and view[-1].get("role") == "tool":
+            return PolicyReply(content=f"Done. My phone now shows: {view[-1].get('content')}")
+        request = parse_phone_request((_last(view, "user") or {}).get("content"))
+        if request is not None:
+            self.calls += 1
+            name, args = request
+            return PolicyReply(tool_calls=(PolicyToolCall(id=f"scripted-{self.calls}", name=name, arguments=args),))
+        return PolicyReply(content="Thanks, that is all I needed. ###STOP###")
+
+
+def make_policy(side: str, model: str, scenario: Scenario, client_factory: Any = None) -> Any:
+    """The policy for one side of one conversation."""
+    if side == "agent" and model == "oracle":
+        return OracleAgent(scenario)
+    if side == "user" and model == "scripted":
+        return ScriptedUser(scenario)
+    if model in ("oracle", "scripted"):
+        raise ValueError(f"'{model}' is a reference policy for the {'agent' if model == 'oracle' else 'user'} side only")
+    return LLMPolicy(client_factory())

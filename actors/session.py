@@ -1,0 +1,168 @@
+"""One side of one conversation, as hosted by an agent or user-simulator actor.
+
+A ``SideSession`` owns that side's DB and tools (a ``SideState``), its own
+view of the conversation, and its policy. ``step`` appends what the other side
+said, asks the policy for the next reply and executes the reply's tool calls
+one at a time; it returns after each write so the coordinator can sync both
+DBs before anything else happens (upstream syncs after every call). A
+malformed call (unknown tool, arguments that are not a JSON object) is
+answered with an error message to the model and counted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import Field
+
+from tauray.actors.policies import PolicyReply, PolicyToolCall
+from tauray.scenarios.model import Frozen, Scenario, Side
+from tauray.scenarios.state import SideState, ToolOutcome
+
+HARNESS_END = "end_conversation"
+AGENT_TRANSFER = "transfer_to_human_agents"
+
+
+class ToolEvent(Frozen):
+    call_id: str = Field(description="Id of the call in the model's reply.")
+    outcome: ToolOutcome = Field(description="What the tool returned.")
+    malformed: bool = Field(default=False, description="True when the call itself was invalid (unknown tool, bad JSON).")
+
+
+class StepResult(Frozen):
+    """What one step produced, for the coordinator."""
+
+    side: Side
+    kind: Literal["text", "tools", "end", "transfer"] = Field(
+        description="text: a message for the other side; tools: calls executed, call step again; "
+        "end: the agent ended the conversation; transfer: the agent handed over to a human.")
+    reply: PolicyReply | None = Field(default=None, description="The policy's reply when one was requested.")
+    events: tuple[ToolEvent, ...] = Field(default=(), description="Tool calls executed in this step.")
+    wrote: bool = Field(default=False, description="A write tool ran: the coordinator must sync now.")
+    db: Any = Field(default=None, description="This side's DB after a write, for the sync.")
+
+
+class SideCounters(Frozen):
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    tool_calls: int = 0
+    tool_errors: int = 0
+    malformed_tool_calls: int = 0
+
+
+class SideSession:
+    def __init__(self, scenario: Scenario, side: Side, state: SideState | None, policy: Any, seed: int | None):
+        self.side = side
+        self.state = state
+        self.policy = policy
+        self.seed = seed
+        self.tools = [t.openai() for t in scenario.tools_by_side[side]]
+        self.tool_names = {t.name for t in scenario.tools_by_side[side]}
+        prompt = scenario.agent_prompt if side == "agent" else scenario.user_prompt
+        self.view: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
+        self.pending: list[PolicyToolCall] = []
+        self.pending_reply: PolicyReply | None = None
+        self.counters: dict[str, Any] = SideCounters().model_dump()
+
+    # --- the conversation -----------------------------------------------------------
+    def hear(self, text: str) -> None:
+        """The other side's message, as this side sees it."""
+        self.view.append({"role": "user", "content": text})
+
+    def say(self, text: str) -> None:
+        """A message of this side that no policy produced (the agent's fixed greeting)."""
+        self.view.append({"role": "assistant", "content": text})
+
+    async def step(self, incoming: str | None = None) -> StepResult:
+        if incoming is not None:
+            self.hear(incoming)
+        if self.pending:
+            return self._run_pending(None)
+        reply = await self.policy.reply(self.view, self.tools, self.seed)
+        self._count_reply(reply)
+        if not reply.tool_calls:
+            self.view.append({"role": "assistant", "content": reply.content or ""})
+            return StepResult(side=self.side, kind="text", reply=reply)
+        self.view.append({
+            "role": "assistant", "content": reply.content,
+            "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                           for c in reply.tool_calls],
+        })
+        self.pending = list(reply.tool_calls)
+        return self._run_pending(reply)
+
+    def _run_pending(self, reply: PolicyReply | None) -> StepResult:
+        events: list[ToolEvent] = []
+        while self.pending:
+            call = self.pending.pop(0)
+            if self.side == "agent" and call.name == HARNESS_END:
+                events.append(self._end(call))
+                self.pending = []
+                return StepResult(side=self.side, kind="end", reply=reply, events=tuple(events))
+            event = self._execute(call)
+            events.append(event)
+            if self.side == "agent" and call.name == AGENT_TRANSFER and not event.outcome.error:
+                self.pending = []
+                return StepResult(side=self.side, kind="transfer", reply=reply, events=tuple(events))
+            if event.outcome.is_write:
+                return StepResult(side=self.side, kind="tools", reply=reply, events=tuple(events),
+                                  wrote=True, db=self.state.db)
+        return StepResult(side=self.side, kind="tools", reply=reply, events=tuple(events))
+
+    def _end(self, call: PolicyToolCall) -> ToolEvent:
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except json.JSONDecodeError:
+            arguments = {}
+        text = "The conversation has ended."
+        self._answer(call.id, text)
+        outcome = ToolOutcome(side=self.side, name=call.name, arguments=arguments if isinstance(arguments, dict) else {},
+                              result=text, error=False, is_write=False)
+        return ToolEvent(call_id=call.id, outcome=outcome)
+
+    def _execute(self, call: PolicyToolCall) -> ToolEvent:
+        malformed = None
+        arguments: dict[str, Any] = {}
+        if call.name not in self.tool_names:
+            malformed = f"Error: there is no tool named '{call.name}' available to you."
+        else:
+            try:
+                parsed = json.loads(call.arguments) if call.arguments.strip() else {}
+            except json.JSONDecodeError as exc:
+                parsed, malformed = None, f"Error: the arguments are not valid JSON ({exc.msg})."
+            if malformed is None and not isinstance(parsed, dict):
+                malformed = "Error: the arguments must be a JSON object."
+            arguments = parsed if isinstance(parsed, dict) else {}
+        if malformed is not None:
+            outcome = ToolOutcome(side=self.side, name=call.name, arguments=arguments, result=malformed,
+                                  error=True, is_write=False)
+        else:
+            outcome = self.state.call_tool(call.name, arguments)
+        self._answer(call.id, outcome.result)
+        c = self.counters
+        c["tool_calls"] += 1
+        c["tool_errors"] += outcome.error
+        c["malformed_tool_calls"] += malformed is not None
+        return ToolEvent(call_id=call.id, outcome=outcome, malformed=malformed is not None)
+
+    def _answer(self, call_id: str, text: str) -> None:
+        self.view.append({"role": "tool", "tool_call_id": call_id, "content": text})
+
+    def _count_reply(self, reply: PolicyReply) -> None:
+        c = self.counters
+        if reply.llm_call:
+            c["llm_calls"] += 1
+            c["prompt_tokens"] += reply.prompt_tokens
+            c["completion_tokens"] += reply.completion_tokens
+            if reply.cost_usd is not None:
+                c["cost_usd"] = (c["cost_usd"] or 0.0) + reply.cost_usd
+
+    # --- state for the coordinator -----------------------------------------------------
+    def apply_sync(self, updates: dict[str, Any], apply_fn: Any) -> None:
+        apply_fn(self.state.db, updates)
+
+    def final(self) -> dict[str, Any]:
+        return {"db": self.state.db if self.state is not None else None, "counters": SideCounters(**self.counters)}

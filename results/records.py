@@ -1,0 +1,272 @@
+"""Row records of the result tables.
+
+Each class is one row of one flat table; the field order is the column order
+on disk (``schemas.py`` declares the same columns and a test keeps the two in
+step). JSON-shaped values (tool arguments, sync updates, tool calls) are kept
+as JSON text so every column has one plain Arrow type and the tables stay
+readable without this package.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
+
+Side = Literal["agent", "user"]
+AgentKind = Literal["llm", "reference"]
+ErrorKind = Literal["infra", "model", "internal"]
+ActionKind = Literal["tool_call", "sync"]
+Role = Literal["assistant", "user", "tool"]
+
+
+def _as_json_text(value: Any) -> Any:
+    # A str is taken to be JSON already and only checked; anything else is
+    # serialised here so producers can hand over the structured value.
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except ValueError as exc:
+            raise ValueError(f"not valid JSON text: {value[:80]!r}") from exc
+        return value
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"value cannot be stored as JSON: {exc}") from exc
+
+
+def _check_tool_calls(value: str | None) -> str | None:
+    if value is None:
+        return None
+    calls = json.loads(value)
+    if not isinstance(calls, list):
+        raise ValueError("tool_calls must be a JSON list")  # noqa: TRY004 - pydantic expects ValueError
+    for call in calls:
+        if not isinstance(call, dict) or not {"id", "name", "arguments"} <= call.keys():
+            raise ValueError("each tool call must be an object with id, name and arguments")
+    return value
+
+
+def _to_utc(value: datetime) -> datetime:
+    # Naive datetimes are ambiguous once they leave the process that made
+    # them, so they are refused rather than guessed.
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        raise ValueError("datetime must be timezone-aware")
+    return value.astimezone(UTC)
+
+
+JsonText = Annotated[str, BeforeValidator(_as_json_text)]
+ToolCallsJson = Annotated[str, BeforeValidator(_as_json_text), AfterValidator(_check_tool_calls)]
+UtcDatetime = Annotated[datetime, AfterValidator(_to_utc)]
+Count = Annotated[int, Field(ge=0)]
+
+_ROW_CONFIG = ConfigDict(frozen=True, extra="forbid")
+
+
+class ConversationRecord(BaseModel):
+    """One conversation: who took part, how it ended, how it scored, what it cost."""
+
+    model_config = _ROW_CONFIG
+
+    run_id: str = Field(description="Run the conversation belongs to.")
+    sweep_id: str | None = Field(description="Sweep that produced the run, if any.")
+    cell_id: str | None = Field(description="Sweep cell (model/config combination), if any.")
+    conversation_id: str = Field(description="Deterministic id of this conversation.")
+    scenario: str = Field(description="Scenario name.")
+    domain: str = Field(description="Domain of the scenario, e.g. telecom.")
+    upstream_id: str = Field(description="Task id in the upstream task set.")
+    policy_variant: str = Field(description="Agent policy variant the scenario used.")
+    issue_type: str | None = Field(description="Issue category of the scenario, if known.")
+    persona: str | None = Field(description="User persona, if the scenario has one.")
+    agent_model: str = Field(description="Model bound to the agent role.")
+    agent_kind: AgentKind = Field(description="'llm' or 'reference' (oracle policy).")
+    user_model: str = Field(description="Model bound to the user role.")
+    user_kind: str = Field(description="Kind of user simulator (LLM or scripted).")
+    judge_model: str | None = Field(description="Model bound to the judge role, if judged.")
+    trial: int = Field(ge=0, description="Trial index within the cell.")
+    seed: int = Field(description="Seed used for this conversation.")
+    termination_reason: str = Field(description="Why the conversation stopped.")
+    success: bool | None = Field(description="Overall verdict; null when unscored.")
+    success_reason: str = Field(description="Short explanation of the verdict.")
+    gating_signals: list[str] = Field(description="Signals that decided success.")
+    excluded_signals: list[str] = Field(description="Signals computed but not gating.")
+    signal_db_state_assertion: bool | None = Field(description="DB-state assertion signal.")
+    signal_nl_assertion: bool | None = Field(description="NL-assertion signal.")
+    signal_db_state_match: bool | None = Field(description="DB-state-vs-gold signal.")
+    signal_action_match: bool | None = Field(description="Reference-action signal.")
+    signal_communicate: bool | None = Field(description="Communicate-info signal.")
+    signal_judge_passed: bool | None = Field(description="Overall judge signal.")
+    db_state_match: bool | None = Field(description="Both final DBs equal the gold replay.")
+    action_match: bool | None = Field(description="All reference actions were performed.")
+    predicates_total: Count = Field(description="Number of state predicates checked.")
+    predicates_met: Count = Field(description="Number of state predicates met.")
+    turns: Count = Field(description="Conversation turns taken.")
+    agent_tool_calls: Count = Field(description="Tool calls made by the agent.")
+    user_tool_calls: Count = Field(description="Tool calls made by the user.")
+    tool_errors: Count = Field(description="Tool calls that returned an error.")
+    malformed_tool_calls: Count = Field(description="Tool calls that could not be parsed.")
+    sync_events: Count = Field(description="Cross-side state syncs applied.")
+    agent_llm_calls: Count = Field(description="Model calls made for the agent.")
+    user_llm_calls: Count = Field(description="Model calls made for the user.")
+    agent_prompt_tokens: Count = Field(description="Agent prompt tokens.")
+    agent_completion_tokens: Count = Field(description="Agent completion tokens.")
+    agent_cost_usd: float | None = Field(description="Agent cost; null when unknown.")
+    user_prompt_tokens: Count = Field(description="User prompt tokens.")
+    user_completion_tokens: Count = Field(description="User completion tokens.")
+    user_cost_usd: float | None = Field(description="User cost; null when unknown.")
+    judge_prompt_tokens: Count = Field(description="Judge prompt tokens.")
+    judge_completion_tokens: Count = Field(description="Judge completion tokens.")
+    judge_cost_usd: float | None = Field(description="Judge cost; null when unknown.")
+    started_at: UtcDatetime = Field(description="Start time, UTC.")
+    duration_s: float = Field(ge=0, description="Wall time of the conversation in seconds.")
+    error_kind: ErrorKind | None = Field(description="'infra', 'model' or 'internal' when it failed.")
+    error_message: str | None = Field(description="Error text when it failed.")
+    agent_db_hash: str | None = Field(description="Hash of the agent's final DB.")
+    user_db_hash: str | None = Field(description="Hash of the user's final DB.")
+    gold_agent_db_hash: str | None = Field(description="Hash of the gold agent DB.")
+    gold_user_db_hash: str | None = Field(description="Hash of the gold user DB.")
+    tauray_version: str = Field(description="tauray version that produced the row.")
+    upstream_version: str = Field(description="Upstream tau2 version used.")
+
+
+class PredicateRecord(BaseModel):
+    """One state predicate checked at the end of a conversation."""
+
+    model_config = _ROW_CONFIG
+
+    run_id: str = Field(description="Run the conversation belongs to.")
+    conversation_id: str = Field(description="Conversation the verdict is about.")
+    scenario: str = Field(description="Scenario name.")
+    index: int = Field(ge=0, description="Position of the predicate in the scenario.")
+    side: Side = Field(description="Side whose state was checked.")
+    function: str = Field(description="Assertion function called.")
+    arguments: JsonText = Field(description="Arguments of the call, JSON.")
+    expected: bool = Field(description="Value the predicate should return.")
+    actual: str | None = Field(description="Value it returned, as text; null on error.")
+    met: bool = Field(description="Whether actual equals expected.")
+    error: str | None = Field(description="Error raised by the check, if any.")
+
+
+class ActionRecord(BaseModel):
+    """One tool call or state sync, in conversation order."""
+
+    model_config = _ROW_CONFIG
+
+    run_id: str = Field(description="Run the conversation belongs to.")
+    conversation_id: str = Field(description="Conversation the action happened in.")
+    scenario: str = Field(description="Scenario name.")
+    seq: int = Field(ge=0, description="Order of the action within the conversation.")
+    turn: int = Field(ge=0, description="Turn in which it happened.")
+    side: Side = Field(description="Side that acted.")
+    kind: ActionKind = Field(description="'tool_call' or 'sync'.")
+    tool: str | None = Field(description="Tool name; null for a sync.")
+    arguments: JsonText | None = Field(description="Tool arguments, JSON.")
+    result: str | None = Field(description="Tool result text.")
+    error: bool = Field(description="Whether the call returned an error.")
+    is_write: bool = Field(description="Whether the tool writes state.")
+    matched_action_id: str | None = Field(description="Reference action it matched, if any.")
+    sync_agent: JsonText | None = Field(description="Updates pushed to the agent DB, JSON.")
+    sync_user: JsonText | None = Field(description="Updates pushed to the user DB, JSON.")
+
+
+class MessageRecord(BaseModel):
+    """One message of the transcript, in conversation order."""
+
+    model_config = _ROW_CONFIG
+
+    run_id: str = Field(description="Run the conversation belongs to.")
+    conversation_id: str = Field(description="Conversation the message is in.")
+    scenario: str = Field(description="Scenario name.")
+    seq: int = Field(ge=0, description="Order of the message within the conversation.")
+    turn: int = Field(ge=0, description="Turn in which it was produced.")
+    side: Side = Field(description="Who produced it: 'agent' or 'user'.")
+    role: Role = Field(description="'assistant' (agent), 'user' (customer) or 'tool'.")
+    content: str | None = Field(description="Text content, if any.")
+    tool_calls: ToolCallsJson | None = Field(description="JSON list of {id, name, arguments}.")
+    tool_call_id: str | None = Field(description="Call answered by a tool message.")
+    created_at: UtcDatetime = Field(description="Creation time, UTC.")
+
+
+class NLAssertionRecord(BaseModel):
+    """One judge verdict on one natural-language assertion (one sample)."""
+
+    model_config = _ROW_CONFIG
+
+    run_id: str = Field(description="Run the conversation belongs to.")
+    conversation_id: str = Field(description="Conversation judged.")
+    scenario: str = Field(description="Scenario name.")
+    judge_model: str = Field(description="Model that judged.")
+    prompt_id: str = Field(description="Judge prompt template id.")
+    prompt_version: str = Field(description="Version of that template.")
+    prompt_hash: str = Field(description="Hash of the rendered template text.")
+    sample_index: int = Field(ge=0, description="Judge sample number.")
+    assertion_index: int = Field(ge=0, description="Position of the assertion.")
+    assertion: str = Field(description="Assertion text.")
+    met: bool | None = Field(description="Verdict; null when unscored.")
+    unscored_reason: str | None = Field(description="Why no verdict could be read.")
+    reasoning: str | None = Field(description="Judge's stated reasoning.")
+    raw_output: str | None = Field(description="Raw judge reply.")
+    prompt_tokens: Count = Field(description="Judge prompt tokens.")
+    completion_tokens: Count = Field(description="Judge completion tokens.")
+    cost_usd: float | None = Field(description="Cost; null when unknown.")
+    latency_s: float | None = Field(description="Call latency in seconds.")
+    created_at: UtcDatetime = Field(description="Time of the verdict, UTC.")
+
+
+class ConversationResult(BaseModel):
+    """Everything one conversation adds to the tables, sent back as one message."""
+
+    model_config = _ROW_CONFIG
+
+    conversation: ConversationRecord = Field(description="The conversation row.")
+    predicates: list[PredicateRecord] = Field(description="Predicate verdict rows.")
+    actions: list[ActionRecord] = Field(description="Action rows.")
+    messages: list[MessageRecord] = Field(description="Message rows.")
+    nl_assertions: list[NLAssertionRecord] = Field(default=[], description="NL-assertion verdict rows.")
+
+    @model_validator(mode="after")
+    def _rows_belong_to_conversation(self) -> ConversationResult:
+        # Detail rows that point at another conversation would be orphaned
+        # (or worse, attached to the wrong one) once written.
+        key = (self.conversation.run_id, self.conversation.conversation_id)
+        for name in ("predicates", "actions", "messages", "nl_assertions"):
+            for row in getattr(self, name):
+                if (row.run_id, row.conversation_id) != key:
+                    raise ValueError(
+                        f"{name} row for {row.run_id}/{row.conversation_id} "
+                        f"does not belong to {key[0]}/{key[1]}"
+                    )
+        return self
+
+
+TABLES: dict[str, type[BaseModel]] = {
+    "conversations": ConversationRecord,
+    "predicate_verdicts": PredicateRecord,
+    "actions": ActionRecord,
+    "messages": MessageRecord,
+    "nl_assertion_verdicts": NLAssertionRecord,
+}
+
+
+def rows_by_table(result: ConversationResult) -> dict[str, list[BaseModel]]:
+    """Split a result into the rows of each table (every table present)."""
+    return {
+        "conversations": [result.conversation],
+        "predicate_verdicts": list(result.predicates),
+        "actions": list(result.actions),
+        "messages": list(result.messages),
+        "nl_assertion_verdicts": list(result.nl_assertions),
+    }
