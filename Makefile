@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: install
-	$(VENV)/bin/tauray scenarios validate --domain telecom --split base --compare-upstream
+	$(VENV)/bin/tauray demo
 
 validate: install
 	$(VENV)/bin/tauray scenarios validate --domain telecom --split full --compare-upstream --json

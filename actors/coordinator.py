@@ -34,6 +34,7 @@ from tauray.results.records import (
     PredicateRecord,
 )
 from tauray.scenarios.domains import domain_spec
+from tauray.scenarios.gold import fresh_state
 from tauray.scenarios.model import Scenario
 from tauray.scenarios.registry import default_registry
 from tauray.scenarios.scoring import ExecutedCall, matched_reference, score
@@ -118,22 +119,24 @@ class Conversation:
 
     def record_step(self, result: StepResult) -> None:
         role = "assistant" if result.side == "agent" else "user"
-        reply = result.reply
-        if reply is not None:
-            calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls] or None
-            self._message(result.side, role, reply.content, calls)
-            if result.side == "agent" and reply.content:
-                self.agent_texts.append(reply.content)
-        for event in result.events:
-            o = event.outcome
-            self._message(result.side, "tool", o.result, tool_call_id=event.call_id)
-            call = ExecutedCall(side=o.side, name=o.name, arguments=o.arguments)
-            self.calls.append(call)
-            self.errors += o.error
-            self.actions.append(dict(turn=self.turn, side=o.side, kind="tool_call", tool=o.name,
-                                     arguments=o.arguments, result=o.result, error=o.error, is_write=o.is_write,
-                                     matched_action_id=matched_reference(self.scenario, call),
-                                     sync_agent=None, sync_user=None))
+        for round_ in result.rounds:
+            reply = round_.reply
+            if reply is not None:
+                self.steps += 1
+                calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls] or None
+                self._message(result.side, role, reply.content, calls)
+                if result.side == "agent" and reply.content:
+                    self.agent_texts.append(reply.content)
+            for event in round_.events:
+                o = event.outcome
+                self._message(result.side, "tool", o.result, tool_call_id=event.call_id)
+                call = ExecutedCall(side=o.side, name=o.name, arguments=o.arguments)
+                self.calls.append(call)
+                self.errors += o.error
+                self.actions.append(dict(turn=self.turn, side=o.side, kind="tool_call", tool=o.name,
+                                         arguments=o.arguments, result=o.result, error=o.error,
+                                         is_write=o.is_write, matched_action_id=matched_reference(self.scenario, call),
+                                         sync_agent=None, sync_user=None))
 
     # --- sync ----------------------------------------------------------------------------
     async def sync(self, trigger: str, wrote: StepResult | None = None) -> None:
@@ -148,63 +151,64 @@ class Conversation:
             part = updates.for_side(side)
             if part:
                 await self.client(side)("apply_sync", self.id, part, self.scenario.domain)
+        self._sync_row(trigger, updates.for_side("agent"), updates.for_side("user"))
+
+    def _sync_row(self, trigger: str, agent: dict[str, Any], user: dict[str, Any]) -> None:
         self.sync_events += 1
         self.actions.append(dict(turn=self.turn, side=trigger.split(":")[0] if ":" in trigger else "agent",
-                                 kind="sync", tool=None, arguments=None, result=trigger, error=False,
-                                 is_write=True, matched_action_id=None,
-                                 sync_agent=updates.for_side("agent") or None,
-                                 sync_user=updates.for_side("user") or None))
+                                 kind="sync", tool=None, arguments=None, result=f"sync after {trigger}",
+                                 error=False, is_write=True, matched_action_id=None,
+                                 sync_agent=agent or None, sync_user=user or None))
 
     # --- the loop -----------------------------------------------------------------------
     async def initialise(self) -> None:
+        """Both sides start from the scenario's initial dual state (initialization data
+        and actions, each followed by sync), computed here once per task and pushed
+        to each side with its ``open``; the agent greets first."""
         s = self.scenario
-        model = {"agent": self.unit["agent"], "user": self.unit["user"]}
-        await asyncio.gather(*(self.client(side)("open", self.id, s.name, model[side], self.unit["seed"])
-                               for side in ("agent", "user")))
-        data = s.initialization_data or {}
-        if data.get("agent_data"):
-            await self.agent("update_db", self.id, data["agent_data"])
-        if data.get("user_data") and s.has_user_state:
-            await self.user("update_db", self.id, data["user_data"])
-        await self.sync("init")
-        for action in s.initialization_actions or ():
-            await self.client(action.side)("call_function", self.id, action.func_name, dict(action.arguments))
-            await self.sync("init")
+        dbs, events = initial_state(s)
+        for event in events:
+            self._sync_row("init", event.agent, event.user)
+        await asyncio.gather(
+            self.agent("open", self.id, s.name, self.unit["agent"], self.unit["seed"], dbs["agent"], GREETING),
+            self.user("open", self.id, s.name, self.unit["user"], self.unit["seed"], dbs["user"], None),
+        )
+        self._message("agent", "assistant", GREETING)
+        self.agent_texts.append(GREETING)
 
     async def side_turn(self, side: str, incoming: str | None) -> str:
         """Run one side until it says something to the other side; return that text."""
         self.turn += 1
         client = self.client(side)
         while True:
-            if self.steps >= self.unit["max_steps"]:
+            budget = self.unit["max_steps"] - self.steps
+            if budget <= 0:
                 raise _Stop(Termination.MAX_STEPS)
             try:
-                result: StepResult = await client("step", self.id, incoming)
+                result: StepResult = await client("step", self.id, incoming, budget,
+                                                  self.unit["max_errors"] - self.errors)
             except Exception as exc:
                 kind, message = _error_kind(exc)
                 reason = {"infra": Termination.INFRA_ERROR, "model": Termination.MODEL_ERROR}.get(
                     kind, Termination.INTERNAL_ERROR)
                 raise _Stop(reason, kind, message) from exc
             incoming = None
-            if result.reply is not None:
-                self.steps += 1
             self.record_step(result)
             if result.wrote:
-                await self.sync(f"{side}:{result.events[-1].outcome.name}", result)
+                await self.sync(f"{side}:{result.rounds[-1].events[-1].outcome.name}", result)
             if result.kind == "end":
                 raise _Stop(Termination.AGENT_END)
             if result.kind == "transfer":
                 raise _Stop(Termination.AGENT_TRANSFER)
+            if result.kind == "budget":
+                raise _Stop(Termination.MAX_STEPS)
             if self.errors >= self.unit["max_errors"]:
                 raise _Stop(Termination.TOO_MANY_ERRORS)
             if result.kind == "text":
-                return (result.reply.content if result.reply else "") or ""
+                return (result.rounds[-1].reply.content or "") if result.rounds else ""
 
     async def run(self) -> Termination:
         await self.initialise()
-        await self.agent("say", self.id, GREETING)
-        self._message("agent", "assistant", GREETING)
-        self.agent_texts.append(GREETING)
         to_user = GREETING
         while True:
             said = await self.side_turn("user", to_user)
@@ -212,6 +216,19 @@ class Conversation:
                 if token in said:
                     raise _Stop(reason)
             to_user = await self.side_turn("agent", said)
+
+
+_INITIAL: dict[tuple[str, str], tuple[dict[str, Any], list[Any]]] = {}
+
+
+def initial_state(scenario: Scenario) -> tuple[dict[str, Any], list[Any]]:
+    """Both sides' DBs (as dumps) after initialization, and the syncs it took; per task."""
+    key = (scenario.domain, scenario.upstream_id)
+    if key not in _INITIAL:
+        state = fresh_state(scenario)
+        dbs = {"agent": state.agent.db.model_dump(), "user": state.user.db.model_dump() if state.user else None}
+        _INITIAL[key] = (dbs, list(state.sync_events))
+    return _INITIAL[key]
 
 
 async def run_conversation(unit: dict[str, Any], agent_host: Any, user_host: Any) -> ConversationResult:

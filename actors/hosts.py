@@ -28,37 +28,46 @@ class SideHost:
         self.sessions: dict[str, SideSession] = {}
         self.opened = 0
 
+    def _small_executor(self) -> None:
+        """litellm runs part of every async call in the loop's default thread pool; a
+        host serves hundreds of calls at once, and a pool of a few threads costs far
+        less CPU in thread switches than one thread per core plus four."""
+        import asyncio
+        from concurrent.futures import ThreadPoolExecutor
+
+        loop = asyncio.get_running_loop()
+        if getattr(self, "_executor_loop", None) is not loop:
+            loop.set_default_executor(ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"tauray-{self.side}"))
+            self._executor_loop = loop
+
     def _session(self, conv_id: str) -> SideSession:
         try:
             return self.sessions[conv_id]
         except KeyError:
             raise KeyError(f"{self.side} host has no conversation {conv_id!r}") from None
 
-    async def open(self, conv_id: str, scenario_name: str, model: dict[str, Any], seed: int | None) -> None:
+    async def open(self, conv_id: str, scenario_name: str, model: dict[str, Any], seed: int | None,
+                   db: dict[str, Any] | None, greeting: str | None = None) -> None:
+        """Start this side of a conversation on its initialised DB (``db``, as the
+        coordinator computed it: initialization actions and sync already applied)."""
         from tauray.actors.models import ModelSpec, get_client
 
+        self._small_executor()
         scenario = default_registry().get(scenario_name)
         spec = ModelSpec.model_validate(model)
         dom = domain_spec(scenario.domain)
-        if dom.wiring(self.side) is not None:
-            state = dom.fresh_side(self.side)
-        else:  # a user without phone tools (airline, retail): no state of its own
-            state = None
+        # a user without phone tools (airline, retail) has no state of its own
+        state = dom.side_from_db(self.side, db) if db is not None else None
         policy = make_policy(self.side, spec.model, scenario, lambda: get_client(spec))
-        self.sessions[conv_id] = SideSession(scenario, self.side, state, policy, seed)
+        session = SideSession(scenario, self.side, state, policy, seed)
+        if greeting:
+            session.say(greeting)
+        self.sessions[conv_id] = session
         self.opened += 1
 
-    async def update_db(self, conv_id: str, data: dict[str, Any]) -> None:
-        self._session(conv_id).state.update_db(data)
-
-    async def call_function(self, conv_id: str, func_name: str, arguments: dict[str, Any]) -> Any:
-        self._session(conv_id).state.call_function(func_name, arguments)
-
-    async def say(self, conv_id: str, text: str) -> None:
-        self._session(conv_id).say(text)
-
-    async def step(self, conv_id: str, incoming: str | None) -> StepResult:
-        return await self._session(conv_id).step(incoming)
+    async def step(self, conv_id: str, incoming: str | None, max_rounds: int = 1,
+                   max_errors: int = 1) -> StepResult:
+        return await self._session(conv_id).step(incoming, max_rounds, max_errors)
 
     async def get_db(self, conv_id: str) -> Any:
         return self._session(conv_id).state.db

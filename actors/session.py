@@ -30,15 +30,22 @@ class ToolEvent(Frozen):
     malformed: bool = Field(default=False, description="True when the call itself was invalid (unknown tool, bad JSON).")
 
 
+class Round(Frozen):
+    """One policy reply (None when finishing calls left pending by a write) and the calls it made."""
+
+    reply: PolicyReply | None = Field(default=None, description="The policy's reply, if one was requested.")
+    events: tuple[ToolEvent, ...] = Field(default=(), description="Tool calls executed, in order.")
+
+
 class StepResult(Frozen):
     """What one step produced, for the coordinator."""
 
     side: Side
-    kind: Literal["text", "tools", "end", "transfer"] = Field(
-        description="text: a message for the other side; tools: calls executed, call step again; "
-        "end: the agent ended the conversation; transfer: the agent handed over to a human.")
-    reply: PolicyReply | None = Field(default=None, description="The policy's reply when one was requested.")
-    events: tuple[ToolEvent, ...] = Field(default=(), description="Tool calls executed in this step.")
+    kind: Literal["text", "tools", "end", "transfer", "budget"] = Field(
+        description="text: the last round is a message for the other side; tools: a write ran (sync, then "
+        "step again) or the error budget ran out; end: the agent ended the conversation; transfer: the agent "
+        "handed over to a human; budget: the step budget ran out.")
+    rounds: tuple[Round, ...] = Field(default=(), description="Replies and tool calls of this step, in order.")
     wrote: bool = Field(default=False, description="A write tool ran: the coordinator must sync now.")
     db: Any = Field(default=None, description="This side's DB after a write, for the sync.")
 
@@ -76,41 +83,60 @@ class SideSession:
         """A message of this side that no policy produced (the agent's fixed greeting)."""
         self.view.append({"role": "assistant", "content": text})
 
-    async def step(self, incoming: str | None = None) -> StepResult:
+    async def step(self, incoming: str | None = None, max_rounds: int = 1, max_errors: int = 1) -> StepResult:
+        """Reply (and run tool calls) until there is something to say, a write to sync, an
+        end, or a budget is spent: read-only tool rounds need no coordinator in between."""
         if incoming is not None:
             self.hear(incoming)
-        if self.pending:
-            return self._run_pending(None)
-        reply = await self.policy.reply(self.view, self.tools, self.seed)
-        self._count_reply(reply)
-        if not reply.tool_calls:
-            self.view.append({"role": "assistant", "content": reply.content or ""})
-            return StepResult(side=self.side, kind="text", reply=reply)
-        self.view.append({
-            "role": "assistant", "content": reply.content,
-            "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                           for c in reply.tool_calls],
-        })
-        self.pending = list(reply.tool_calls)
-        return self._run_pending(reply)
+        rounds: list[Round] = []
+        errors = 0
+        while True:
+            reply = None
+            if not self.pending:
+                if sum(r.reply is not None for r in rounds) >= max_rounds:
+                    return self._result("budget", rounds)
+                reply = await self.policy.reply(self.view, self.tools, self.seed)
+                self._count_reply(reply)
+                if not reply.tool_calls:
+                    self.view.append({"role": "assistant", "content": reply.content or ""})
+                    rounds.append(Round(reply=reply))
+                    return self._result("text", rounds)
+                self.view.append({
+                    "role": "assistant", "content": reply.content,
+                    "tool_calls": [{"id": c.id, "type": "function",
+                                    "function": {"name": c.name, "arguments": c.arguments}}
+                                   for c in reply.tool_calls],
+                })
+                self.pending = list(reply.tool_calls)
+            kind, events = self._run_pending()
+            rounds.append(Round(reply=reply, events=tuple(events)))
+            errors += sum(e.outcome.error for e in events)
+            if kind != "more":
+                return self._result(kind, rounds, wrote=kind == "tools")
+            if errors >= max_errors:
+                return self._result("tools", rounds)
 
-    def _run_pending(self, reply: PolicyReply | None) -> StepResult:
+    def _result(self, kind: str, rounds: list[Round], wrote: bool = False) -> StepResult:
+        return StepResult(side=self.side, kind=kind, rounds=tuple(rounds), wrote=wrote,
+                          db=self.state.db if wrote else None)
+
+    def _run_pending(self) -> tuple[str, list[ToolEvent]]:
+        """Run pending calls in order; stop after a write (to sync), an end or a transfer."""
         events: list[ToolEvent] = []
         while self.pending:
             call = self.pending.pop(0)
             if self.side == "agent" and call.name == HARNESS_END:
                 events.append(self._end(call))
                 self.pending = []
-                return StepResult(side=self.side, kind="end", reply=reply, events=tuple(events))
+                return "end", events
             event = self._execute(call)
             events.append(event)
             if self.side == "agent" and call.name == AGENT_TRANSFER and not event.outcome.error:
                 self.pending = []
-                return StepResult(side=self.side, kind="transfer", reply=reply, events=tuple(events))
+                return "transfer", events
             if event.outcome.is_write:
-                return StepResult(side=self.side, kind="tools", reply=reply, events=tuple(events),
-                                  wrote=True, db=self.state.db)
-        return StepResult(side=self.side, kind="tools", reply=reply, events=tuple(events))
+                return "tools", events
+        return "more", events
 
     def _end(self, call: PolicyToolCall) -> ToolEvent:
         try:

@@ -191,6 +191,22 @@ def _print_demo_table(out: Any) -> None:
     print(table.to_string())
 
 
+# --- bench ---------------------------------------------------------------------------
+
+
+def cmd_bench_engine(args: argparse.Namespace) -> int:
+    from tauray.pipeline.bench import run_engine_bench
+
+    result = run_engine_bench(latency=args.latency, concurrency=args.concurrency,
+                              conversations=args.conversations, progress=not args.json and sys.stderr.isatty())
+    if args.json:
+        _print_json(result.model_dump())
+    else:
+        for key, value in result.model_dump().items():
+            print(f"{key:28} {value}")
+    return 0 if result.lost == 0 and result.duplicated == 0 else 1
+
+
 # --- wiring --------------------------------------------------------------------------
 
 
@@ -229,6 +245,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="run directory (default runs/demo-RUN_ID)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)
+
+    bench = sub.add_parser("bench", help="benchmarks that print their figures")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
+    p = bench_sub.add_parser("engine", help="engine throughput against the latency-bound ideal")
+    p.add_argument("--latency", type=float, default=1.0, help="endpoint latency per model call, seconds")
+    p.add_argument("--concurrency", type=int, default=128, help="conversations in flight")
+    p.add_argument("--conversations", type=int, default=500)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_engine)
 
     p = sub.add_parser("endpoint", help="serve the local OpenAI-compatible test endpoint")
     _endpoint_parser(p)

@@ -116,8 +116,25 @@ class Actors:
                 pass
 
 
+_POOL: dict[tuple[int, int, int], Actors] = {}
+
+
+def get_actors(cfg: RunConfig) -> Actors:
+    """Actors for this run, reused across runs in one driver when asked to keep them."""
+    key = (cfg.agent_hosts, cfg.user_hosts, cfg.coordinators)
+    if key not in _POOL:
+        _POOL[key] = Actors(cfg)
+    return _POOL[key]
+
+
+def shutdown_actors() -> None:
+    while _POOL:
+        _POOL.popitem()[1].kill()
+
+
 def execute(cfg: RunConfig, units: list[WorkUnit] | None = None,
-            on_result: Callable[[Any], None] | None = None, progress: bool = True) -> RunSummary:
+            on_result: Callable[[Any], None] | None = None, progress: bool = True,
+            keep_actors: bool = False) -> RunSummary:
     from tqdm import tqdm
 
     from tauray.actors.coordinator import failed_result
@@ -127,7 +144,7 @@ def execute(cfg: RunConfig, units: list[WorkUnit] | None = None,
     check_models(cfg)
     units = units if units is not None else units_for(cfg)
     ray = ensure_ray(cfg.address)
-    actors = Actors(cfg)
+    actors = get_actors(cfg)
     cfg.out.mkdir(parents=True, exist_ok=True)
     counts: Counter[str] = Counter()
     start = time.perf_counter()
@@ -160,7 +177,8 @@ def execute(cfg: RunConfig, units: list[WorkUnit] | None = None,
                     bar.update(1)
                     bar.set_postfix(ok=counts["success"], fail=counts["failed"], err=counts["errors"], refresh=False)
     finally:
-        actors.kill()
+        if not keep_actors:
+            shutdown_actors()
     seconds = time.perf_counter() - start
     return RunSummary(
         run_id=cfg.run_id, out=str(cfg.out), conversations=counts["total"], success=counts["success"],

@@ -95,6 +95,13 @@ class DomainSpec:
     def fresh_side(self, side: Side) -> SideState:
         return SideState(side, self.toolkit(side), self.tool_kinds(side))
 
+    def side_from_db(self, side: Side, db: Any) -> SideState:
+        """A side over a given DB: an upstream DB object, or its ``model_dump()``."""
+        if isinstance(db, dict):
+            wiring = self.wiring(side)
+            db = upstream_attr(wiring.db_module, wiring.db_class).model_validate(db)
+        return SideState(side, self.toolkit(side, db), self.tool_kinds(side))
+
     def fresh_state(self) -> DualState:
         user = self.fresh_side("user") if self.user else None
         return DualState(self.fresh_side("agent"), user, self.sync, self.apply_sync)

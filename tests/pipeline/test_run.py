@@ -1,0 +1,98 @@
+"""Runs through Ray actors: reference policies, models behind the local test
+endpoint over real HTTP, injected faults, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tauray.actors.endpoint import start_endpoint
+from tauray.pipeline.run import RunConfig, execute
+from tauray.results import read_actions, read_conversations, read_messages, read_predicates
+
+
+def _run(tmp_path: Path, **kw) -> tuple[RunConfig, object]:
+    cfg = RunConfig(out=tmp_path / "run", run_id="t", **kw)
+    return cfg, execute(cfg, progress=False, keep_actors=True)
+
+
+def test_reference_policies_on_ray_write_readable_tables(ray_local, tmp_path):
+    cfg, summary = _run(tmp_path, domain="telecom", split="small", agent={"model": "oracle"},
+                        user={"model": "scripted"}, concurrency=16)
+    assert summary.conversations == 40 and summary.success == 40
+    conv = pd.read_parquet(cfg.out / "conversations")
+    assert len(conv) == 40 and conv["conversation_id"].is_unique
+    assert set(conv["policy_variant"]) == {"manual", "workflow"}
+    assert (conv["agent_kind"] == "reference").all() and (conv["agent_model"] == "oracle").all()
+    preds = read_predicates(cfg.out)
+    assert len(preds) == conv["predicates_total"].sum() and preds["met"].all()
+    actions = read_actions(cfg.out)
+    syncs = actions[actions["kind"] == "sync"]
+    assert len(syncs) == conv["sync_events"].sum() > 0
+    calls = actions[actions["kind"] == "tool_call"]
+    assert calls["matched_action_id"].notna().any()
+    msgs = read_messages(cfg.out)
+    assert set(msgs["side"]) == {"agent", "user"} and set(msgs["role"]) == {"assistant", "user", "tool"}
+    first = msgs[msgs["seq"] == 0]
+    assert (first["side"] == "agent").all()  # the agent greets first
+
+
+def test_models_behind_the_endpoint(ray_local, endpoint, tmp_path):
+    agent = {"model": "openai/scripted-agent", "api_base": endpoint.base_url}
+    user = {"model": "openai/scripted-user", "api_base": endpoint.base_url}
+    cfg, summary = _run(tmp_path, patterns=["tau2_telecom__mms_issue__*"], split="small", agent=agent, user=user,
+                        trials=2, concurrency=8)
+    conv = read_conversations(cfg.out)
+    assert len(conv) == summary.conversations == 2 * 6
+    assert (conv["termination_reason"] == "user_stop").all()
+    assert (conv["agent_llm_calls"] > 0).all() and (conv["user_prompt_tokens"] > 0).all()
+    assert (conv["agent_tool_calls"] > 0).all() and (conv["agent_kind"] == "llm").all()
+    assert conv["success"].notna().all()  # scored: the scripted agent fixes nothing, predicates decide
+    assert conv.groupby("scenario")["seed"].nunique().eq(2).all()  # trials get distinct seeds
+
+
+def test_injected_faults_every_unit_is_one_row(ray_local, tmp_path):
+    with start_endpoint(latency=0.0, fault_rate=0.1, fault_seed=3, timeout_hang_s=2.0) as ep:
+        spec = {"api_base": ep.base_url, "num_retries": 0, "timeout": 1.0}
+        cfg, summary = _run(tmp_path, split="small", domain="telecom", variant="manual",
+                            agent={"model": "openai/scripted-agent", **spec},
+                            user={"model": "openai/scripted-user", **spec}, trials=2, concurrency=20)
+        stats = ep.stats()
+    conv = read_conversations(cfg.out)
+    assert len(conv) == 40 and conv["conversation_id"].is_unique
+    infra = conv[conv["error_kind"] == "infra"]
+    assert len(infra) > 0 and (infra["termination_reason"] == "infra_error").all()
+    assert infra["error_message"].str.len().gt(0).all()
+    assert sum(stats["faults"].values()) > 0
+    assert summary.infra_errors == len(infra)
+    assert conv.loc[conv["error_kind"].isna(), "success"].notna().all()
+
+
+@pytest.mark.parametrize("flags, needle", [
+    (["--agent-model", "nosuchprovider/some-model"], "nosuchprovider/some-model"),
+    (["--agent-model", "openai/gpt-4o-mini", "--agent-key-env", "TAURAY_TEST_UNSET_KEY"], "TAURAY_TEST_UNSET_KEY"),
+])
+def test_bad_model_fails_before_any_conversation(tmp_path, flags, needle):
+    out = tmp_path / "never"
+    proc = subprocess.run([sys.executable, "-m", "tauray", "run", "--split", "small", "--domain", "telecom",
+                           "--user-model", "scripted", "--out", str(out), *flags],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr
+    assert not out.exists()
+
+
+def test_cli_run_json(tmp_path):
+    out = tmp_path / "cli"
+    proc = subprocess.run([sys.executable, "-m", "tauray", "run", "tau2_telecom__service_issue__*", "--split", "small",
+                           "--agent-model", "oracle", "--user-model", "scripted", "--out", str(out), "--json"],
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["conversations"] == summary["success"] == 6
+    assert len(pd.read_parquet(out / "conversations")) == 6
