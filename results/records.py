@@ -212,10 +212,14 @@ class NLAssertionRecord(BaseModel):
     prompt_id: str = Field(description="Judge prompt template id.")
     prompt_version: str = Field(description="Version of that template.")
     prompt_hash: str = Field(description="Hash of the rendered template text.")
+    judge_config_id: str = Field(description="Hash of judge model, sampling params and prompt id/version/hash.")
+    transcript_hash: str = Field(description="Hash of the rendered transcript that was judged.")
     sample_index: int = Field(ge=0, description="Judge sample number.")
     assertion_index: int = Field(ge=0, description="Position of the assertion.")
     assertion: str = Field(description="Assertion text.")
     met: bool | None = Field(description="Verdict; null when unscored.")
+    majority: bool | None = Field(description="Majority verdict over the item's scored samples; null on a tie or none.")
+    agreement: float | None = Field(description="Share of scored samples agreeing with the majority.")
     unscored_reason: str | None = Field(description="Why no verdict could be read.")
     reasoning: str | None = Field(description="Judge's stated reasoning.")
     raw_output: str | None = Field(description="Raw judge reply.")
@@ -224,6 +228,61 @@ class NLAssertionRecord(BaseModel):
     cost_usd: float | None = Field(description="Cost; null when unknown.")
     latency_s: float | None = Field(description="Call latency in seconds.")
     created_at: UtcDatetime = Field(description="Time of the verdict, UTC.")
+
+
+class JudgeVerdictRecord(BaseModel):
+    """One judge's overall verdict on one conversation (one sample)."""
+
+    model_config = _ROW_CONFIG
+
+    run_id: str = Field(description="Run the conversation belongs to.")
+    conversation_id: str = Field(description="Conversation judged.")
+    scenario: str = Field(description="Scenario name.")
+    judge_model: str = Field(description="Model that judged.")
+    prompt_id: str = Field(description="Judge prompt template id.")
+    prompt_version: str = Field(description="Version of that template.")
+    prompt_hash: str = Field(description="Hash of the rendered template text.")
+    judge_config_id: str = Field(description="Hash of judge model, sampling params and prompt id/version/hash.")
+    transcript_hash: str = Field(description="Hash of the rendered transcript that was judged.")
+    sample_index: int = Field(ge=0, description="Judge sample number.")
+    passed: bool | None = Field(description="Did the agent resolve the problem within policy; null when unscored.")
+    majority: bool | None = Field(description="Majority verdict over the scored samples; null on a tie or none.")
+    agreement: float | None = Field(description="Share of scored samples agreeing with the majority.")
+    unscored_reason: str | None = Field(description="Why no verdict could be read.")
+    reasoning: str | None = Field(description="Judge's stated reasoning.")
+    raw_output: str | None = Field(description="Raw judge reply.")
+    prompt_tokens: Count = Field(description="Judge prompt tokens.")
+    completion_tokens: Count = Field(description="Judge completion tokens.")
+    cost_usd: float | None = Field(description="Cost; null when unknown.")
+    latency_s: float | None = Field(description="Call latency in seconds.")
+    created_at: UtcDatetime = Field(description="Time of the verdict, UTC.")
+
+
+class CellRecord(BaseModel):
+    """Totals of one sweep cell (agent model × user model × judge configs × options)."""
+
+    model_config = _ROW_CONFIG
+
+    sweep_id: str = Field(description="Sweep the cell belongs to.")
+    cell_id: str = Field(description="Deterministic id of the cell's configuration.")
+    agent_model: str = Field(description="Agent model of the cell.")
+    user_model: str = Field(description="User model of the cell.")
+    judge_configs: list[str] = Field(description="Judge configs (model and prompt id@version) of the cell.")
+    units: Count = Field(description="Work units in the cell.")
+    done: Count = Field(description="Units with a row.")
+    success: Count = Field(description="Units that succeeded.")
+    failed: Count = Field(description="Units that failed (scored, not successful).")
+    unscored: Count = Field(description="Units scored as unknown.")
+    infra_errors: Count = Field(description="Units that ended in an infrastructure error.")
+    model_errors: Count = Field(description="Units that ended in a model error.")
+    agent_prompt_tokens: Count = Field(description="Agent prompt tokens.")
+    agent_completion_tokens: Count = Field(description="Agent completion tokens.")
+    user_prompt_tokens: Count = Field(description="User prompt tokens.")
+    user_completion_tokens: Count = Field(description="User completion tokens.")
+    judge_prompt_tokens: Count = Field(description="Judge prompt tokens.")
+    judge_completion_tokens: Count = Field(description="Judge completion tokens.")
+    cost_usd: float | None = Field(description="Total known cost of the cell; null when no price is known.")
+    updated_at: UtcDatetime = Field(description="When these totals were computed, UTC.")
 
 
 class ConversationResult(BaseModel):
@@ -236,13 +295,14 @@ class ConversationResult(BaseModel):
     actions: list[ActionRecord] = Field(description="Action rows.")
     messages: list[MessageRecord] = Field(description="Message rows.")
     nl_assertions: list[NLAssertionRecord] = Field(default=[], description="NL-assertion verdict rows.")
+    judge_verdicts: list[JudgeVerdictRecord] = Field(default=[], description="Overall judge verdict rows.")
 
     @model_validator(mode="after")
     def _rows_belong_to_conversation(self) -> ConversationResult:
         # Detail rows that point at another conversation would be orphaned
         # (or worse, attached to the wrong one) once written.
         key = (self.conversation.run_id, self.conversation.conversation_id)
-        for name in ("predicates", "actions", "messages", "nl_assertions"):
+        for name in ("predicates", "actions", "messages", "nl_assertions", "judge_verdicts"):
             for row in getattr(self, name):
                 if (row.run_id, row.conversation_id) != key:
                     raise ValueError(
@@ -258,6 +318,8 @@ TABLES: dict[str, type[BaseModel]] = {
     "actions": ActionRecord,
     "messages": MessageRecord,
     "nl_assertion_verdicts": NLAssertionRecord,
+    "judge_verdicts": JudgeVerdictRecord,
+    "cells": CellRecord,
 }
 
 
@@ -269,4 +331,5 @@ def rows_by_table(result: ConversationResult) -> dict[str, list[BaseModel]]:
         "actions": list(result.actions),
         "messages": list(result.messages),
         "nl_assertion_verdicts": list(result.nl_assertions),
+        "judge_verdicts": list(result.judge_verdicts),
     }

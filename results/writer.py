@@ -31,9 +31,11 @@ WRITE_ORDER: tuple[str, ...] = (
     "actions",
     "messages",
     "nl_assertion_verdicts",
+    "judge_verdicts",
     "conversations",
 )
-assert set(WRITE_ORDER) == set(SCHEMAS) and WRITE_ORDER[-1] == "conversations"
+# ``cells`` is a per-sweep summary, not written per conversation.
+assert set(WRITE_ORDER) | {"cells"} == set(SCHEMAS) and WRITE_ORDER[-1] == "conversations"
 
 
 class WriterStats(BaseModel):

@@ -96,8 +96,9 @@ def result(cid: str, n_messages: int = 3, **over) -> ConversationResult:
 def nl_row(cid: str, i: int, met: bool | None) -> dict:
     return dict(
         run_id=RUN, conversation_id=cid, scenario=f"scn_{cid}", judge_model="judge-m", prompt_id="nl",
-        prompt_version="1", prompt_hash="h", sample_index=0, assertion_index=i, assertion=f"said {i}",
-        met=met, unscored_reason=None if met is not None else "unparseable", reasoning="r",
+        prompt_version="1", prompt_hash="h", judge_config_id="j", transcript_hash="t", sample_index=0,
+        assertion_index=i, assertion=f"said {i}", met=met, majority=met, agreement=1.0 if met is not None else None,
+        unscored_reason=None if met is not None else "unparseable", reasoning="r",
         raw_output="{}", prompt_tokens=10, completion_tokens=2, cost_usd=None, latency_s=0.2,
         created_at=T0,
     )
@@ -148,9 +149,10 @@ def test_declared_schema_matches_record_fields(table):
 
 def test_tables_and_schemas_cover_the_same_names():
     assert list(TABLES) == list(SCHEMAS) == [
-        "conversations", "predicate_verdicts", "actions", "messages", "nl_assertion_verdicts",
+        "conversations", "predicate_verdicts", "actions", "messages", "nl_assertion_verdicts", "judge_verdicts",
+        "cells",
     ]
-    assert set(rows_by_table(result("c0"))) == set(TABLES)
+    assert set(rows_by_table(result("c0"))) == set(TABLES) - {"cells"}  # cells: per-sweep totals
 
 
 def test_unknown_table_error_lists_known_tables(tmp_path):
