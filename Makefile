@@ -11,7 +11,7 @@ export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
 export RAY_AUTH_MODE := disabled
 export RAY_USAGE_STATS_ENABLED := 0
 
-.PHONY: install demo test validate clean
+.PHONY: install demo test validate docs clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "tauray needs Python >= 3.11 (set PYTHON=...)")'
@@ -30,6 +30,9 @@ validate: install
 
 test: install
 	$(PY) -m pytest
+
+docs: install
+	$(PY) -c "from tauray.results.schemas import schema_markdown as m; p='docs/tables.md'; t=open(p).read(); h=t[:t.index('#### ')]; open(p,'w').write(h + m())"
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

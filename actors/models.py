@@ -251,6 +251,13 @@ def _is_loopback(api_base: str | None) -> bool:
         return False
 
 
+def env_api_base(provider: str) -> str | None:
+    """The base URL litellm takes from the environment for ``provider`` when a spec gives none
+    (``OPENAI_BASE_URL``/``OPENAI_API_BASE`` for openai, ``<PROVIDER>_API_BASE`` otherwise)."""
+    names = ["OPENAI_BASE_URL", "OPENAI_API_BASE"] if provider == "openai" else [f"{provider.upper()}_API_BASE"]
+    return next((os.environ[n] for n in names if os.environ.get(n)), None)
+
+
 def _provider(litellm: Any, model: str, api_base: str | None, label: str) -> str:
     try:
         return str(litellm.get_llm_provider(model=model, api_base=api_base)[1])
@@ -304,7 +311,8 @@ def check_model_ready(spec: ModelSpec) -> None:
                 f"model {spec.model!r}: api_key_env names the environment variable "
                 f"{spec.api_key_env!r}, which is not set (or empty)"
             )
-    elif not spec.api_base:
+    elif not spec.api_base and not env_api_base(main):
+        # With a base URL from the environment the server may need no key (a local one).
         missing = _missing_env(litellm, spec.model)
         if missing:
             raise ModelConfigError(
@@ -421,10 +429,12 @@ class ModelClient:
             shares_endpoint = is_main or provider == main_provider
             if spec.api_base and shares_endpoint:
                 params["api_base"] = spec.api_base
-                # A local or self-hosted server needs some key but must never get a real one
-                # by accident (loopback), or has none to give (no variable set).
-                if not spec.api_key_env and (_is_loopback(spec.api_base) or _missing_env(litellm, model)):
-                    params["api_key"] = _PLACEHOLDER_KEY
+            # A local or self-hosted server (named by the spec or by the provider's standard
+            # environment variable) needs some key but must never get a real one by accident
+            # (loopback), or has none to give (no variable set).
+            base = spec.api_base if spec.api_base and shares_endpoint else env_api_base(provider)
+            if base and not spec.api_key_env and (_is_loopback(base) or _missing_env(litellm, model)):
+                params["api_key"] = _PLACEHOLDER_KEY
             if is_main:
                 if spec.rpm is not None:
                     params["rpm"] = spec.rpm

@@ -101,12 +101,14 @@ def _model_args(p: argparse.ArgumentParser, role: str, default: str | None) -> N
     p.add_argument(f"--{role}-key-env", help=f"NAME of the environment variable holding the {role} model's key")
     p.add_argument(f"--{role}-temperature", type=float, default=None)
     p.add_argument(f"--{role}-concurrency", type=int, default=None, help="max in-flight calls to this model")
+    p.add_argument(f"--{role}-retries", type=int, default=None, help="retries of a failed call (litellm Router)")
+    p.add_argument(f"--{role}-timeout", type=float, default=None, help="seconds per call before it counts as failed")
 
 
 def _model_spec(args: argparse.Namespace, role: str) -> dict[str, Any]:
     spec: dict[str, Any] = {"model": getattr(args, f"{role}_model")}
     for flag, field in (("api_base", "api_base"), ("key_env", "api_key_env"), ("temperature", "temperature"),
-                        ("concurrency", "concurrency")):
+                        ("concurrency", "concurrency"), ("retries", "num_retries"), ("timeout", "timeout")):
         value = getattr(args, f"{role}_{flag}")
         if value is not None:
             spec[field] = value

@@ -27,8 +27,27 @@ class WorkUnit(Frozen):
     agent: dict[str, Any] = Field(description="Agent ModelSpec as a dict (or a reference policy).")
     user: dict[str, Any] = Field(description="User-simulator ModelSpec as a dict (or a reference policy).")
     judge_model: str | None = Field(default=None, description="Judge model, when a judge is configured.")
+    judge_configs: list[dict[str, Any]] = Field(
+        default_factory=list, description="Judge configs (model spec and prompt) the cell's conversations are "
+        "to be judged with; carried as data, judged after the conversation.")
+    attempt: int = Field(default=0, ge=0, description="Scheduler attempt (0 = first); retries after an actor "
+                         "died get the same id and seed.")
     max_steps: int = Field(ge=1, description="Policy replies allowed before the conversation is cut.")
     max_errors: int = Field(ge=1, description="Tool errors allowed before the conversation is cut.")
+
+
+# ModelSpec fields that say how to reach or pace a model, not what it is asked: changing
+# them (a new endpoint port, a higher rate limit) must not change unit ids, or a resumed
+# sweep would redo finished work.
+OPERATIONAL_FIELDS = frozenset({"api_base", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "num_retries"})
+
+
+def model_identity(spec: dict[str, Any]) -> dict[str, Any]:
+    """The part of a model spec that decides what the model is asked (for ids)."""
+    from tauray.actors.models import ModelSpec
+
+    full = ModelSpec.model_validate(spec).model_dump()
+    return {k: v for k, v in full.items() if k not in OPERATIONAL_FIELDS}
 
 
 def cell_id(cell: dict[str, Any]) -> str:

@@ -76,3 +76,25 @@ def schema_for(table: str) -> pa.Schema:
     except KeyError:
         known = ", ".join(SCHEMAS)
         raise UnknownTableError(f"unknown table {table!r}; known tables: {known}") from None
+
+
+def schema_markdown() -> str:
+    """The tables as README documents them (a test keeps README in step with this)."""
+    from tauray.results.records import TABLES
+
+    lines = []
+    for table, record in TABLES.items():
+        lines.append(f"#### `{table}`\n\n{(record.__doc__ or '').strip()}\n")
+        lines.append("| column | type | description |\n|---|---|---|")
+        for field in SCHEMAS[table]:
+            info = record.model_fields[field.name]
+            kind = str(field.type).replace("timestamp[us, tz=UTC]", "timestamp (UTC)").replace(
+                "list<item: string>", "list<string>")
+            kind += "" if not field.nullable else ", nullable"
+            lines.append(f"| `{field.name}` | {kind} | {info.description or ''} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(schema_markdown())

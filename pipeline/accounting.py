@@ -1,0 +1,162 @@
+"""Tokens, cost and outcomes: per role per conversation (the conversation row),
+totals per model and per cell (the sweep summary and the ``cells`` table).
+
+Live totals are kept incrementally for the progress display; the final
+summary and the ``cells`` rows are recomputed from the tables, so a resumed
+sweep reports everything it holds, not just what the last driver ran.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tauray.pipeline.sweep import SweepConfig, SweepPlan
+
+ROLES = ("agent", "user", "judge")
+
+
+class ModelTotals(BaseModel):
+    """One model's share of a sweep, over every role it played."""
+
+    model: str = Field(description="litellm model string (or reference policy).")
+    conversations: int = 0
+    as_agent: int = 0
+    as_user: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    done: int = 0
+    failed: int = 0
+    errors: int = 0
+
+
+def outcome(error_kind: Any, success: Any) -> str:
+    if isinstance(error_kind, str) and error_kind:
+        return {"infra": "infra", "model": "model"}.get(error_kind, "internal")
+    if success is True:
+        return "success"
+    if success is False:
+        return "failed"
+    return "unscored"
+
+
+def fill_costs(result: Any, cfg: SweepConfig, agent_name: str, user_name: str) -> Any:
+    """Cost from the sweep's prices where litellm knew none (self-hosted or test models)."""
+    c = result.conversation
+    update = {}
+    for role, name in (("agent", agent_name), ("user", user_name)):
+        price = cfg.price(name)
+        if getattr(c, f"{role}_cost_usd") is None and price is not None:
+            update[f"{role}_cost_usd"] = round(price.cost(getattr(c, f"{role}_prompt_tokens"),
+                                                          getattr(c, f"{role}_completion_tokens")), 8)
+    if not update:
+        return result
+    return result.model_copy(update={"conversation": c.model_copy(update=update)})
+
+
+def conversation_cost(c: Any) -> float:
+    return sum(float(getattr(c, f"{r}_cost_usd") or 0.0) for r in ROLES)
+
+
+class LiveTotals:
+    """What the progress display shows, updated per result (constant memory)."""
+
+    def __init__(self, plan: SweepPlan):
+        self.by_model: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        self.counts: dict[str, int] = defaultdict(int)
+        self.tokens = 0
+        self.cost = 0.0
+        self.cells = {cell.cell_id: cell for cell in plan.cells}
+
+    def add_row(self, cell_id: str, error_kind: Any, success: Any, tokens: dict[str, int], costs: dict[str, float]) -> None:
+        cell = self.cells.get(cell_id)
+        out = outcome(error_kind, success)
+        self.counts[out] += 1
+        self.counts["total"] += 1
+        for role, name in (("agent", cell.agent_name if cell else "?"), ("user", cell.user_name if cell else "?")):
+            m = self.by_model[name]
+            m["done"] += 1
+            m["errors"] += out in ("infra", "model", "internal")
+            m["tokens"] += tokens.get(role, 0)
+            m["cost"] += costs.get(role, 0.0)
+        self.tokens += sum(tokens.values())
+        self.cost += sum(costs.values())
+
+    def add(self, result: Any) -> None:
+        c = result.conversation
+        self.add_row(c.cell_id or "", c.error_kind, c.success,
+                     {r: getattr(c, f"{r}_prompt_tokens") + getattr(c, f"{r}_completion_tokens") for r in ROLES},
+                     {r: float(getattr(c, f"{r}_cost_usd") or 0.0) for r in ROLES})
+
+
+_COLUMNS = ["conversation_id", "cell_id", "success", "error_kind",
+            *[f"{r}_{k}" for r in ROLES for k in ("prompt_tokens", "completion_tokens", "cost_usd")]]
+
+
+def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, ModelTotals], dict[str, int]]:
+    """Cells rows, per-model totals and outcome counts of the sweep, from its tables."""
+    from tauray.results import read_conversations
+    from tauray.results.records import CellRecord
+
+    df = read_conversations(out, columns=_COLUMNS, run_id=plan.cfg.name)
+    cells_by_id = {c.cell_id: c for c in plan.cells}
+    df = df[df["cell_id"].isin(list(cells_by_id))]
+    df = df.assign(outcome=[outcome(e, None if pd_na(s) else bool(s)) for e, s in zip(df["error_kind"], df["success"])])
+    now = datetime.now(timezone.utc)
+    cells, models = [], {}
+    counts: dict[str, int] = defaultdict(int)
+    for k, v in df["outcome"].value_counts().items():
+        counts[str(k)] = int(v)
+    counts["total"] = len(df)
+    for cell in plan.cells:
+        part = df[df["cell_id"] == cell.cell_id]
+        oc = part["outcome"].value_counts()
+        cost_cols = [part[f"{r}_cost_usd"] for r in ROLES]
+        known = any(c.notna().any() for c in cost_cols)
+        cells.append(CellRecord(
+            sweep_id=plan.cfg.name, cell_id=cell.cell_id, agent_model=cell.agent.get("model", cell.agent_name),
+            user_model=cell.user.get("model", cell.user_name), judge_configs=cell.judge_labels,
+            units=plan.units_per_cell, done=len(part), success=int(oc.get("success", 0)),
+            failed=int(oc.get("failed", 0)), unscored=int(oc.get("unscored", 0)),
+            infra_errors=int(oc.get("infra", 0)), model_errors=int(oc.get("model", 0)),
+            **{f"{r}_{k}": int(part[f"{r}_{k}"].sum()) for r in ROLES for k in ("prompt_tokens", "completion_tokens")},
+            cost_usd=round(float(sum(c.fillna(0).sum() for c in cost_cols)), 8) if known else None,
+            updated_at=now))
+        for role, name in (("agent", cell.agent_name), ("user", cell.user_name)):
+            spec_model = (cell.agent if role == "agent" else cell.user).get("model", name)
+            m = models.setdefault(name, ModelTotals(model=spec_model))
+            m.conversations += len(part)
+            setattr(m, f"as_{role}", getattr(m, f"as_{role}") + len(part))
+            m.prompt_tokens += int(part[f"{role}_prompt_tokens"].sum())
+            m.completion_tokens += int(part[f"{role}_completion_tokens"].sum())
+            if part[f"{role}_cost_usd"].notna().any():
+                m.cost_usd = round((m.cost_usd or 0.0) + float(part[f"{role}_cost_usd"].fillna(0).sum()), 8)
+            m.done += len(part)
+            m.failed += int(oc.get("failed", 0))
+            m.errors += int(oc.get("infra", 0) + oc.get("model", 0) + oc.get("internal", 0))
+    return cells, models, dict(counts)
+
+
+def pd_na(value: Any) -> bool:
+    import pandas as pd
+
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value) or pd.isna(value)
+
+
+def write_cells(out: Path, run_id: str, cells: list[Any]) -> Path | None:
+    """All cells of the sweep as one new ``cells`` file; readers keep the latest per cell.
+
+    (``write_rows`` checks a ``run_id`` column that cell rows do not have, so the
+    writer's file commit is used directly.)
+    """
+    from tauray.results.writer import _commit_file, _to_arrow, next_seq
+
+    if not cells:
+        return None
+    rows = [c.model_dump() for c in cells]
+    return _commit_file(out, "cells", _to_arrow("cells", rows), run_id, next_seq(out, run_id))

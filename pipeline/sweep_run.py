@@ -1,0 +1,190 @@
+"""``tauray sweep``: run a sweep file on local Ray or a cluster, resumably.
+
+Local: Ray on loopback, started by the driver. Cluster: ``--address`` or
+``RAY_ADDRESS``; the project is shipped to the workers with a runtime env
+(``py_modules``: the installed ``tauray`` package, assembled from its
+sub-package folders), merged with the sweep's own ``[cluster.runtime_env]``
+(e.g. ``pip`` for the dependencies when the nodes lack them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from tauray.pipeline.accounting import LiveTotals, ModelTotals, table_totals, write_cells
+from tauray.pipeline.sweep import SweepConfig, SweepFileError, load_sweep, plan_sweep
+
+
+class SweepError(RuntimeError):
+    """The sweep cannot run as asked (e.g. results exist and --resume was not given)."""
+
+
+class SweepSummary(BaseModel):
+    sweep_id: str
+    out: str
+    cells: int
+    scenarios: int
+    units: int = Field(description="Units in the sweep (cells × scenarios × trials).")
+    skipped: int = Field(description="Units already in the tables when this driver started.")
+    retried_errors: int = Field(description="Infra-error rows rerun because of --retry-errors.")
+    ran: int = Field(description="Rows this driver wrote.")
+    actor_retries: int = Field(description="Units resubmitted after an actor died under them.")
+    actor_generations: int
+    not_submitted: int = Field(description="Units left unsubmitted (budget reached).")
+    budget_usd: float | None
+    budget_reached: bool
+    orphan_files_moved: int
+    rows: int = Field(description="Units with a row in the tables now (one per unit).")
+    success: int
+    failed: int
+    unscored: int
+    infra_errors: int
+    model_errors: int
+    internal_errors: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    seconds: float
+    conversations_per_second: float
+    per_model: dict[str, ModelTotals]
+    per_cell: list[dict[str, Any]]
+    nodes: int
+    actors: dict[str, int]
+
+
+def project_runtime_env(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A runtime env that ships the installed ``tauray`` package to every worker."""
+    import tauray
+
+    stage = Path(tempfile.mkdtemp(prefix="tauray-ship-")) / "tauray"
+    shutil.copytree(Path(tauray.__path__[0]), stage, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for sub in ("scenarios", "actors", "pipeline", "results", "data"):
+        mod = __import__(f"tauray.{sub}", fromlist=["_"])
+        shutil.copytree(Path(mod.__path__[0]), stage / sub, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    env: dict[str, Any] = {"py_modules": [str(stage)],
+                           "env_vars": {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "RAY_USAGE_STATS_ENABLED": "0"}}
+    for key, value in (extra or {}).items():
+        if key == "env_vars":
+            env["env_vars"].update(value)
+        elif key == "py_modules":
+            env["py_modules"] += list(value)
+        else:
+            env[key] = value
+    return env
+
+
+def _manifest(out: Path, cfg: SweepConfig) -> None:
+    path = out / "sweep.json"
+    tmp = out / ".sweep.json.tmp"
+    tmp.write_text(json.dumps({"sweep": cfg.model_dump(mode="json"),
+                               "written_at": datetime.now(timezone.utc).isoformat()}, indent=1, default=str))
+    os.replace(tmp, path)
+
+
+def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, address: str | None = None,
+              resume: bool = False, retry_errors: bool = False, progress: bool | None = None,
+              hooks: Any = None, keep_ray: bool = False) -> SweepSummary:
+    """Run (or resume) a sweep and return its summary; see the module docstring."""
+    from tauray.pipeline.ray_runtime import ensure_ray
+    from tauray.pipeline.resume import cleanup_orphans, resume_state
+    from tauray.pipeline.run import check_models
+    from tauray.pipeline.scheduler import ActorPool, CellQueue, Scheduler, counts_for_cluster, out_has_rows
+    from tauray.pipeline.progress import SweepProgress
+    from tauray.results.writer import TableWriter
+
+    if not isinstance(cfg, SweepConfig):
+        cfg = load_sweep(cfg)
+    out = Path(out) if out is not None else Path("runs") / cfg.name
+    if out_has_rows(out) and not (resume or retry_errors):
+        raise SweepError(f"{out} already holds results; pass --resume to continue this sweep there "
+                         f"(or --retry-errors to also rerun its infra errors), or choose another --out")
+    for name, entry in cfg.models.items():  # fail before anything starts
+        if entry.spec.get("model") not in ("oracle", "scripted"):
+            from tauray.actors.models import ModelSpec, check_model_ready
+
+            try:
+                check_model_ready(ModelSpec.model_validate(entry.spec))
+            except Exception as exc:
+                raise SweepFileError(f"{cfg.name}: field 'models.{name}': {exc}") from None
+    started = time.perf_counter()
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    import ray as _ray
+
+    runtime_env = None
+    if address and not _ray.is_initialized() and cfg.cluster.ship_project:
+        runtime_env = project_runtime_env(cfg.cluster.runtime_env)
+    elif cfg.cluster.runtime_env and not _ray.is_initialized():
+        runtime_env = cfg.cluster.runtime_env
+    ray = ensure_ray(address, runtime_env=runtime_env)
+    counts = counts_for_cluster(cfg.cluster)
+    plan = plan_sweep(cfg, {"agent": counts[1], "user": counts[2]})
+    out.mkdir(parents=True, exist_ok=True)
+    _manifest(out, cfg)
+    moved = cleanup_orphans(out)
+    state = resume_state(out, cfg.name, retry_errors=retry_errors)
+    skip = state.done
+    queues, to_run = [], 0
+    for cell in plan.cells:
+        remaining = sum(1 for uid, _, _ in plan.unit_ids(cell) if uid not in skip)
+        to_run += remaining
+        queues.append(CellQueue(cell, plan.units(cell, skip), remaining))
+    skipped = plan.total - to_run
+    retried_errors = sum(1 for cell in plan.cells for uid, _, _ in plan.unit_ids(cell) if uid in state.to_retry)
+    live = LiveTotals(plan)
+    spent = 0.0
+    if cfg.budget_usd is not None and state.rows:
+        from tauray.pipeline.accounting import table_totals as _tt
+
+        spent = sum(m.cost_usd or 0.0 for m in _tt(out, plan)[1].values())
+    models = sorted({c.agent_name for c in plan.cells} | {c.user_name for c in plan.cells})
+    display = SweepProgress(cfg.name, to_run, models, already=skipped, enabled=progress)
+    pool = ActorPool(*counts, spread=cfg.cluster.spread) if to_run else None
+    sched = None
+    t0 = time.perf_counter()
+    try:
+        if pool is not None:
+            with TableWriter(out, cfg.name) as writer:
+                sched = Scheduler(plan, pool, writer, queues, live, display, spent_usd=spent, hooks=hooks)
+                sched.run()
+                display.tick(sched, force=True)
+    finally:
+        display.close()
+        if pool is not None:
+            pool.kill_all()
+    seconds = time.perf_counter() - t0
+    cells, per_model, oc = table_totals(out, plan)
+    write_cells(out, cfg.name, cells)
+    nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
+    if not keep_ray and not _external(address):
+        pass  # the local Ray goes with the process; tests keep theirs
+    costs = [c.cost_usd for c in cells if c.cost_usd is not None]
+    ran = sched.written if sched else 0
+    return SweepSummary(
+        sweep_id=cfg.name, out=str(out), cells=len(plan.cells), scenarios=len(plan.scenarios), units=plan.total,
+        skipped=skipped, retried_errors=retried_errors, ran=ran, actor_retries=sched.retried if sched else 0,
+        actor_generations=pool.started if pool else 0, not_submitted=sched.not_submitted if sched else 0,
+        budget_usd=cfg.budget_usd, budget_reached=bool(sched and sched.budget_reached),
+        orphan_files_moved=len(moved), rows=oc.get("total", 0), success=oc.get("success", 0),
+        failed=oc.get("failed", 0), unscored=oc.get("unscored", 0), infra_errors=oc.get("infra", 0),
+        model_errors=oc.get("model", 0), internal_errors=oc.get("internal", 0),
+        prompt_tokens=sum(m.prompt_tokens for m in per_model.values()),
+        completion_tokens=sum(m.completion_tokens for m in per_model.values()),
+        cost_usd=round(sum(costs), 6) if costs else None, seconds=round(time.perf_counter() - started, 3),
+        conversations_per_second=round(ran / seconds, 2) if seconds > 0 else 0.0,
+        per_model=per_model, per_cell=[c.model_dump(mode="json", exclude={"updated_at"}) for c in cells],
+        nodes=nodes, actors=dict(zip(("coordinators", "agent_hosts", "user_hosts"), counts)),
+    )
+
+
+def _external(address: str | None) -> bool:
+    return bool(address)
