@@ -23,7 +23,6 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
-from tauray import __version__
 from tauray.actors.policies import GREETING, STOP_TOKENS
 from tauray.actors.session import StepResult
 from tauray.results.records import (
@@ -40,6 +39,8 @@ from tauray.scenarios.registry import default_registry
 from tauray.scenarios.scoring import ExecutedCall, matched_reference, score
 from tauray.scenarios.state import DualState, SideState
 from tauray.scenarios.upstream import upstream_version
+
+from tauray import __version__
 
 
 class Termination(str, Enum):
@@ -265,7 +266,6 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
     unit, scenario = conv.unit, conv.scenario
     run_id = unit["run_id"]
     common = dict(run_id=run_id, conversation_id=conv.id, scenario=scenario.name)
-    entry = default_registry().entry(scenario.name)
     scored = None
     if error_kind is None and finals.get("agent") is not None:
         try:
@@ -284,7 +284,7 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
     conversation = ConversationRecord(
         **common, sweep_id=unit.get("sweep_id"), cell_id=unit.get("cell_id"),
         domain=scenario.domain, upstream_id=scenario.upstream_id, policy_variant=scenario.policy_variant,
-        issue_type=entry.issue_type, persona=entry.persona,
+        issue_type=scenario.issue_type, persona=scenario.persona,
         agent_model=unit["agent"]["model"], agent_kind=_kind(unit["agent"]["model"]),
         user_model=unit["user"]["model"], user_kind=_kind(unit["user"]["model"]),
         judge_model=unit.get("judge_model"), trial=unit["trial"], seed=unit["seed"],
@@ -349,27 +349,51 @@ def _score(conv: Conversation, finals: dict[str, Any]):
 
 
 class CoordinatorHost:
-    """Runs many conversations concurrently on one asyncio loop."""
+    """Runs many conversations concurrently on one asyncio loop; judges them when the
+    unit names judge configs (on the given judge actors, else on an in-process judge)."""
 
-    def __init__(self, agent_hosts: list[Any], user_hosts: list[Any]):
+    def __init__(self, agent_hosts: list[Any], user_hosts: list[Any], judge_hosts: list[Any] | None = None):
         from tauray.scenarios.upstream import silence_upstream_logging
 
         silence_upstream_logging()
         self.agent_hosts, self.user_hosts = agent_hosts, user_hosts
+        self.judge_hosts = list(judge_hosts or [])
         self.in_flight = 0
         self.done = 0
 
     def _pick(self, hosts: list[Any], unit_id: str) -> Any:
         return hosts[hash(unit_id) % len(hosts)]
 
+    def _judge(self, unit_id: str) -> Any:
+        if not self.judge_hosts:
+            from tauray.actors.judge import JudgeHost
+
+            self.judge_hosts = [JudgeHost()]
+        return self._pick(self.judge_hosts, unit_id)
+
     async def run(self, unit: dict[str, Any]) -> ConversationResult:
         self.in_flight += 1
         try:
-            return await run_conversation(unit, self._pick(self.agent_hosts, unit["unit_id"]),
-                                          self._pick(self.user_hosts, unit["unit_id"]))
+            uid = unit["unit_id"]
+            result = await run_conversation(unit, self._pick(self.agent_hosts, uid), self._pick(self.user_hosts, uid))
+            if unit.get("judge_configs"):
+                result = await self._judged(unit, result)
+            return result
         finally:
             self.in_flight -= 1
             self.done += 1
+
+    async def _judged(self, unit: dict[str, Any], result: ConversationResult) -> ConversationResult:
+        from tauray.actors.judge import judge_result
+
+        try:
+            return await judge_result(result, default_registry().get(unit["scenario"]), unit["judge_configs"],
+                                      self._judge(unit["unit_id"]), judge_gates=bool(unit.get("judge_gates")))
+        except Exception as exc:  # the conversation stands; its judging failed and is retried by `tauray judge`
+            message = f"judging failed: {type(exc).__name__}: {exc}"
+            c = result.conversation
+            note = c.error_message + "; " + message if c.error_message else message
+            return result.model_copy(update={"conversation": c.model_copy(update={"error_message": note})})
 
     async def stats(self) -> dict[str, Any]:
         return {"in_flight": self.in_flight, "done": self.done}

@@ -329,18 +329,21 @@ def overall_signal(rows: list[JudgeVerdictRecord]) -> bool | None:
     return rows[-1].majority if rows else None
 
 
-async def judge_result(result: ConversationResult, scenario: Any, judge_configs: list[JudgeConfig],
+async def judge_result(result: ConversationResult, scenario: Any, judge_configs: list[JudgeConfig | dict[str, Any]],
                        judge: Any, *, judge_gates: bool = False) -> ConversationResult:
     """``result`` with its NL-assertion and overall verdict rows filled and its verdict recomputed.
 
     A conversation that ended in an error is returned unchanged. The first NL
     config gives ``signal_nl_assertion`` and the first overall config gives
     ``signal_judge_passed``. NL_ASSERTION gates only where the scenario's gating
-    signals contain it; JUDGE_PASSED gates only with ``judge_gates``.
+    signals contain it; JUDGE_PASSED gates only with ``judge_gates``. ``judge``
+    is a :class:`JudgeHost` or a judge actor handle; configs may be given as
+    dicts (as work units carry them).
     """
     from tauray.scenarios.model import SuccessSignal, SuccessSignals
     from tauray.scenarios.scoring import combine
 
+    judge_configs = [c if isinstance(c, JudgeConfig) else JudgeConfig.model_validate(c) for c in judge_configs]
     conv = result.conversation
     if conv.error_kind is not None or not result.messages or not judge_configs:
         return result

@@ -23,7 +23,6 @@ import re
 from typing import Any, Protocol
 
 from pydantic import Field
-
 from tauray.scenarios.model import Frozen, ReferenceAction, Scenario
 
 REFERENCE_POLICIES = {"agent": ("oracle",), "user": ("scripted",)}

@@ -15,7 +15,6 @@ import json
 from typing import Any, Literal
 
 from pydantic import Field
-
 from tauray.actors.policies import PolicyReply, PolicyToolCall
 from tauray.scenarios.model import Frozen, Scenario, Side
 from tauray.scenarios.state import SideState, ToolOutcome

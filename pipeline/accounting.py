@@ -27,6 +27,7 @@ class ModelTotals(BaseModel):
     conversations: int = 0
     as_agent: int = 0
     as_user: int = 0
+    as_judge: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
@@ -45,11 +46,22 @@ def outcome(error_kind: Any, success: Any) -> str:
     return "unscored"
 
 
+def judge_model_name(cfg: SweepConfig) -> str | None:
+    """The sweep's judge model when there is exactly one (judge tokens are per conversation,
+    not per judge, so they can be attributed to a model only then)."""
+    names = {j.model for j in cfg.judge_list}
+    return names.pop() if len(names) == 1 else None
+
+
 def fill_costs(result: Any, cfg: SweepConfig, agent_name: str, user_name: str) -> Any:
     """Cost from the sweep's prices where litellm knew none (self-hosted or test models)."""
     c = result.conversation
     update = {}
-    for role, name in (("agent", agent_name), ("user", user_name)):
+    roles = [("agent", agent_name), ("user", user_name)]
+    judge = judge_model_name(cfg)
+    if judge and (c.judge_prompt_tokens or c.judge_completion_tokens):
+        roles.append(("judge", judge))
+    for role, name in roles:
         price = cfg.price(name)
         if getattr(c, f"{role}_cost_usd") is None and price is not None:
             update[f"{role}_cost_usd"] = round(price.cost(getattr(c, f"{role}_prompt_tokens"),
@@ -139,6 +151,17 @@ def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, Model
             m.done += len(part)
             m.failed += int(oc.get("failed", 0))
             m.errors += int(oc.get("infra", 0) + oc.get("model", 0) + oc.get("internal", 0))
+        judge = judge_model_name(plan.cfg)
+        judged = part[(part["judge_prompt_tokens"] + part["judge_completion_tokens"]) > 0]
+        if judge and len(judged):
+            m = models.setdefault(judge, ModelTotals(model=plan.cfg.spec(judge).get("model", judge)))
+            m.conversations += len(judged)
+            m.as_judge += len(judged)
+            m.prompt_tokens += int(judged["judge_prompt_tokens"].sum())
+            m.completion_tokens += int(judged["judge_completion_tokens"].sum())
+            if judged["judge_cost_usd"].notna().any():
+                m.cost_usd = round((m.cost_usd or 0.0) + float(judged["judge_cost_usd"].fillna(0).sum()), 8)
+            m.done += len(judged)
     return cells, models, dict(counts)
 
 

@@ -13,11 +13,9 @@ driver, against the same endpoint, as the baseline.
 from __future__ import annotations
 
 import asyncio
-import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -71,7 +69,6 @@ async def _bare_litellm(base_url: str, calls: int, concurrency: int, scenario_na
     like the engine's (the scenario's agent prompt and tools, then its user prompt
     and phone tools, alternately) against the same endpoint."""
     import litellm
-
     from tauray.scenarios import get_scenario
 
     s = get_scenario(scenario_name)
@@ -111,7 +108,6 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         names = [e.name for e in select_scenarios(domain="telecom", split="base")]
         litellm_ms = asyncio.run(_bare_litellm(ep.base_url, bare_calls, concurrency, names[0]))
         ray = ensure_ray()
-        scenarios = [names[i % len(names)] for i in range(conversations)]
         agent = {"model": "openai/scripted-agent", "api_base": ep.base_url, "concurrency": concurrency}
         user = {"model": "openai/scripted-user", "api_base": ep.base_url, "concurrency": concurrency}
         out = Path(tmp) / "run"

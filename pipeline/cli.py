@@ -47,9 +47,8 @@ def cmd_scenarios_list(args: argparse.Namespace) -> int:
 
 
 def cmd_scenarios_validate(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from tauray.scenarios.validate import validate
+    from tqdm import tqdm
 
     entries = _select(args)
     with tqdm(total=len(entries), desc="gold replay", unit="scenario", file=sys.stderr,
@@ -209,6 +208,18 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
     return 0 if result.lost == 0 and result.duplicated == 0 else 1
 
 
+def cmd_bench_judge(args: argparse.Namespace) -> int:
+    from tauray.pipeline.judge_bench import run_judge_bench
+
+    result = run_judge_bench(latency=args.latency, concurrency=args.concurrency, conversations=args.conversations)
+    if args.json:
+        _print_json(result)
+    else:
+        for key, value in result.items():
+            print(f"{key:28} {value}")
+    return 0
+
+
 # --- wiring --------------------------------------------------------------------------
 
 
@@ -256,6 +267,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--conversations", type=int, default=500)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_engine)
+    p = bench_sub.add_parser("judge", help="re-judging throughput against the latency-bound ideal")
+    p.add_argument("--latency", type=float, default=2.0)
+    p.add_argument("--concurrency", type=int, default=64)
+    p.add_argument("--conversations", type=int, default=500)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_judge)
+
+    from tauray.pipeline.judge_cmd import register as register_judge
+    from tauray.pipeline.report_cmd import register as register_report
+    from tauray.pipeline.sweep_cmd import register as register_sweep
+    from tauray.pipeline.sweep_cmd import register_bench as register_sweep_benches
+
+    register_sweep(sub)
+    register_sweep_benches(bench_sub)
+    register_judge(sub)
+    register_report(sub)
 
     p = sub.add_parser("endpoint", help="serve the local OpenAI-compatible test endpoint")
     _endpoint_parser(p)

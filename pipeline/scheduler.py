@@ -17,7 +17,6 @@ Memory stays flat: units are generated per cell as they are submitted, at most
 from __future__ import annotations
 
 import itertools
-import time
 from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -36,6 +35,20 @@ def actor_died(result: Any) -> bool:
     return c.error_kind == "infra" and (c.error_message or "").startswith(ACTOR_ERRORS)
 
 
+def _placement(spread: bool) -> Callable[[int], dict[str, Any]]:
+    """Actor options that put the i-th actor of each role on the i-th live node (round
+    robin over the nodes alive when the generation starts). Ray's SPREAD strategy, and
+    soft node affinity, left zero-CPU actors on one node in tests here, so nodes are
+    assigned explicitly; with one node this is a no-op."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive")) if spread else []
+    if len(nodes) < 2:
+        return lambda i: {}
+    return lambda i: {"scheduling_strategy": NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=False)}
+
+
 class ActorGeneration:
     """One set of hosts and coordinators; replaced as a whole when one of them dies."""
 
@@ -43,13 +56,13 @@ class ActorGeneration:
         from tauray.actors.coordinator import coordinator_class
         from tauray.actors.hosts import remote_classes
 
-        opts = {"scheduling_strategy": "SPREAD"} if spread else {}
         agent_cls, user_cls = remote_classes()
         self.number = number
-        self.agents = [agent_cls.options(**opts).remote() for _ in range(agent_hosts)]
-        self.users = [user_cls.options(**opts).remote() for _ in range(user_hosts)]
+        place = _placement(spread)
+        self.agents = [agent_cls.options(**place(i)).remote() for i in range(agent_hosts)]
+        self.users = [user_cls.options(**place(i)).remote() for i in range(user_hosts)]
         coord = coordinator_class()
-        self.coordinators = [coord.options(**opts).remote(self.agents, self.users) for _ in range(coordinators)]
+        self.coordinators = [coord.options(**place(i)).remote(self.agents, self.users) for i in range(coordinators)]
         self.in_flight = 0
         self._next = itertools.cycle(range(coordinators))
 

@@ -155,6 +155,8 @@ class SweepConfig(BaseModel):
         check("agents", self.agents, "oracle")
         check("users", self.users, "scripted")
         check("judges", [j.model for j in self.judge_list], None)
+        for i, j in enumerate(self.judge_list):
+            _check_judge(i, j, self.models[j.model].spec)
         for field, names in (("agents", self.agents), ("users", self.users)):
             if len(set(names)) != len(names):
                 raise ValueError(f"{field}: expected distinct model names, got {names}")
@@ -173,6 +175,21 @@ class SweepConfig(BaseModel):
     def price(self, name: str) -> Price | None:
         entry = self.models.get(name)
         return entry.price if entry else None
+
+
+def _check_judge(i: int, judge: JudgeConfig, spec: dict[str, Any]) -> None:
+    """A judge config the judge can use (known prompt, a real model), checked at load."""
+    try:
+        from tauray.actors.judge import JudgeConfig as Judge
+    except ImportError:  # no judge in this build: carried as data only
+        return
+    try:
+        Judge.model_validate({"model": spec, "prompt": judge.prompt, "samples": judge.samples})
+    except ValidationError as exc:
+        raise ValueError(f"judges[{i}]: " + "; ".join(e["msg"].removeprefix("Value error, ")
+                                                       for e in exc.errors(include_url=False))) from None
+    except Exception as exc:  # unknown prompt: the registry says what exists
+        raise ValueError(f"judges[{i}]: {exc}") from None
 
 
 # --------------------------------------------------------------------------- loading
@@ -248,10 +265,7 @@ class Cell(BaseModel):
     agent: dict[str, Any]
     user: dict[str, Any]
     judge_configs: list[dict[str, Any]]
-
-    @property
-    def judge_labels(self) -> list[str]:
-        return [f"{j['name']}:{j['prompt']}" for j in self.judge_configs]
+    judge_labels: list[str]
 
 
 class SweepPlan:
@@ -260,17 +274,20 @@ class SweepPlan:
     def __init__(self, cfg: SweepConfig, scenarios: list[str], rpm_split: dict[str, int] | None = None):
         self.cfg = cfg
         self.scenarios = scenarios
-        judges = [{"name": j.model, "prompt": j.prompt, "samples": j.samples, "spec": cfg.spec(j.model)}
+        # in the judge's own config shape (tauray.actors.judge.JudgeConfig), so the
+        # coordinator can judge each conversation with them
+        judges = [{"model": cfg.spec(j.model), "prompt": j.prompt, "samples": j.samples}
                   for j in cfg.judge_list]
+        self.judge_labels = [f"{j.model}:{j.prompt}" for j in cfg.judge_list]
         self.cells: list[Cell] = []
         for a, u in itertools.product(cfg.agents, cfg.users):
             agent, user = _paced(cfg.spec(a), rpm_split, "agent"), _paced(cfg.spec(u), rpm_split, "user")
             identity = {"agent": _identity(agent), "user": _identity(user),
-                        "judges": [{"model": _identity(j["spec"]), "prompt": j["prompt"], "samples": j["samples"]}
+                        "judges": [{"model": _identity(j["model"]), "prompt": j["prompt"], "samples": j["samples"]}
                                    for j in judges],
                         "max_steps": cfg.max_steps, "max_errors": cfg.max_errors, "seed": cfg.seed}
             self.cells.append(Cell(cell_id=cell_id(identity), agent_name=a, user_name=u, agent=agent, user=user,
-                                   judge_configs=judges))
+                                   judge_configs=judges, judge_labels=self.judge_labels))
 
     @property
     def units_per_cell(self) -> int:

@@ -83,6 +83,25 @@ def project_runtime_env(extra: dict[str, Any] | None = None) -> dict[str, Any]:
     return env
 
 
+_POOLS: dict[tuple[Any, ...], Any] = {}
+
+
+def get_pool(counts: tuple[int, int, int], spread: bool) -> Any:
+    from tauray.pipeline.scheduler import ActorPool
+
+    key = (*counts, spread)
+    if key not in _POOLS:
+        drop_pool()
+        _POOLS[key] = ActorPool(*counts, spread=spread)
+    return _POOLS[key]
+
+
+def drop_pool() -> None:
+    """Kill the actors this driver keeps between sweeps."""
+    while _POOLS:
+        _POOLS.popitem()[1].kill_all()
+
+
 def _manifest(out: Path, cfg: SweepConfig) -> None:
     path = out / "sweep.json"
     tmp = out / ".sweep.json.tmp"
@@ -93,12 +112,15 @@ def _manifest(out: Path, cfg: SweepConfig) -> None:
 
 def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, address: str | None = None,
               resume: bool = False, retry_errors: bool = False, progress: bool | None = None,
-              hooks: Any = None, keep_ray: bool = False) -> SweepSummary:
-    """Run (or resume) a sweep and return its summary; see the module docstring."""
+              hooks: Any = None, keep_actors: bool = False) -> SweepSummary:
+    """Run (or resume) a sweep and return its summary; see the module docstring.
+
+    ``keep_actors`` keeps the actors for the next sweep in this driver (tests,
+    benchmarks): starting a generation costs a few seconds of imports.
+    """
     from tauray.pipeline.ray_runtime import ensure_ray
     from tauray.pipeline.resume import cleanup_orphans, resume_state
-    from tauray.pipeline.run import check_models
-    from tauray.pipeline.scheduler import ActorPool, CellQueue, Scheduler, counts_for_cluster, out_has_rows
+    from tauray.pipeline.scheduler import CellQueue, Scheduler, counts_for_cluster, out_has_rows
     from tauray.pipeline.progress import SweepProgress
     from tauray.results.writer import TableWriter
 
@@ -142,13 +164,12 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
     retried_errors = sum(1 for cell in plan.cells for uid, _, _ in plan.unit_ids(cell) if uid in state.to_retry)
     live = LiveTotals(plan)
     spent = 0.0
-    if cfg.budget_usd is not None and state.rows:
-        from tauray.pipeline.accounting import table_totals as _tt
-
-        spent = sum(m.cost_usd or 0.0 for m in _tt(out, plan)[1].values())
+    if cfg.budget_usd is not None and state.rows:  # the budget is the sweep's, across reruns
+        spent = sum(m.cost_usd or 0.0 for m in table_totals(out, plan)[1].values())
     models = sorted({c.agent_name for c in plan.cells} | {c.user_name for c in plan.cells})
     display = SweepProgress(cfg.name, to_run, models, already=skipped, enabled=progress)
-    pool = ActorPool(*counts, spread=cfg.cluster.spread) if to_run else None
+    pool = get_pool(counts, cfg.cluster.spread) if to_run else None
+    generations_before = pool.started - 1 if pool else 0
     sched = None
     t0 = time.perf_counter()
     try:
@@ -159,20 +180,18 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
                 display.tick(sched, force=True)
     finally:
         display.close()
-        if pool is not None:
-            pool.kill_all()
+        if pool is not None and not keep_actors:
+            drop_pool()
     seconds = time.perf_counter() - t0
     cells, per_model, oc = table_totals(out, plan)
     write_cells(out, cfg.name, cells)
     nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
-    if not keep_ray and not _external(address):
-        pass  # the local Ray goes with the process; tests keep theirs
     costs = [c.cost_usd for c in cells if c.cost_usd is not None]
     ran = sched.written if sched else 0
     return SweepSummary(
         sweep_id=cfg.name, out=str(out), cells=len(plan.cells), scenarios=len(plan.scenarios), units=plan.total,
         skipped=skipped, retried_errors=retried_errors, ran=ran, actor_retries=sched.retried if sched else 0,
-        actor_generations=pool.started if pool else 0, not_submitted=sched.not_submitted if sched else 0,
+        actor_generations=pool.started - generations_before if pool else 0, not_submitted=sched.not_submitted if sched else 0,
         budget_usd=cfg.budget_usd, budget_reached=bool(sched and sched.budget_reached),
         orphan_files_moved=len(moved), rows=oc.get("total", 0), success=oc.get("success", 0),
         failed=oc.get("failed", 0), unscored=oc.get("unscored", 0), infra_errors=oc.get("infra", 0),
@@ -184,7 +203,3 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
         per_model=per_model, per_cell=[c.model_dump(mode="json", exclude={"updated_at"}) for c in cells],
         nodes=nodes, actors=dict(zip(("coordinators", "agent_hosts", "user_hosts"), counts)),
     )
-
-
-def _external(address: str | None) -> bool:
-    return bool(address)

@@ -28,7 +28,11 @@ from tauray.results.writer import (
     write_rows,
 )
 
+from tauray.results import analysis, metrics  # noqa: E402  (pandas helpers: `from tauray.results import metrics`)
+
 __all__ = [
+    "analysis",
+    "metrics",
     "SCHEMAS",
     "TABLES",
     "WRITE_ORDER",

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-
 from tauray.results.readers import read_table
 from tauray.results.schemas import SCHEMAS, schema_for
 
@@ -127,6 +126,19 @@ def load_cells(path: Path | str, **filters: Any) -> pd.DataFrame:
     return load_table(path, "cells", **filters)
 
 
+def with_arms(conv: pd.DataFrame) -> pd.DataFrame:
+    """Add ``arm``, the label an analysis compares: ``agent model | user model``,
+    with the cell id appended where one such pair spans several cells (other
+    options or judges); a copy of ``conv``."""
+    df = conv.copy()
+    base = df["agent_model"].astype(str) + " | " + df["user_model"].astype(str)
+    cell = df["cell_id"].astype(object).where(df["cell_id"].notna(), df["run_id"])
+    spans = pd.Series(cell.values, index=base.values).groupby(level=0).nunique()
+    multi = base.map(spans).gt(1).to_numpy() if len(df) else []
+    df["arm"] = [f"{b} [{str(c)[:8]}]" if m else b for b, c, m in zip(base, cell, multi)]
+    return df
+
+
 # --- DB difference from gold ---------------------------------------------------------
 
 
@@ -195,7 +207,7 @@ def db_diff(scenario: str, actions: pd.DataFrame, recorded_hashes: dict[str, str
         scen = get_scenario(scenario)
         gold, _ = replay(scen)
         live, _ = replay(scen, _recorded_calls(actions))
-    except Exception as exc:  # an unknown scenario or a broken replay is shown, not raised
+    except Exception as exc:  # noqa: BLE001 - an unknown scenario or a broken replay is shown, not raised
         return DbDiff(pd.DataFrame(columns=columns), {}, recorded, note=f"{type(exc).__name__}: {exc}")
     rows = []
     for side in ("agent", "user"):

@@ -15,8 +15,9 @@ seeded so a report is reproducible.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from statistics import NormalDist
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -307,9 +308,9 @@ def judge_agreement(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference:
     for key, g in df.groupby(JUDGE_KEYS, dropna=False, sort=True):
         both = g[g["judge_passed"].notna() & g[reference].notna()]
         j, r = both["judge_passed"].astype(bool).to_numpy(), both[reference].astype(bool).to_numpy()
-        n = int(len(both))
+        n = len(both)
         rows.append({**dict(zip(JUDGE_KEYS, key)), "label": judge_config_label(dict(zip(JUDGE_KEYS, key))),
-                     "judged": int(len(g)), "judge_unscored": int(g["judge_passed"].isna().sum()), "n": n,
+                     "judged": len(g), "judge_unscored": int(g["judge_passed"].isna().sum()), "n": n,
                      "tp": int((j & r).sum()), "fp": int((j & ~r).sum()), "fn": int((~j & r).sum()),
                      "tn": int((~j & ~r).sum()), "accuracy": float((j == r).mean()) if n else math.nan,
                      "kappa": cohen_kappa(j, r), "judge_pass_rate": float(j.mean()) if n else math.nan,
@@ -334,7 +335,7 @@ def judge_pairwise(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference: 
         for lb, sb in raters.items():
             joined = pd.concat([sa.rename("a"), sb.rename("b")], axis=1, join="inner").dropna()
             x, y = joined["a"].astype(bool).to_numpy(), joined["b"].astype(bool).to_numpy()
-            rows.append({"rater_a": la, "rater_b": lb, "n": int(len(joined)),
+            rows.append({"rater_a": la, "rater_b": lb, "n": len(joined),
                          "agreement": float((x == y).mean()) if len(joined) else math.nan,
                          "kappa": cohen_kappa(x, y)})
     return pd.DataFrame(rows, columns=["rater_a", "rater_b", "n", "agreement", "kappa"])

@@ -142,14 +142,19 @@ class ConversationRecord(BaseModel):
     upstream_version: str = Field(description="Upstream tau2 version used.")
 
 
-class PredicateRecord(BaseModel):
-    """One state predicate checked at the end of a conversation."""
+class _DetailRow(BaseModel):
+    """Columns every per-conversation detail row starts with."""
 
     model_config = _ROW_CONFIG
 
     run_id: str = Field(description="Run the conversation belongs to.")
-    conversation_id: str = Field(description="Conversation the verdict is about.")
+    conversation_id: str = Field(description="Conversation the row belongs to.")
     scenario: str = Field(description="Scenario name.")
+
+
+class PredicateRecord(_DetailRow):
+    """One state predicate checked at the end of a conversation."""
+
     index: int = Field(ge=0, description="Position of the predicate in the scenario.")
     side: Side = Field(description="Side whose state was checked.")
     function: str = Field(description="Assertion function called.")
@@ -160,14 +165,9 @@ class PredicateRecord(BaseModel):
     error: str | None = Field(description="Error raised by the check, if any.")
 
 
-class ActionRecord(BaseModel):
+class ActionRecord(_DetailRow):
     """One tool call or state sync, in conversation order."""
 
-    model_config = _ROW_CONFIG
-
-    run_id: str = Field(description="Run the conversation belongs to.")
-    conversation_id: str = Field(description="Conversation the action happened in.")
-    scenario: str = Field(description="Scenario name.")
     seq: int = Field(ge=0, description="Order of the action within the conversation.")
     turn: int = Field(ge=0, description="Turn in which it happened.")
     side: Side = Field(description="Side that acted.")
@@ -182,14 +182,9 @@ class ActionRecord(BaseModel):
     sync_user: JsonText | None = Field(description="Updates pushed to the user DB, JSON.")
 
 
-class MessageRecord(BaseModel):
+class MessageRecord(_DetailRow):
     """One message of the transcript, in conversation order."""
 
-    model_config = _ROW_CONFIG
-
-    run_id: str = Field(description="Run the conversation belongs to.")
-    conversation_id: str = Field(description="Conversation the message is in.")
-    scenario: str = Field(description="Scenario name.")
     seq: int = Field(ge=0, description="Order of the message within the conversation.")
     turn: int = Field(ge=0, description="Turn in which it was produced.")
     side: Side = Field(description="Who produced it: 'agent' or 'user'.")
@@ -200,14 +195,10 @@ class MessageRecord(BaseModel):
     created_at: UtcDatetime = Field(description="Creation time, UTC.")
 
 
-class NLAssertionRecord(BaseModel):
-    """One judge verdict on one natural-language assertion (one sample)."""
+class _JudgeRow(_DetailRow):
+    """Columns shared by every judge verdict row: what was judged, by which
+    configuration, and what the call returned and cost."""
 
-    model_config = _ROW_CONFIG
-
-    run_id: str = Field(description="Run the conversation belongs to.")
-    conversation_id: str = Field(description="Conversation judged.")
-    scenario: str = Field(description="Scenario name.")
     judge_model: str = Field(description="Model that judged.")
     prompt_id: str = Field(description="Judge prompt template id.")
     prompt_version: str = Field(description="Version of that template.")
@@ -215,9 +206,6 @@ class NLAssertionRecord(BaseModel):
     judge_config_id: str = Field(description="Hash of judge model, sampling params and prompt id/version/hash.")
     transcript_hash: str = Field(description="Hash of the rendered transcript that was judged.")
     sample_index: int = Field(ge=0, description="Judge sample number.")
-    assertion_index: int = Field(ge=0, description="Position of the assertion.")
-    assertion: str = Field(description="Assertion text.")
-    met: bool | None = Field(description="Verdict; null when unscored.")
     majority: bool | None = Field(description="Majority verdict over the item's scored samples; null on a tie or none.")
     agreement: float | None = Field(description="Share of scored samples agreeing with the majority.")
     unscored_reason: str | None = Field(description="Why no verdict could be read.")
@@ -230,32 +218,18 @@ class NLAssertionRecord(BaseModel):
     created_at: UtcDatetime = Field(description="Time of the verdict, UTC.")
 
 
-class JudgeVerdictRecord(BaseModel):
+class NLAssertionRecord(_JudgeRow):
+    """One judge verdict on one natural-language assertion (one sample)."""
+
+    assertion_index: int = Field(ge=0, description="Position of the assertion.")
+    assertion: str = Field(description="Assertion text.")
+    met: bool | None = Field(description="Verdict; null when unscored.")
+
+
+class JudgeVerdictRecord(_JudgeRow):
     """One judge's overall verdict on one conversation (one sample)."""
 
-    model_config = _ROW_CONFIG
-
-    run_id: str = Field(description="Run the conversation belongs to.")
-    conversation_id: str = Field(description="Conversation judged.")
-    scenario: str = Field(description="Scenario name.")
-    judge_model: str = Field(description="Model that judged.")
-    prompt_id: str = Field(description="Judge prompt template id.")
-    prompt_version: str = Field(description="Version of that template.")
-    prompt_hash: str = Field(description="Hash of the rendered template text.")
-    judge_config_id: str = Field(description="Hash of judge model, sampling params and prompt id/version/hash.")
-    transcript_hash: str = Field(description="Hash of the rendered transcript that was judged.")
-    sample_index: int = Field(ge=0, description="Judge sample number.")
     passed: bool | None = Field(description="Did the agent resolve the problem within policy; null when unscored.")
-    majority: bool | None = Field(description="Majority verdict over the scored samples; null on a tie or none.")
-    agreement: float | None = Field(description="Share of scored samples agreeing with the majority.")
-    unscored_reason: str | None = Field(description="Why no verdict could be read.")
-    reasoning: str | None = Field(description="Judge's stated reasoning.")
-    raw_output: str | None = Field(description="Raw judge reply.")
-    prompt_tokens: Count = Field(description="Judge prompt tokens.")
-    completion_tokens: Count = Field(description="Judge completion tokens.")
-    cost_usd: float | None = Field(description="Cost; null when unknown.")
-    latency_s: float | None = Field(description="Call latency in seconds.")
-    created_at: UtcDatetime = Field(description="Time of the verdict, UTC.")
 
 
 class CellRecord(BaseModel):

@@ -22,7 +22,14 @@ from tauray.scenarios.registry import (
     get_scenario,
     select_scenarios,
 )
-from tauray.scenarios.scoring import ExecutedCall, PredicateVerdict, Score, Verdict, combine, score
+from tauray.scenarios.scoring import (
+    ExecutedCall,
+    PredicateVerdict,
+    Score,
+    Verdict,
+    combine,
+    score,
+)
 from tauray.scenarios.state import DualState, SideState, SyncEvent, ToolOutcome
 from tauray.scenarios.telecom_sync import TelecomSync, compute_sync
 from tauray.scenarios.upstream import UpstreamError

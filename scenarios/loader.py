@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from tauray.scenarios import names, prompts
+from tauray.scenarios import prompts
 from tauray.scenarios.domains import END_CONVERSATION, DomainSpec
 from tauray.scenarios.model import (
     EnvCall,
     Predicate,
     ReferenceAction,
     Scenario,
+    ScenarioEntry,
     SuccessSignal,
     SuccessSignals,
     UserProfile,
@@ -160,7 +160,7 @@ def check_functions(spec: DomainSpec, task: _RawTask) -> None:
                                 "tasks that start from a message history are not supported")
 
 
-def build_scenario(spec: DomainSpec, task: _RawTask, variant: str, splits: tuple[str, ...]) -> Scenario:
+def build_scenario(spec: DomainSpec, task: _RawTask, entry: ScenarioEntry) -> Scenario:
     crit = task.evaluation_criteria
     init_state = task.initial_state
     instructions = task.user_scenario.instructions
@@ -177,16 +177,12 @@ def build_scenario(spec: DomainSpec, task: _RawTask, variant: str, splits: tuple
     script, guidelines = spec.user_script(), spec.user_guidelines()
     init_actions = init_state.initialization_actions if init_state else None
     return Scenario(
-        name=names.scenario_name(spec.name, variant, task.id),
-        domain=spec.name,
-        upstream_id=task.id,
-        policy_variant=variant,
-        splits=splits,
+        **entry.model_dump(),
         has_user_state=spec.has_user_state,
         ticket=task.ticket,
         purpose=task.description.purpose if task.description else None,
-        policy=_policy(spec, variant),
-        agent_prompt=_agent_prompt(spec, variant),
+        policy=_policy(spec, entry.policy_variant),
+        agent_prompt=_agent_prompt(spec, entry.policy_variant),
         agent_tools=spec.tool_specs("agent") + (END_CONVERSATION,),
         user_tools=spec.tool_specs("user"),
         user=profile,

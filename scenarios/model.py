@@ -95,14 +95,21 @@ class UserProfile(Frozen):
     unknown_info: str | None = Field(default=None, description="What the customer does not know.")
 
 
-class Scenario(Frozen):
-    """One upstream τ² task in one policy variant."""
+class ScenarioEntry(Frozen):
+    """What the registry knows about a scenario without building it."""
 
     name: str = Field(description="Registered name, e.g. tau2_telecom__mms_issue__....")
     domain: str = Field(description="Upstream domain: telecom, airline or retail.")
     upstream_id: str = Field(description="Upstream task id.")
     policy_variant: PolicyVariant = Field(description="manual/workflow for telecom, default elsewhere.")
-    splits: tuple[str, ...] = Field(description="Upstream splits that contain the task.")
+    splits: tuple[str, ...] = Field(description="Upstream splits containing the task; 'full' is every task.")
+    issue_type: str | None = Field(default=None, description="Telecom issue family, from the id.")
+    persona: str | None = Field(default=None, description="Persona named in the id, if any.")
+
+
+class Scenario(ScenarioEntry):
+    """One upstream τ² task in one policy variant."""
+
     has_user_state: bool = Field(description="True when the user side owns a DB and tools (telecom).")
     ticket: str | None = Field(default=None, description="Upstream ticket: the problem as the operator sees it.")
     purpose: str | None = Field(default=None, description="Upstream description of what the task tests.")

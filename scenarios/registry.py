@@ -10,11 +10,9 @@ import functools
 import threading
 from typing import Iterable
 
-from pydantic import Field
-
 from tauray.scenarios import loader
 from tauray.scenarios.domains import DOMAINS, DomainSpec, domain_spec
-from tauray.scenarios.model import Frozen, Scenario
+from tauray.scenarios.model import Scenario, ScenarioEntry
 from tauray.scenarios.names import parse_issue_type, parse_persona, scenario_name
 from tauray.scenarios.upstream import read_json
 
@@ -24,18 +22,6 @@ ALL_TASKS_SPLIT = "full"
 class UnknownScenarioError(KeyError):
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])
-
-
-class ScenarioEntry(Frozen):
-    """What the registry knows about a scenario without building it."""
-
-    name: str = Field(description="Registered name.")
-    domain: str = Field(description="Upstream domain.")
-    upstream_id: str = Field(description="Upstream task id.")
-    policy_variant: str = Field(description="Policy variant.")
-    splits: tuple[str, ...] = Field(description="Upstream splits containing the task; 'full' is every task.")
-    issue_type: str | None = Field(default=None, description="Telecom issue family, from the id.")
-    persona: str | None = Field(default=None, description="Persona named in the id, if any.")
 
 
 class Registry:
@@ -97,7 +83,7 @@ class Registry:
             if scenario is None:
                 spec = self._domains[entry.domain]
                 task = self._tasks[(entry.domain, entry.upstream_id)]
-                scenario = loader.build_scenario(spec, task, entry.policy_variant, entry.splits)
+                scenario = loader.build_scenario(spec, task, entry)
                 self._built[name] = scenario
             return scenario
 

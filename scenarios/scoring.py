@@ -14,9 +14,15 @@ import json
 from typing import Any, Iterable
 
 from pydantic import Field
-
 from tauray.scenarios.gold import GoldReplay, gold_replay
-from tauray.scenarios.model import Frozen, Predicate, ReferenceAction, Scenario, Side, SuccessSignal
+from tauray.scenarios.model import (
+    Frozen,
+    Predicate,
+    ReferenceAction,
+    Scenario,
+    Side,
+    SuccessSignal,
+)
 from tauray.scenarios.state import DualState
 
 

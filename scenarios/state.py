@@ -16,7 +16,6 @@ from enum import Enum
 from typing import Any, Callable
 
 from pydantic import BaseModel, Field
-
 from tauray.scenarios.model import EnvCall, Frozen, Side
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
-
 from tauray.scenarios.model import Frozen
 
 

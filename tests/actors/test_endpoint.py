@@ -80,14 +80,6 @@ AGENT_TURN = [
 
 
 @pytest.fixture(scope="module")
-def loop():
-    # One loop for the module: litellm caches HTTP clients per loop.
-    loop = asyncio.new_event_loop()
-    yield loop
-    loop.close()
-
-
-@pytest.fixture(scope="module")
 def endpoints():
     """All endpoints this module needs, started side by side to keep the module fast."""
     configs = {

@@ -53,14 +53,6 @@ TOOLS = [
 
 
 @pytest.fixture(scope="module")
-def loop():
-    # One loop for the module: litellm caches HTTP clients per loop.
-    loop = asyncio.new_event_loop()
-    yield loop
-    loop.close()
-
-
-@pytest.fixture(scope="module")
 def endpoints():
     """Every endpoint the module needs, started side by side."""
     configs = {

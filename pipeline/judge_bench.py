@@ -1,0 +1,77 @@
+"""``tauray bench judge``: re-judging throughput against the latency-bound ideal.
+
+Makes a stored run of N telecom conversations with the reference policies (no
+model needed), starts the local test endpoint with a fixed latency L, and
+re-judges the run at concurrency C with one overall prompt and one sample per
+conversation. The ideal is ceil(calls / C) × L; the wall time is the whole
+re-judge (reading the tables, rendering, judging, writing the rows).
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def make_reference_run(out: Path, conversations: int, run_id: str = "judge-bench") -> int:
+    """A stored run of ``conversations`` telecom conversations (oracle agent, scripted user)."""
+    from tauray.pipeline.run import RunConfig, execute, units_for
+
+    cfg = RunConfig(out=out, run_id=run_id, domain="telecom", split="full", variant="manual", agent={"model": "oracle"},
+                    user={"model": "scripted"}, concurrency=64)
+    units = units_for(cfg)[:conversations]
+    return execute(cfg, units=units, progress=False).conversations
+
+
+def _warm_up(config: Any) -> None:
+    """One call first: litellm imports most of itself lazily on the first request of a
+    process (seconds), a one-off cost that is not the judge's throughput."""
+    import asyncio
+
+    from tauray.actors.models import close_clients, get_client
+
+    async def call() -> None:
+        await get_client(config.model).complete([{"role": "user", "content": "warm-up"}])
+        await close_clients()
+
+    asyncio.run(call())
+
+
+def run_judge_bench(latency: float, concurrency: int, conversations: int) -> dict[str, Any]:
+    """Return conversations, concurrency, judge_calls, latency_s, ideal_seconds,
+    wall_seconds and ratio (wall / ideal)."""
+    from tauray.actors.endpoint import start_endpoint
+    from tauray.actors.judge import JudgeConfig
+    from tauray.pipeline.judging import rejudge
+
+    with tempfile.TemporaryDirectory(prefix="tauray-judge-bench-") as tmp:
+        run_dir = Path(tmp) / "run"
+        stored = make_reference_run(run_dir, conversations)
+        import ray
+
+        ray.shutdown()  # re-judging needs no Ray; its daemons would only compete for the CPUs
+        with start_endpoint(latency=latency) as ep:
+            config = JudgeConfig(model={"model": "openai/judge-good", "api_base": ep.base_url,
+                                        "concurrency": concurrency}, prompt="overall-plain")
+            _warm_up(config)
+            summary = rejudge(run_dir, [config], concurrency=concurrency)
+            requests = ep.stats()["requests"]
+    ideal = math.ceil(summary.calls / concurrency) * latency if summary.calls else 0.0
+    result = {
+        "conversations": stored,
+        "concurrency": concurrency,
+        "judge_calls": summary.calls,
+        "endpoint_requests": requests,
+        "rows": summary.rows["judge_verdicts"],
+        "unscored_rows": summary.unscored_rows,
+        "latency_s": latency,
+        "ideal_seconds": round(ideal, 3),
+        "wall_seconds": summary.seconds,
+        "ratio": round(summary.seconds / ideal, 3) if ideal else None,
+    }
+    return result
+
+
+__all__ = ["make_reference_run", "run_judge_bench"]

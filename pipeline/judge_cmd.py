@@ -1,0 +1,150 @@
+"""``tauray judge`` and ``tauray judge-report``.
+
+``tauray judge RUN_DIR --judge-model M --prompt ID[@VERSION] ...`` judges the
+stored conversations of a run under every (model × prompt) combination given
+and appends verdict rows; running it again with the same configuration adds
+nothing. ``tauray judge --list-prompts`` prints the available prompts, one
+``id@version`` per line first thing on the line. ``tauray judge-report RUN_DIR``
+prints the meta-evaluation of every judge config stored in the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, default=str))
+
+
+def add_judge_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", nargs="?", help="run directory holding conversations and messages tables")
+    p.add_argument("--judge-model", action="append", default=[], metavar="M",
+                   help="litellm model string of a judge (repeatable; every model x every prompt is a config). "
+                        "Without --judge-api-base litellm's standard environment applies, e.g. OPENAI_API_BASE")
+    p.add_argument("--judge-api-base", help="API base URL for the judge models")
+    p.add_argument("--judge-key-env", help="NAME of the environment variable holding the judge models' key")
+    p.add_argument("--prompt", action="append", default=[], metavar="ID[@VERSION]",
+                   help="judge prompt (repeatable); see --list-prompts")
+    p.add_argument("--samples", type=int, default=1, help="judge samples per item (majority and agreement stored)")
+    p.add_argument("--temperature", type=float, default=None, help="judge sampling temperature (default 0)")
+    p.add_argument("--max-tokens", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None, help="base seed; sample i is sent seed+i")
+    p.add_argument("--concurrency", type=int, default=32, help="judge calls in flight")
+    p.add_argument("--nl-pack", metavar="ID[@VERSION]",
+                   help="NL-assertion pack; judged with the nl prompt given (default: the latest nl-assertions)")
+    p.add_argument("--structured", choices=["auto", "always", "never"], default="auto",
+                   help="send a JSON schema as response_format (auto: where litellm says the model supports it)")
+    p.add_argument("--ray", action="store_true", help="judge on a Ray judge actor instead of in this process")
+    p.add_argument("--list-prompts", action="store_true", help="print the available prompts and packs, then exit")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def configs_from_args(args: argparse.Namespace) -> list[Any]:
+    from tauray.actors.judge import JudgeConfig
+    from tauray.actors.judge_prompts import get_prompt
+
+    if not args.judge_model:
+        raise ValueError("give at least one --judge-model")
+    prompts = [get_prompt(p) for p in args.prompt]
+    if args.nl_pack and not any(p.kind == "nl" for p in prompts):
+        prompts.append(get_prompt("nl-assertions"))
+    if not prompts:
+        raise ValueError("give at least one --prompt (see tauray judge --list-prompts)")
+    configs = []
+    for model in args.judge_model:
+        spec: dict[str, Any] = {"model": model, "concurrency": max(1, args.concurrency)}
+        for field, value in (("api_base", args.judge_api_base), ("api_key_env", args.judge_key_env),
+                             ("temperature", args.temperature), ("max_tokens", args.max_tokens),
+                             ("seed", args.seed)):
+            if value is not None:
+                spec[field] = value
+        for prompt in prompts:
+            configs.append(JudgeConfig(model=spec, prompt=prompt.ref, samples=args.samples,
+                                       nl_pack=args.nl_pack if prompt.kind == "nl" else None,
+                                       structured=args.structured))
+    return configs
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from tauray.actors.judge_prompts import UnknownPromptError, list_prompts, pack_registry
+    from tauray.actors.models import ModelConfigError
+
+    try:
+        if args.list_prompts:
+            for p in list_prompts():
+                print(f"{p.ref}\t{p.kind}\t{p.prompt_hash}\t{p.description}")
+            for ref in pack_registry().refs():
+                print(f"{ref}\tnl-pack\t-\t{pack_registry().get(ref).description}")  # type: ignore[attr-defined]
+            return 0
+        if not args.run_dir:
+            raise ValueError("give RUN_DIR (or --list-prompts)")
+        from tauray.pipeline.judging import rejudge
+
+        summary = rejudge(args.run_dir, configs_from_args(args), concurrency=max(1, args.concurrency),
+                          use_ray=args.ray, progress=not args.json and sys.stderr.isatty())
+    except (UnknownPromptError, ModelConfigError, ValueError) as exc:
+        print(f"tauray judge: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        _print_json(summary.model_dump())
+    else:
+        print(f"judged {summary.conversations} conversations under {len(summary.configs)} configs in "
+              f"{summary.seconds:.1f} s: {summary.items} items to do, {summary.skipped_items} already stored")
+        for c in summary.configs:
+            print(f"  {c['judge_config_id']}  {c['kind']:7}  {c['label']}  samples {c['samples']}")
+        print(f"  calls {summary.calls}  cache hits {summary.cache_hits}  rows {summary.rows}  "
+              f"unscored rows {summary.unscored_rows}  infra errors {summary.infra_errors}")
+        for e in summary.infra_error_examples:
+            print(f"  error: {e}")
+    return 0 if summary.infra_errors == 0 else 1
+
+
+def cmd_judge_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tauray.pipeline.judge_report import format_report, judge_report
+
+    if not (Path(args.run_dir) / "conversations").is_dir():
+        print(f"tauray judge-report: error: {args.run_dir} holds no conversations table", file=sys.stderr)
+        return 2
+    report = judge_report(args.run_dir)
+    if args.json:
+        _print_json(report)
+    else:
+        print(format_report(report))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``judge`` and ``judge-report`` to the ``tauray`` sub-command parsers."""
+    p = subparsers.add_parser("judge", help="judge stored conversations (re-judging without re-running)")
+    add_judge_arguments(p)
+    p.set_defaults(func=cmd_judge)
+    p = subparsers.add_parser("judge-report", help="meta-evaluate the judge configs stored in a run")
+    p.add_argument("run_dir", help="run directory")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(func=cmd_judge_report)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (``python -m tauray.pipeline.judge_cmd judge ...``)."""
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    parser = argparse.ArgumentParser(prog="tauray")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+__all__ = ["add_judge_arguments", "cmd_judge", "cmd_judge_report", "configs_from_args", "main", "register"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""Judges served by the local test endpoint over real HTTP (litellm, no mocks)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tauray.actors.judge import JudgeConfig, JudgeHost, judge_result
+from tauray.actors.models import ModelConfigError, ModelSpec, check_model_ready
+from tauray.scenarios import get_scenario
+from tauray.scenarios.model import SuccessSignal, SuccessSignals
+
+from .conftest import failed_copy
+
+ASSERTIONS = ("The agent greeted the customer.", "The agent refunded the customer. (test: not met)")
+
+# behaviour -> (overall verdict on a fixed / an unfixed conversation, or the unscored reason),
+#              (NL verdicts for ASSERTIONS, each True/False or an unscored-reason fragment)
+EXPECTED = {
+    "judge-good": ("right", [True, False]),
+    "judge-fenced": ("right", [True, False]),
+    "judge-prose": ("right", [True, False]),
+    "judge-repeat": ("right", [True, False]),
+    "judge-injected": ("right", [True, False]),
+    "judge-extra": ("right", ["not asked", "not asked"]),
+    "judge-missing": ("no JSON verdict", [True, "no verdict for A2"]),
+    "judge-contradict": ("contradictory", ["contradictory verdicts for A1", False]),
+    "judge-empty": ("empty reply", ["empty reply", "empty reply"]),
+}
+
+
+def _scenario(result):
+    s = get_scenario(result.conversation.scenario)
+    return s.model_copy(update={"nl_assertions": ASSERTIONS, "success_signals": SuccessSignals(
+        gating=(SuccessSignal.DB_STATE_ASSERTION, SuccessSignal.NL_ASSERTION),
+        informational=(SuccessSignal.DB_STATE_MATCH, SuccessSignal.ACTION_MATCH, SuccessSignal.JUDGE_PASSED))})
+
+
+def _configs(model: str, base: str, samples: int = 1) -> list[JudgeConfig]:
+    spec = {"model": f"openai/{model}", "api_base": base}
+    return [JudgeConfig(model=spec, prompt="overall-rubric", samples=samples),
+            JudgeConfig(model=spec, prompt="nl-assertions", samples=samples)]
+
+
+@pytest.mark.parametrize("behaviour", sorted(EXPECTED))
+def test_stored_verdicts_are_exactly_right(behaviour, endpoint, reference_result):
+    overall_expected, nl_expected = EXPECTED[behaviour]
+    host = JudgeHost()
+    cases = [(reference_result, True), (failed_copy(reference_result), False),
+             (failed_copy(reference_result, inject=True), False)]
+
+    async def main():
+        return await asyncio.gather(*(judge_result(r, _scenario(r), _configs(behaviour, endpoint.base_url), host)
+                                      for r, _ in cases))
+
+    judged = asyncio.run(main())
+    for (_, fixed), out in zip(cases, judged):
+        [v] = out.judge_verdicts
+        assert v.prompt_id == "overall-rubric" and v.prompt_version == "1" and len(v.prompt_hash) == 16
+        if overall_expected == "right":
+            assert v.passed is fixed and v.unscored_reason is None, (v.raw_output, v.unscored_reason)
+            assert out.conversation.signal_judge_passed is fixed
+        else:
+            assert v.passed is None and overall_expected in v.unscored_reason
+            assert out.conversation.signal_judge_passed is None
+        rows = sorted(out.nl_assertions, key=lambda r: r.assertion_index)
+        assert [r.assertion for r in rows] == list(ASSERTIONS)
+        for row, want in zip(rows, nl_expected):
+            if isinstance(want, bool):
+                assert row.met is want and row.unscored_reason is None, (row.raw_output, row.unscored_reason)
+            else:
+                assert row.met is None and want in row.unscored_reason
+        # NL gates here (predicates passed in every case): not met fails, unscored leaves it unscored
+        nl = [r.met for r in rows]
+        nl_signal = False if False in nl else (True if all(x is True for x in nl) else None)
+        assert out.conversation.signal_db_state_assertion is True
+        assert out.conversation.signal_nl_assertion is nl_signal and out.conversation.success is nl_signal
+        assert "JUDGE_PASSED" not in out.conversation.gating_signals  # never gates unless asked
+
+
+def test_empty_reply_never_passes_anything(endpoint, reference_result):
+    out = asyncio.run(judge_result(reference_result, _scenario(reference_result),
+                                   _configs("judge-empty", endpoint.base_url, samples=3), JudgeHost()))
+    assert len(out.judge_verdicts) == 3 and all(v.passed is None and v.majority is None for v in out.judge_verdicts)
+    assert out.conversation.success is None and out.conversation.signal_judge_passed is None
+
+
+def test_samples_majority_cache_and_prompt_change(endpoint, reference_result):
+    host = JudgeHost()
+    spec = {"model": "openai/judge-good", "api_base": endpoint.base_url, "seed": 7}
+    cfg = JudgeConfig(model=spec, prompt="overall-plain", samples=3)
+    scenario = get_scenario(reference_result.conversation.scenario)
+    first = asyncio.run(judge_result(reference_result, scenario, [cfg], host))
+    assert [v.sample_index for v in first.judge_verdicts] == [0, 1, 2]
+    assert all(v.majority is True and v.agreement == 1.0 for v in first.judge_verdicts)
+    assert all(v.judge_config_id == cfg.config_id for v in first.judge_verdicts)
+    calls = host.counts["calls"]
+    assert calls == 3
+    again = asyncio.run(judge_result(reference_result, scenario, [cfg], host))
+    assert host.counts["calls"] == calls and host.counts["cache_hits"] == 3  # a repeat costs nothing
+    assert all(v.prompt_tokens == 0 and v.cost_usd == 0.0 for v in again.judge_verdicts)
+    other = JudgeConfig(model=spec, prompt="overall-rubric", samples=3)
+    asyncio.run(judge_result(reference_result, scenario, [other], host))
+    assert host.counts["calls"] == calls + 3  # another prompt is never served from the cache
+    assert other.config_id != cfg.config_id
+    hotter = JudgeConfig(model={**spec, "temperature": 0.7}, prompt="overall-plain", samples=3)
+    assert hotter.config_id != cfg.config_id
+
+
+def test_judge_gates_only_when_asked(endpoint, reference_result):
+    scenario = get_scenario(reference_result.conversation.scenario)
+    failed = failed_copy(reference_result)  # predicates say success; the transcript shows no fix
+    cfg = [JudgeConfig(model={"model": "openai/judge-good", "api_base": endpoint.base_url}, prompt="overall-plain")]
+    plain = asyncio.run(judge_result(failed, scenario, cfg, JudgeHost()))
+    assert plain.conversation.signal_judge_passed is False and plain.conversation.success is True
+    gated = asyncio.run(judge_result(failed, scenario, [c.model_dump() for c in cfg], JudgeHost(), judge_gates=True))
+    assert gated.conversation.success is False and "JUDGE_PASSED" in gated.conversation.gating_signals
+
+
+def test_judge_model_from_the_standard_environment(endpoint, reference_result, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+    spec = ModelSpec(model="openai/judge-good")
+    with pytest.raises(ModelConfigError, match="OPENAI_API_KEY"):
+        check_model_ready(spec)
+    monkeypatch.setenv("OPENAI_API_BASE", endpoint.base_url)
+    check_model_ready(spec)  # does not block: the server comes from the environment
+    out = asyncio.run(judge_result(reference_result, get_scenario(reference_result.conversation.scenario),
+                                   [JudgeConfig(model=spec, prompt="overall-plain")], JudgeHost()))
+    assert out.judge_verdicts[0].passed is True
+
+
+def test_refused_request_is_unscored_and_keeps_secrets_out(endpoint, reference_result, monkeypatch):
+    secret = "sk-tauraytestsecret1234567890"
+    monkeypatch.setenv("TAURAY_TEST_JUDGE_KEY", secret)
+    spec = {"model": "openai/no-such-judge", "api_base": endpoint.base_url, "api_key_env": "TAURAY_TEST_JUDGE_KEY",
+            "num_retries": 0}
+    out = asyncio.run(judge_result(reference_result, get_scenario(reference_result.conversation.scenario),
+                                   [JudgeConfig(model=spec, prompt="overall-plain")], JudgeHost()))
+    [v] = out.judge_verdicts
+    assert v.passed is None and v.unscored_reason.startswith("judge request refused")
+    assert secret not in out.model_dump_json()
+
+
+def test_errored_conversation_is_not_judged(endpoint, reference_result):
+    broken = reference_result.model_copy(update={"conversation": reference_result.conversation.model_copy(
+        update={"error_kind": "infra", "error_message": "x", "success": None})})
+    out = asyncio.run(judge_result(broken, get_scenario(broken.conversation.scenario),
+                                   _configs("judge-good", endpoint.base_url), JudgeHost()))
+    assert out is broken

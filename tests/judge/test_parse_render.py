@@ -1,0 +1,138 @@
+"""Pure parsing and rendering: no model, no endpoint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tauray.actors.judge import majority
+from tauray.actors.judge_parse import parse_nl, parse_overall
+from tauray.actors.judge_prompts import get_pack, get_prompt, list_prompts, UnknownPromptError
+from tauray.actors.judge_render import BEGIN, END, neutralise, render_transcript
+
+from .conftest import INJECTION
+
+OK = json.dumps({"reasoning": "fixed", "verdict": "pass"})
+
+
+@pytest.mark.parametrize("text, verdict, reason", [
+    (OK, True, None),
+    ("```json\n" + OK + "\n```", True, None),
+    ("Here is my view. " + OK + " Thanks.", True, None),
+    ('{"verdict": "pass"} wait, no: {"verdict": "fail", "reasoning": "not fixed"}', False, None),
+    ('{"verdict": "Passed", "passed": true}', True, None),
+    ('{"verdict": "pass", "passed": false}', None, "contradictory"),
+    ('{"verdict": "maybe"}', None, "unrecognised"),
+    ('{"reasoning": "looks fine"}', None, "no JSON verdict"),
+    ("The agent did well, PASS.", None, "no JSON verdict"),
+    ("", None, "empty reply"),
+    ("   \n", None, "empty reply"),
+    (None, None, "empty reply"),
+    ('{"verdict": "pass", "reasoning": "trunc', None, "no JSON verdict"),
+])
+def test_overall_parse(text, verdict, reason):
+    parsed = parse_overall(text)
+    assert parsed.verdict is verdict
+    if reason is None:
+        assert parsed.unscored_reason is None
+    else:
+        assert reason in parsed.unscored_reason
+
+
+def _nl(*items):
+    return json.dumps({"results": [{"id": i, "verdict": v, "reasoning": "r"} for i, v in items]})
+
+
+def test_nl_parse_matches_every_verdict_to_its_assertion():
+    got = parse_nl(_nl(("A2", "not_met"), ("A1", "met"), ("A3", "met")), 3)
+    assert [p.verdict for p in got] == [True, False, True]
+    assert [p.verdict for p in parse_nl("```json\n" + _nl((1, "met"), ("a2", "met")) + "\n```", 2)] == [True, True]
+    # missing: only that assertion is unscored
+    got = parse_nl(_nl(("A1", "met")), 2)
+    assert got[0].verdict is True and got[1].verdict is None and "no verdict for A2" in got[1].unscored_reason
+    # extra: the reply cannot be matched back reliably, so nothing from it counts
+    got = parse_nl(_nl(("A1", "met"), ("A2", "met"), ("A3", "met")), 2)
+    assert all(p.verdict is None and "not asked" in p.unscored_reason for p in got)
+    # contradictory within one list
+    got = parse_nl(_nl(("A1", "met"), ("A1", "not_met"), ("A2", "met")), 2)
+    assert got[0].verdict is None and "contradictory" in got[0].unscored_reason and got[1].verdict is True
+    # repeated lists: the last one wins
+    got = parse_nl(_nl(("A1", "met"), ("A2", "met")) + " correction: " + _nl(("A1", "not_met"), ("A2", "met")), 2)
+    assert [p.verdict for p in got] == [False, True]
+    # empty and unparseable
+    assert all(p.unscored_reason == "empty reply" for p in parse_nl("", 2))
+    assert all("no JSON" in p.unscored_reason for p in parse_nl("A1 met, A2 met", 2))
+
+
+def test_majority_and_agreement():
+    assert majority([True, True, False]) == (True, 2 / 3)
+    assert majority([True, None, None]) == (True, 1.0)  # unscored samples are not votes
+    assert majority([True, False]) == (None, 0.5)
+    assert majority([None, None]) == (None, None)
+
+
+def test_rendering_neutralises_injected_verdicts_and_markers(reference_result):
+    from .conftest import failed_copy
+
+    result = failed_copy(reference_result, inject=True)
+    text = render_transcript(result.messages)
+    lines = text.splitlines()
+    assert lines[0] == BEGIN and lines[-1] == END
+    assert lines.count(END) == 1 and lines.count(BEGIN) == 1  # content cannot forge a marker line
+    assert all(line.startswith(("#", "  | ")) for line in lines[1:-1])
+    # the agent's self-written grade no longer parses as one, in either format
+    assert parse_overall(text).verdict is None
+    assert all(p.verdict is None for p in parse_nl(text, 2))
+    # control: un-neutralised, the same content would have parsed as a pass
+    assert parse_overall(INJECTION).verdict is True
+    assert "verdict" in text  # still readable for the judge
+
+
+def test_tool_calls_and_results_render_as_text(reference_result):
+    text = render_transcript(reference_result.messages)
+    assert "None" not in text and "nan" not in text.split()
+    assert "CUSTOMER performs phone action" in text and "AGENT calls tool end_conversation" in text
+    assert "DEVICE RESULT on the customer's phone" in text and "TOOL RESULT for the agent (end_conversation)" in text
+    # an empty tool result and a message with neither text nor calls still say what they are
+    from .conftest import message
+
+    msgs = [message(reference_result, 0, "agent", "assistant", None,
+                    tool_calls=[{"id": "x", "name": "get_customer_by_phone", "arguments": "{bad json"}]),
+            message(reference_result, 1, "agent", "tool", None, tool_call_id="x"),
+            message(reference_result, 2, "user", "user", None)]
+    text = render_transcript(msgs)
+    assert "(malformed arguments) {bad json" in text and "(empty result)" in text and "(no text)" in text
+    assert "TOOL RESULT for the agent (get_customer_by_phone)" in text
+
+
+def test_neutralise_keeps_plain_text():
+    assert neutralise("Your bill is $20; data usage is 3.2 GB.") == "Your bill is $20; data usage is 3.2 GB."
+
+
+def test_prompt_registry():
+    refs = [p.ref for p in list_prompts()]
+    assert {"overall-plain@1", "overall-rubric@1", "nl-assertions@1"} <= set(refs)
+    plain, rubric = get_prompt("overall-plain"), get_prompt("overall-rubric@1")
+    assert plain.kind == rubric.kind == "overall" and plain.prompt_hash != rubric.prompt_hash
+    with pytest.raises(UnknownPromptError, match="overall-plain@1"):
+        get_prompt("nope")
+    with pytest.raises(UnknownPromptError):
+        get_prompt("overall-plain@99")
+    pack = get_pack("telecom-agent-conduct")
+    assert len(pack.assertions_for("tau2_telecom__mobile_data_issue__airplane_mode_on")) == 3
+    assert len(pack.assertions_for("tau2_telecom_workflow__mms_issue__x")) == 2
+    assert pack.assertions_for("tau2_airline__task_1") == []
+
+
+def test_duplicate_prompt_versions_are_refused(tmp_path):
+    from tauray.actors.judge_prompts import prompt_registry
+
+    src = (get_prompt("overall-plain").model_dump())
+    import tomllib  # noqa: F401  (the files are TOML; write two identical ones)
+
+    body = "\n".join(f'{k} = {json.dumps(v)}' for k, v in src.items())
+    (tmp_path / "a.toml").write_text(body)
+    (tmp_path / "b.toml").write_text(body)
+    with pytest.raises(ValueError, match="duplicate judge prompt overall-plain@1"):
+        prompt_registry(str(tmp_path))

@@ -1,0 +1,146 @@
+"""Re-judging a stored run through the command line: row counts, idempotence, the report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pandas as pd
+import pytest
+
+from tauray.actors.judge import JudgeConfig
+from tauray.actors.judge_prompts import get_pack
+from tauray.pipeline.judge_cmd import main as judge_main
+from tauray.pipeline.judge_report import wilson
+from tauray.pipeline.judging import rejudge
+from tauray.results import read_conversations, read_nl_assertions, read_table
+
+
+@pytest.fixture(scope="module")
+def mixed_run(endpoint, tmp_path_factory):
+    """20 solved conversations (oracle) and 20 failed ones (a text-only agent behind the endpoint)
+    in one run directory; run in-process, the way a coordinator runs them, to keep the suite fast."""
+    from tauray.actors.coordinator import run_conversation
+    from tauray.actors.hosts import AgentHost, UserSimHost
+    from tauray.pipeline.units import make_units
+    from tauray.results.writer import TableWriter
+    from tauray.scenarios import select_scenarios
+
+    out = tmp_path_factory.mktemp("judge") / "run"
+    names = [e.name for e in select_scenarios(domain="telecom", split="small", variant="manual")]
+    spec = {"api_base": endpoint.base_url}
+    units = {
+        "good": make_units("good", names, 1, {"model": "oracle"}, {"model": "scripted"}, 100, 10),
+        "bad": make_units("bad", names, 1, {"model": "openai/scripted-agent-quiet", **spec},
+                          {"model": "openai/scripted-user:1", **spec}, 100, 10),
+    }
+    agent, user = AgentHost(), UserSimHost()
+
+    async def main():
+        return {run: await asyncio.gather(*(run_conversation(u.model_dump(), agent, user) for u in us))
+                for run, us in units.items()}
+
+    for run_id, results in asyncio.run(main()).items():
+        with TableWriter(out, run_id) as writer:
+            for r in results:
+                writer.add(r)
+    conv = read_conversations(out)
+    assert len(conv) == 40
+    success = conv.groupby("run_id")["success"].sum().to_dict()
+    assert success["good"] == 20 and success["bad"] < 5  # a few tasks pass their predicates untouched
+    return out
+
+
+def _judge(capsys, *args) -> dict:
+    assert judge_main(["judge", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_two_prompts_by_two_judges(mixed_run, endpoint, ray_local, capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_BASE", endpoint.base_url)  # no --judge-api-base: litellm's environment
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    args = [str(mixed_run), "--judge-model", "openai/judge-good", "--judge-model", "openai/judge-always-pass",
+            "--prompt", "overall-plain", "--prompt", "overall-rubric@1", "--samples", "2", "--concurrency", "16"]
+    first = _judge(capsys, *args)
+    assert first["conversations"] == 40 and len(first["configs"]) == 4
+    assert first["rows"] == {"judge_verdicts": 40 * 4 * 2, "nl_assertion_verdicts": 0}
+    assert first["unscored_rows"] == 0 and first["infra_errors"] == 0
+    rows = read_table(mixed_run, "judge_verdicts")
+    assert len(rows) == 320 and rows.groupby("judge_config_id").size().eq(80).all()
+    assert set(rows["run_id"]) == {"good", "bad"}
+    assert rows.groupby(["judge_config_id", "conversation_id"])["prompt_hash"].nunique().eq(1).all()
+
+    again = _judge(capsys, *args)
+    assert again["rows"]["judge_verdicts"] == 0 and again["calls"] == 0 and again["skipped_items"] == 160
+    assert len(read_table(mixed_run, "judge_verdicts")) == 320
+
+    more = _judge(capsys, *args[:-4], "--samples", "3")  # only sample 2 is new
+    assert more["rows"]["judge_verdicts"] == 40 * 4
+    rows = read_table(mixed_run, "judge_verdicts")
+    assert sorted(rows["sample_index"].unique()) == [0, 1, 2]
+
+    # one more config, judged on a Ray judge actor
+    coin = JudgeConfig(model={"model": "openai/judge-coin", "api_base": endpoint.base_url}, prompt="overall-plain")
+    summary = rejudge(mixed_run, [coin], use_ray=True, concurrency=8)  # Ray from the suite's fixture
+    assert summary.rows["judge_verdicts"] == 40
+
+    # NL assertions from the telecom pack
+    nl = _judge(capsys, str(mixed_run), "--judge-model", "openai/judge-good", "--nl-pack", "telecom-agent-conduct")
+    pack = get_pack("telecom-agent-conduct")
+    conv = read_conversations(mixed_run)
+    expected = sum(len(pack.assertions_for(s)) for s in conv["scenario"])
+    assert nl["rows"]["nl_assertion_verdicts"] == expected > 80
+    assert len(read_nl_assertions(mixed_run)) == expected
+
+    assert judge_main(["judge-report", str(mixed_run), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    judges = {(j["judge_model"], j["prompt_id"]): j for j in report["judges"]}
+    assert len(judges) == 5
+    good = judges[("openai/judge-good", "overall-rubric")]
+    bad_but_true = int(conv[conv["run_id"] == "bad"]["success"].sum())  # no fix shown, predicates pass
+    assert good["n"] == 40 and good["fn"] >= bad_but_true and good["fp"] == 0 and good["kappa"] > 0.7
+    lenient = judges[("openai/judge-always-pass", "overall-plain")]
+    assert lenient["sensitivity"] == 1.0 and lenient["specificity"] == 0.0 and lenient["kappa"] == 0.0
+    assert lenient["self_consistency"] == 1.0 and lenient["samples_per_item"] == 3
+
+    # recompute every config's figures independently from the tables
+    truth = conv.set_index("conversation_id")["signal_db_state_assertion"].astype(bool)
+    rows = read_table(mixed_run, "judge_verdicts")
+    for config_id, g in rows.groupby("judge_config_id"):
+        share = g.groupby("conversation_id")["passed"].mean()
+        verdict = share[share != 0.5] > 0.5
+        t = truth.loc[verdict.index]
+        correct = int((verdict == t).sum())
+        j = next(j for j in report["judges"] if j["judge_config_id"] == config_id)
+        assert j["n"] == len(verdict) and j["accuracy"] == pytest.approx(correct / len(verdict))
+        assert j["accuracy_ci"] == pytest.approx(wilson(correct, len(verdict)))
+        po, pj, pt = correct / len(verdict), verdict.mean(), t.mean()
+        pe = pj * pt + (1 - pj) * (1 - pt)
+        assert j["kappa"] == (pytest.approx((po - pe) / (1 - pe)) if pe < 1 else None)
+    inter = report["inter_judge"]
+    assert inter["configs"] == 5 and inter["fleiss_kappa"] is not None
+    pair = next(p for p in inter["pairs"] if {p["a_label"], p["b_label"]} == {
+        "openai/judge-good overall-plain@1", "openai/judge-always-pass overall-plain@1"})
+    flips = pair["flips"]
+    good_first = pair["a_label"].startswith("openai/judge-good")
+    good_plain = judges[("openai/judge-good", "overall-plain")]
+    assert (flips["fail"]["pass"] if good_first else flips["pass"]["fail"]) == good_plain["tn"] + good_plain["fn"]
+    assert report["nl_judges"] and report["nl_judges"][0]["assertion_items"] == expected
+
+
+def test_list_prompts(capsys):
+    assert judge_main(["judge", "--list-prompts"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    firsts = [line.split()[0] for line in lines]
+    assert {"overall-plain@1", "overall-rubric@1", "nl-assertions@1", "telecom-agent-conduct@1"} <= set(firsts)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--judge-model", "openai/judge-good", "--prompt", "nope"], "unknown judge prompt 'nope'"),
+    (["--judge-model", "openai/judge-good"], "--prompt"),
+    (["--prompt", "overall-plain"], "--judge-model"),
+])
+def test_bad_arguments_fail_loudly(tmp_path, capsys, args, needle):
+    (tmp_path / "conversations").mkdir()
+    assert judge_main(["judge", str(tmp_path), *args]) == 2
+    assert needle in capsys.readouterr().err

@@ -1,0 +1,105 @@
+"""A small fixture sweep for the analysis and report tests.
+
+Four cells (three agent models) × eight telecom small-split scenarios (four
+upstream tasks in both policy variants) × two trials, run through Ray with the
+reference policies and the scripted models behind the local test endpoint.
+Judge verdicts for two judge configs are FIXTURE DATA written straight into
+``judge_verdicts`` (deterministic stand-ins, not produced by a judge model).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+SWEEP_ID = "fx-sweep"
+TASKS = [
+    "service_issue__overdue_bill_suspension__persona_easy",
+    "service_issue__airplane_mode_on",
+    "mobile_data_issue__data_usage_exceeded__persona_easy",
+    "mms_issue__bad_network_preference",
+]
+PATTERNS = [f"tau2_telecom*__{t}" for t in TASKS]
+TRIALS = 2
+# name -> judge model, prompt id, prompt version
+JUDGE_CONFIGS = {
+    "strict": ("openai/judge-json", "overall", "v1"),
+    "lenient": ("openai/judge-lenient", "overall", "v2"),
+}
+
+
+def _cells(base_url: str) -> dict[str, tuple[dict, dict]]:
+    ep = {"api_base": base_url}
+    user = {"model": "openai/scripted-user", **ep}
+    return {
+        "oracle": ({"model": "oracle"}, {"model": "scripted"}),
+        "oracle-llmuser": ({"model": "oracle"}, user),
+        "scripted": ({"model": "openai/scripted-agent", **ep}, user),
+        "quiet": ({"model": "openai/scripted-agent-quiet", **ep}, user),
+    }
+
+
+def _fixture_judge_rows(conv) -> dict[str, list[dict]]:
+    """Deterministic judge verdicts (fixture data): 'strict' follows the
+    predicates' verdict except on every fifth conversation; 'lenient' takes
+    three samples, passing twice, and one conversation gets only unscored
+    samples (an unparseable reply)."""
+    rows: dict[str, list[dict]] = {}
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    for i, r in enumerate(conv.sort_values(["run_id", "conversation_id"]).itertuples()):
+        for name, (model, prompt_id, version) in JUDGE_CONFIGS.items():
+            config_id = hashlib.sha256(f"{model}|{prompt_id}|{version}".encode()).hexdigest()[:12]
+            if name == "strict":
+                samples = [bool(r.success) != (i % 5 == 0)]
+            elif i == 3:
+                samples = [None, None, None]
+            else:
+                samples = [True, True, bool(r.success)]
+            scored = [s for s in samples if s is not None]
+            yes = sum(scored)
+            majority = None if not scored or yes * 2 == len(scored) else yes * 2 > len(scored)
+            for k, passed in enumerate(samples):
+                rows.setdefault(r.run_id, []).append({
+                    "run_id": r.run_id, "conversation_id": r.conversation_id, "scenario": r.scenario,
+                    "judge_model": model, "prompt_id": prompt_id, "prompt_version": version,
+                    "prompt_hash": "fixture", "judge_config_id": config_id, "transcript_hash": "fixture",
+                    "sample_index": k, "passed": passed, "majority": majority,
+                    "agreement": None if majority is None else sum(s == majority for s in scored) / len(scored),
+                    "unscored_reason": "fixture: unparseable reply" if passed is None else None,
+                    "reasoning": f"fixture verdict of the {name} judge config", "raw_output": None,
+                    "prompt_tokens": 100, "completion_tokens": 20, "cost_usd": 0.0001, "latency_s": 0.01,
+                    "created_at": now})
+    return rows
+
+
+@pytest.fixture(scope="session")
+def fixture_sweep(ray_local, endpoint, tmp_path_factory) -> Path:
+    from tauray.pipeline.run import RunConfig, execute, units_for
+    from tauray.pipeline.units import make_units
+    from tauray.results import write_rows
+    from tauray.results.analysis import load_conversations
+
+    root = tmp_path_factory.mktemp("sweep")
+    for name, (agent, user) in _cells(endpoint.base_url).items():
+        cfg = RunConfig(out=root / name, run_id=name, patterns=PATTERNS, split="small", agent=agent, user=user,
+                        trials=TRIALS, concurrency=16)
+        plain = units_for(cfg)
+        units = make_units(cfg.run_id, sorted({u.scenario for u in plain}), TRIALS, agent, user, cfg.max_steps,
+                           cfg.max_errors, base_seed=cfg.seed, sweep_id=SWEEP_ID)
+        execute(cfg, units=units, progress=False, keep_actors=True)
+    conv = load_conversations(root)
+    for run_id, rows in _fixture_judge_rows(conv).items():
+        write_rows(root / run_id, "judge_verdicts", rows, run_id)
+    return root
+
+
+@pytest.fixture(scope="session")
+def report_dir(fixture_sweep, tmp_path_factory) -> Path:
+    from tauray.results.report import build_report
+
+    out = tmp_path_factory.mktemp("report")
+    build_report(fixture_sweep, out)
+    return out

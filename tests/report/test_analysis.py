@@ -1,0 +1,88 @@
+"""Readers over a run or sweep directory, filters, and the DB difference from gold."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from tauray.results import analysis, read_conversations
+from tauray.results.schemas import schema_for
+
+from .conftest import SWEEP_ID, TRIALS
+
+
+def test_sweep_dir_reads_every_run_with_declared_dtypes(fixture_sweep, tmp_path):
+    dirs = analysis.run_dirs(fixture_sweep)
+    assert [d.name for d in dirs] == ["oracle", "oracle-llmuser", "quiet", "scripted"]
+    conv = analysis.load_conversations(fixture_sweep)
+    assert len(conv) == sum(len(read_conversations(d)) for d in dirs) == 4 * 8 * TRIALS
+    assert list(conv.columns) == schema_for("conversations").names
+    assert str(conv["success"].dtype) == "boolean" and str(conv["started_at"].dtype) == "datetime64[us, UTC]"
+    assert conv["trial"].dtype == "int64" and isinstance(conv["gating_signals"].iloc[0], list)
+    assert analysis.run_dirs(fixture_sweep / "quiet") == [fixture_sweep / "quiet"]
+    empty = analysis.load_conversations(fixture_sweep, sweep="no-such-sweep")
+    assert empty.empty and str(empty["success"].dtype) == "boolean"
+    with pytest.raises(FileNotFoundError, match="neither a run directory"):
+        analysis.run_dirs(tmp_path)
+
+
+def test_filters_on_sweep_cell_model_and_scenario_glob(fixture_sweep):
+    conv = analysis.load_conversations(fixture_sweep)
+    assert len(analysis.load_conversations(fixture_sweep, sweep=SWEEP_ID)) == len(conv)
+    oracle = analysis.load_conversations(fixture_sweep, model="oracle")
+    assert len(oracle) == 32 and set(oracle["user_model"]) == {"scripted", "openai/scripted-user"}
+    quiet_cell = conv.loc[conv["run_id"] == "quiet", "cell_id"].iloc[0]
+    assert set(analysis.load_conversations(fixture_sweep, cell=quiet_cell)["run_id"]) == {"quiet"}
+    wf = analysis.load_conversations(fixture_sweep, scenario="tau2_telecom_workflow__*")
+    assert len(wf) == 32 and set(wf["policy_variant"]) == {"workflow"}
+    two = analysis.load_conversations(fixture_sweep, model=["oracle", "openai/scripted-agent"], scenario="*mms*")
+    assert len(two) == 3 * 2 * TRIALS
+    # detail tables filter through their conversations
+    acts = analysis.load_actions(fixture_sweep, model="openai/scripted-agent-quiet")
+    assert len(acts) and set(acts["run_id"]) == {"quiet"}
+    assert str(acts["error"].dtype) == "bool"
+    msgs = analysis.load_messages(fixture_sweep, cell=quiet_cell, scenario="*mms*")
+    assert set(msgs["conversation_id"]) <= set(conv.loc[conv["run_id"] == "quiet", "conversation_id"])
+    jv = analysis.load_judge_verdicts(fixture_sweep, model="oracle")
+    assert set(jv["run_id"]) == {"oracle", "oracle-llmuser"} and jv["judge_config_id"].nunique() == 2
+
+
+def test_arms_label_agent_and_user_model(fixture_sweep):
+    arms = analysis.with_arms(analysis.load_conversations(fixture_sweep))["arm"]
+    assert set(arms) == {"oracle | scripted", "oracle | openai/scripted-user",
+                         "openai/scripted-agent | openai/scripted-user",
+                         "openai/scripted-agent-quiet | openai/scripted-user"}
+
+
+def test_replayed_actions_rebuild_the_recorded_final_dbs(fixture_sweep):
+    conv = analysis.load_conversations(fixture_sweep)
+    actions = analysis.load_actions(fixture_sweep)
+    for row in conv.to_dict("records"):
+        acts = actions[(actions["run_id"] == row["run_id"]) & (actions["conversation_id"] == row["conversation_id"])]
+        diff = analysis.db_diff(row["scenario"], acts, analysis.recorded_hashes(row))
+        assert diff.note is None and diff.reproduced, row["conversation_id"]
+        # no difference from gold exactly when the recorded hashes equal gold's
+        same = row["agent_db_hash"] == row["gold_agent_db_hash"] and row["user_db_hash"] == row["gold_user_db_hash"]
+        assert diff.rows.empty == same
+
+
+def test_transcript_of_a_failed_conversation(fixture_sweep):
+    from .figures import failed_telecom_conversation
+
+    row = failed_telecom_conversation(fixture_sweep)
+    t = analysis.load_transcript(fixture_sweep, row["conversation_id"])
+    assert t.conversation["run_id"] == "oracle-llmuser" and t.messages["seq"].is_monotonic_increasing
+    failed = t.predicates[~t.predicates["met"]]
+    assert failed[["side", "function"]].values.tolist() == [["user", "assert_service_status"]]
+    user = t.db_diff.rows[t.db_diff.rows["side"] == "user"].set_index("field")
+    assert user.loc["device.airplane_mode", ["gold", "actual"]].tolist() == ["false", "true"]
+    assert t.db_diff.rows[t.db_diff.rows["side"] == "agent"].empty
+    assert len(t.judge_verdicts) == 4  # fixture data: 1 strict sample + 3 lenient samples
+    with pytest.raises(KeyError, match="no conversation"):
+        analysis.load_transcript(fixture_sweep, "nope")
+
+
+def test_diff_values_paths():
+    gold = {"a": {"b": 1, "c": [1, 2]}, "d": None}
+    actual = {"a": {"b": 2, "c": [1]}, "e": 3, "d": None}
+    assert analysis.diff_values(gold, actual) == [("a.b", 1, 2), ("a.c[1]", 2, "(absent)"), ("e", "(absent)", 3)]
+    assert pd.DataFrame(analysis.diff_values(gold, gold)).empty

@@ -1,0 +1,79 @@
+"""The static report: pages, links, offline-only content, figures, the
+transcript of a failed conversation, and the ``tauray report`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+from tauray.pipeline.report_cmd import register
+from tauray.results.analysis import load_conversations
+from tauray.results.report import transcript_href
+
+from .figures import check_index_figures, elements, failed_telecom_conversation
+
+
+def _pages(report_dir: Path) -> list[Path]:
+    return sorted(report_dir.rglob("*.html"))
+
+
+def test_report_pages_open_offline_and_links_resolve(report_dir, fixture_sweep):
+    conv = load_conversations(fixture_sweep)
+    pages = _pages(report_dir)
+    assert len(pages) == 2 + len(conv)
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "Content-Security-Policy" in text and "default-src 'none'" in text
+        for tag, attrs in elements(text):
+            for name in ("src", "href"):
+                target = attrs.get(name)
+                if target is None:
+                    continue
+                assert not re.match(r"^[a-z]+:", target), f"{page.name}: {tag} {name}={target} leaves the folder"
+                path = target.split("#")[0]
+                if path:
+                    assert (page.parent / path).resolve().is_file(), f"{page.name}: broken link {target}"
+    listing = (report_dir / "conversations.html").read_text(encoding="utf-8")
+    for row in conv.itertuples():
+        assert transcript_href(row.run_id, row.conversation_id) in listing
+
+
+def test_index_figures_equal_metric_functions(report_dir, fixture_sweep):
+    checked = check_index_figures((report_dir / "index.html").read_text(encoding="utf-8"), fixture_sweep)
+    assert checked["leaderboard"] >= 4 * 11 and checked["pass_k"] >= 4 * 4 * 2
+    for kind in ("paired", "ab", "breakdown", "judge", "cost", "totals"):
+        assert checked.get(kind, 0) > 0, kind
+    index = (report_dir / "index.html").read_text(encoding="utf-8")
+    assert index.count('data-rater-a="') == 9  # predicates + two judge configs, 3 × 3 heatmap
+
+
+def test_failed_telecom_transcript_shows_failed_predicate_and_user_db_field(report_dir, fixture_sweep):
+    row = failed_telecom_conversation(fixture_sweep)
+    text = (report_dir / transcript_href(row["run_id"], row["conversation_id"])).read_text(encoding="utf-8")
+    els = elements(text)
+    failed = [a for t, a in els if a.get("data-met") == "false"]
+    assert [(a["data-side"], a["data-function"]) for a in failed] == [("user", "assert_service_status")]
+    assert "Failed predicates: user:assert_service_status" in text
+    user_fields = [a["data-field"] for t, a in els if a.get("data-db-side") == "user"]
+    assert "device.airplane_mode" in user_fields
+    assert not [a for t, a in els if a.get("data-db-side") == "agent"]
+    m = re.search(r'data-field="device.airplane_mode"><td><code>[^<]*</code></td><td><code>(.*?)</code></td><td><code>(.*?)</code>', text)
+    assert m and m.groups() == ("false", "true")
+    assert text.count('data-kind="sync"') >= 1 and 'data-kind="tool_call"' in text
+    assert text.count("data-judge-sample=") == 4 and "fixture verdict of the strict judge config" in text
+
+
+def test_report_command(fixture_sweep, tmp_path, capsys):
+    parser = argparse.ArgumentParser(prog="tauray")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["report", str(fixture_sweep / "quiet"), "--out", str(tmp_path / "r"), "--json",
+                              "--bootstrap", "200"])
+    assert args.func(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["conversations"] == summary["transcripts"] == 16 and summary["judge_configs"] == 2
+    assert summary["arms"] == ["openai/scripted-agent-quiet | openai/scripted-user"]
+    assert (tmp_path / "r" / "index.html").is_file()
+    args = parser.parse_args(["report", str(tmp_path / "missing")])
+    assert args.func(args) == 2

@@ -1,0 +1,120 @@
+"""In subprocesses, so they never touch the suite's Ray: the driver SIGKILLed mid-sweep
+then rerun leaves each unit exactly once; a two-node cluster on loopback gets actors
+on both nodes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from tauray.actors.endpoint import start_endpoint
+from tauray.results import read_conversations, read_messages
+
+SWEEP = """
+name = "k"
+agents = ["a"]
+users = ["u"]
+trials = 1
+max_in_flight = 16
+policy_variants = ["manual"]
+[[scenarios]]
+domain = "telecom"
+split = "small"
+[models.a]
+model = "openai/scripted-agent"
+api_base = "${TAURAY_ENDPOINT}"
+[models.u]
+model = "openai/scripted-user:2"
+api_base = "${TAURAY_ENDPOINT}"
+"""
+
+
+def _sweep(path: Path, out: Path, env: dict, *flags: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tauray.pipeline.sweep_cmd", "sweep", str(path), "--out", str(out),
+                             "--json", "--no-progress", *flags], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def test_sigkill_driver_then_rerun_leaves_each_unit_once(tmp_path):
+    path = tmp_path / "k.toml"
+    path.write_text(SWEEP)
+    out = tmp_path / "out"
+    with start_endpoint(latency=0.2) as ep:
+        env = {**os.environ, "TAURAY_ENDPOINT": ep.base_url}
+        proc = _sweep(path, out, env)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any((out / "conversations").glob("part-*.parquet")) if (out / "conversations").is_dir() else False:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        partial = len(read_conversations(out))
+        assert 0 < partial < 20
+        rerun = _sweep(path, out, env, "--resume")
+        stdout, stderr = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, stderr[-2000:]
+    summary = json.loads(stdout)
+    assert summary["units"] == summary["rows"] == 20 and summary["skipped"] >= partial
+    conv = read_conversations(out)
+    assert len(conv) == 20 and conv["conversation_id"].is_unique
+    msgs = read_messages(out)
+    assert set(msgs["conversation_id"]) == set(conv["conversation_id"])
+    assert not msgs.duplicated(["conversation_id", "seq"]).any()
+
+
+MULTINODE = textwrap.dedent("""
+    import json, os, sys
+    from ray.cluster_utils import Cluster
+    from tauray.actors.endpoint import start_endpoint
+    from tauray.pipeline.scheduler import Hooks
+    from tauray.pipeline.sweep import SweepConfig
+    from tauray.pipeline.sweep_run import run_sweep
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    placement = {}
+
+    def on_submit(pool, n):
+        if n == 1:
+            placement.update(pool.current.node_ids())
+
+    with start_endpoint(latency=0.0) as ep:
+        spec = {"api_base": ep.base_url}
+        cfg = SweepConfig.model_validate({
+            "name": "mn", "models": {"a": {"model": "openai/scripted-agent", **spec},
+                                     "u": {"model": "openai/scripted-user:1", **spec}},
+            "agents": ["a"], "users": ["u"], "trials": 1, "policy_variants": ["manual"],
+            "scenarios": [{"domain": "telecom", "split": "small", "limit": 6}],
+            "cluster": {"coordinators": 2, "agent_hosts": 2, "user_hosts": 2}})
+        s = run_sweep(cfg, out=sys.argv[1], address=cluster.address, progress=False, hooks=Hooks(on_submit=on_submit))
+    import ray
+    nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
+    print(json.dumps({"summary": s.model_dump(mode="json"), "placement": placement, "nodes": nodes}))
+    ray.shutdown()
+    cluster.shutdown()
+""")
+
+
+def test_two_node_cluster_spreads_actors(tmp_path):
+    script = tmp_path / "mn.py"
+    script.write_text(MULTINODE)
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=150, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(data["nodes"]) == 2 and data["summary"]["nodes"] == 2
+    for role in ("coordinator", "agent", "user"):
+        assert set(data["placement"][role]) == set(data["nodes"]), data["placement"]  # one of each on each node
+    assert data["summary"]["rows"] == data["summary"]["units"] == 6
+    conv = read_conversations(tmp_path / "out")
+    assert len(conv) == 6 and conv["error_kind"].isna().all()

@@ -1,0 +1,149 @@
+"""Sweep files: validation errors that name file, field and expectation; deterministic ids."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tauray.pipeline.sweep import SweepFileError, load_sweep, plan_sweep
+from tauray.pipeline.units import model_identity
+
+from .conftest import make_sweep
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_example_file_loads_and_expands(monkeypatch):
+    monkeypatch.setenv("TAURAY_ENDPOINT", "http://127.0.0.1:9/v1")
+    from pathlib import Path
+
+    cfg = load_sweep(Path(__file__).parents[2] / "data" / "sweeps" / "example.toml")
+    plan = plan_sweep(cfg)
+    assert len(plan.cells) == 4 and len(plan.scenarios) == 114  # telecom base, manual variant
+    assert plan.total == 4 * 114 * 2
+    assert all(c.judge_configs[0]["prompt"] == "overall-plain@1" for c in plan.cells)
+    assert cfg.models["agent-chatty"].spec["api_base"] == "http://127.0.0.1:9/v1"
+    unit = next(plan.units(plan.cells[0]))
+    assert unit.run_id == unit.sweep_id == "example" and unit.judge_configs
+
+
+@pytest.mark.parametrize("text, needles", [
+    ("""
+     agents = ["a"]
+     users = ["scripted"]
+     [[scenarios]]
+     domain = "telecom"
+     [models.a]
+     model = "openai/x"
+     concurrency = 0
+     """, ["models.a", "concurrency", "greater than or equal to 1"]),
+    ("""
+     agents = ["nope"]
+     users = ["scripted"]
+     [[scenarios]]
+     domain = "telecom"
+     [models.a]
+     model = "openai/x"
+     """, ["agents[0]", "unknown model 'nope'", "expected one of: a"]),
+    ("""
+     agents = ["a"]
+     users = ["scripted"]
+     trials = "two"
+     [[scenarios]]
+     domain = "telecom"
+     [models.a]
+     model = "openai/x"
+     """, ["field 'trials'", "valid integer"]),
+    ("""
+     agents = ["a"]
+     users = ["scripted"]
+     [[scenarios]]
+     domian = "telecom"
+     [models.a]
+     model = "openai/x"
+     """, ["scenarios.0.domian", "Extra inputs are not permitted"]),
+    ("""
+     agents = ["a"]
+     users = ["scripted"]
+     [[scenarios]]
+     domain = "telecom"
+     [models.a]
+     model = "openai/x"
+     api_base = "${TAURAY_TEST_UNSET_VAR}"
+     """, ["models.a.api_base", "TAURAY_TEST_UNSET_VAR is not set"]),
+    ("""
+     agents = ["a"]
+     users = ["scripted"]
+     judges = [{ model = "a", prompt = "no-such-prompt@9" }]
+     [[scenarios]]
+     domain = "telecom"
+     [models.a]
+     model = "openai/x"
+     """, ["judges[0]", "no-such-prompt"]),
+    ("agents = [", ["not valid TOML"]),
+])
+def test_errors_name_file_field_and_expectation(tmp_path, text, needles):
+    path = _write(tmp_path, "bad.toml", text)
+    with pytest.raises(SweepFileError) as err:
+        load_sweep(path)
+    msg = str(err.value)
+    assert str(path) in msg
+    for needle in needles:
+        assert needle in msg, msg
+
+
+def test_yaml_equals_toml(tmp_path):
+    toml = _write(tmp_path, "s.toml", """
+        name = "s"
+        agents = ["oracle"]
+        users = ["scripted"]
+        trials = 2
+        [[scenarios]]
+        domain = "telecom"
+        split = "small"
+        [models.j]
+        model = "openai/judge-json"
+        """)
+    yaml = _write(tmp_path, "s.yaml", """
+        name: s
+        agents: [oracle]
+        users: [scripted]
+        trials: 2
+        scenarios: [{domain: telecom, split: small}]
+        models: {j: {model: openai/judge-json}}
+        """)
+    a, b = plan_sweep(load_sweep(toml)), plan_sweep(load_sweep(yaml))
+    ids = lambda p: [u.unit_id for c in p.cells for u in p.units(c)]  # noqa: E731
+    assert ids(a) == ids(b) and len(ids(a)) == 2 * 40
+    bad = _write(tmp_path, "b.yaml", "name: [unclosed\n")
+    with pytest.raises(SweepFileError, match="not valid YAML"):
+        load_sweep(bad)
+
+
+def test_unit_ids_and_seeds_are_deterministic_and_ignore_operational_fields():
+    a = plan_sweep(make_sweep("http://127.0.0.1:1/v1"))
+    b = plan_sweep(make_sweep("http://127.0.0.1:2/v1", spec={"concurrency": 3, "rpm": 10, "timeout": 5}))
+    c = plan_sweep(make_sweep("http://127.0.0.1:1/v1", spec={"temperature": 0.7}))
+    units = lambda p: [(u.unit_id, u.seed) for cell in p.cells for u in p.units(cell)]  # noqa: E731
+    assert units(a) == units(b)  # endpoint, limits and pacing are not what the model is asked
+    assert not set(units(a)) & set(units(c))  # sampling is
+    ids = [u for u, _ in units(a)]
+    assert len(ids) == len(set(ids)) == 4 * 3 * 2
+    seeds = {u.scenario: [] for cell in a.cells for u in a.units(cell)}
+    for u in a.units(a.cells[0]):
+        seeds[u.scenario].append(u.seed)
+    assert all(len(set(s)) == 2 for s in seeds.values())  # trials differ
+    assert "api_base" not in model_identity({"model": "openai/x", "api_base": "http://127.0.0.1:1/v1"})
+
+
+def test_judge_grid_and_rpm_split():
+    cfg = make_sweep("http://127.0.0.1:1/v1", spec={"rpm": 100},
+                     judges={"models": ["j"], "prompts": ["overall-plain@1", "overall-rubric"]})
+    plan = plan_sweep(cfg, {"agent": 4, "user": 1})
+    assert [j["prompt"] for j in plan.cells[0].judge_configs] == ["overall-plain@1", "overall-rubric"]
+    assert plan.cells[0].agent["rpm"] == 25 and plan.cells[0].user["rpm"] == 100
