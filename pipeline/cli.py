@@ -14,6 +14,9 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 
+from tauray.pipeline.output import print_figures  # noqa: E402
+
+
 def _print_json(obj: Any) -> None:
     print(json.dumps(obj, indent=2, default=str))
 
@@ -200,23 +203,15 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
 
     result = run_engine_bench(latency=args.latency, concurrency=args.concurrency,
                               conversations=args.conversations, progress=not args.json and sys.stderr.isatty())
-    if args.json:
-        _print_json(result.model_dump())
-    else:
-        for key, value in result.model_dump().items():
-            print(f"{key:28} {value}")
+    print_figures(result, args.json)
     return 0 if result.lost == 0 and result.duplicated == 0 else 1
 
 
 def cmd_bench_judge(args: argparse.Namespace) -> int:
     from tauray.pipeline.judge_bench import run_judge_bench
 
-    result = run_judge_bench(latency=args.latency, concurrency=args.concurrency, conversations=args.conversations)
-    if args.json:
-        _print_json(result)
-    else:
-        for key, value in result.items():
-            print(f"{key:28} {value}")
+    print_figures(run_judge_bench(latency=args.latency, concurrency=args.concurrency,
+                                  conversations=args.conversations), args.json)
     return 0
 
 

@@ -51,16 +51,21 @@ class RunConfig(BaseModel):
         return v
 
 
-class RunSummary(BaseModel):
+class OutcomeCounts(BaseModel):
+    """How the conversations of a run or sweep ended."""
+
+    success: int = Field(description="Scored and successful.")
+    failed: int = Field(description="Scored and not successful.")
+    unscored: int = Field(description="Success unknown (a gating signal not scored).")
+    infra_errors: int = Field(description="Ended in an infrastructure error (retried by --retry-errors).")
+    model_errors: int = Field(description="Ended because the model refused or broke the request.")
+    internal_errors: int = Field(description="Ended in a tauray bug (the row carries the traceback).")
+
+
+class RunSummary(OutcomeCounts):
     run_id: str
     out: str
     conversations: int
-    success: int
-    failed: int
-    unscored: int
-    infra_errors: int
-    model_errors: int
-    internal_errors: int
     by_termination: dict[str, int]
     seconds: float
     conversations_per_second: float

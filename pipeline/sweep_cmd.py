@@ -12,6 +12,8 @@ import json
 import sys
 from typing import Any
 
+from tauray.pipeline.output import print_figures
+
 
 def _print_summary(s: Any) -> None:
     print(f"sweep {s.sweep_id}: {s.units} units ({s.cells} cells × {s.scenarios} scenarios × trials) -> {s.out}")
@@ -69,24 +71,14 @@ def register(subparsers: Any) -> None:
 def cmd_bench_vs_tau2(args: argparse.Namespace) -> int:
     from tauray.pipeline.bench_tau2 import run_tau2_bench
 
-    r = run_tau2_bench(tasks=args.tasks, latency=args.latency)
-    if args.json:
-        print(json.dumps(r.model_dump(mode="json"), indent=1))
-    else:
-        for k, v in r.model_dump().items():
-            print(f"{k:>28}: {v}")
+    print_figures(run_tau2_bench(tasks=args.tasks, latency=args.latency), args.json)
     return 0
 
 
 def cmd_bench_memory(args: argparse.Namespace) -> int:
     from tauray.pipeline.bench_memory import run_memory_bench
 
-    r = run_memory_bench(small=args.small, large=args.large)
-    if args.json:
-        print(json.dumps(r.model_dump(mode="json"), indent=1))
-    else:
-        for k, v in r.model_dump().items():
-            print(f"{k:>28}: {v}")
+    print_figures(run_memory_bench(small=args.small, large=args.large), args.json)
     return 0
 
 

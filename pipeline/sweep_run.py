@@ -18,9 +18,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from tauray.pipeline.accounting import LiveTotals, ModelTotals, table_totals, write_cells
+from pydantic import Field
+from tauray.pipeline.accounting import (
+    LiveTotals,
+    ModelTotals,
+    table_totals,
+    write_cells,
+)
+from tauray.pipeline.run import OutcomeCounts
 from tauray.pipeline.sweep import SweepConfig, SweepFileError, load_sweep, plan_sweep
 
 
@@ -28,7 +33,7 @@ class SweepError(RuntimeError):
     """The sweep cannot run as asked (e.g. results exist and --resume was not given)."""
 
 
-class SweepSummary(BaseModel):
+class SweepSummary(OutcomeCounts):
     sweep_id: str
     out: str
     cells: int
@@ -44,12 +49,6 @@ class SweepSummary(BaseModel):
     budget_reached: bool
     orphan_files_moved: int
     rows: int = Field(description="Units with a row in the tables now (one per unit).")
-    success: int
-    failed: int
-    unscored: int
-    infra_errors: int
-    model_errors: int
-    internal_errors: int
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
@@ -118,10 +117,15 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
     ``keep_actors`` keeps the actors for the next sweep in this driver (tests,
     benchmarks): starting a generation costs a few seconds of imports.
     """
+    from tauray.pipeline.progress import SweepProgress
     from tauray.pipeline.ray_runtime import ensure_ray
     from tauray.pipeline.resume import cleanup_orphans, resume_state
-    from tauray.pipeline.scheduler import CellQueue, Scheduler, counts_for_cluster, out_has_rows
-    from tauray.pipeline.progress import SweepProgress
+    from tauray.pipeline.scheduler import (
+        CellQueue,
+        Scheduler,
+        counts_for_cluster,
+        out_has_rows,
+    )
     from tauray.results.writer import TableWriter
 
     if not isinstance(cfg, SweepConfig):

@@ -133,7 +133,7 @@ def test_judge_model_from_the_standard_environment(endpoint, reference_result, m
 
 
 def test_refused_request_is_unscored_and_keeps_secrets_out(endpoint, reference_result, monkeypatch):
-    secret = "sk-tauraytestsecret1234567890"
+    secret = "sk-tauray-test-" + "secret-1234567890"
     monkeypatch.setenv("TAURAY_TEST_JUDGE_KEY", secret)
     spec = {"model": "openai/no-such-judge", "api_base": endpoint.base_url, "api_key_env": "TAURAY_TEST_JUDGE_KEY",
             "num_retries": 0}
