@@ -196,15 +196,11 @@ def execute(cfg: RunConfig, units: list[WorkUnit] | None = None,
 
 
 def _count(counts: Counter[str], result: Any) -> None:
+    from tauray.pipeline.accounting import outcome
+
     c = result.conversation
     counts["total"] += 1
     counts[f"term:{c.termination_reason}"] += 1
-    if c.error_kind:
-        counts[c.error_kind] += 1
-        counts["errors"] += 1
-    elif c.success is True:
-        counts["success"] += 1
-    elif c.success is False:
-        counts["failed"] += 1
-    else:
-        counts["unscored"] += 1
+    kind = outcome(c.error_kind, c.success)
+    counts[kind] += 1
+    counts["errors"] += kind in ("infra", "model", "internal")
