@@ -28,18 +28,6 @@ class SideHost:
         self.sessions: dict[str, SideSession] = {}
         self.opened = 0
 
-    def _small_executor(self) -> None:
-        """litellm runs part of every async call in the loop's default thread pool; a
-        host serves hundreds of calls at once, and a pool of a few threads costs far
-        less CPU in thread switches than one thread per core plus four."""
-        import asyncio
-        from concurrent.futures import ThreadPoolExecutor
-
-        loop = asyncio.get_running_loop()
-        if getattr(self, "_executor_loop", None) is not loop:
-            loop.set_default_executor(ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"tauray-{self.side}"))
-            self._executor_loop = loop
-
     def _session(self, conv_id: str) -> SideSession:
         try:
             return self.sessions[conv_id]
@@ -52,7 +40,6 @@ class SideHost:
         coordinator computed it: initialization actions and sync already applied)."""
         from tauray.actors.models import ModelSpec, get_client
 
-        self._small_executor()
         scenario = default_registry().get(scenario_name)
         spec = ModelSpec.model_validate(model)
         dom = domain_spec(scenario.domain)

@@ -147,7 +147,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         patterns=args.pattern, domain=args.domain, split=args.split, variant=args.variant,
         agent=_model_spec(args, "agent"), user=_model_spec(args, "user"), trials=args.trials,
         concurrency=args.concurrency, max_steps=args.max_steps, max_errors=args.max_errors, seed=args.seed,
-        address=args.address,
+        address=args.address, agent_hosts=args.agent_hosts, user_hosts=args.user_hosts,
+        coordinators=args.coordinators,
     )
     if args.run_id:
         kwargs["run_id"] = args.run_id
@@ -245,6 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="run directory (default runs/RUN_ID)")
     p.add_argument("--run-id")
     p.add_argument("--address", help="Ray address to join (default: local Ray on 127.0.0.1)")
+    p.add_argument("--agent-hosts", type=int, default=1,
+                   help="agent host actors (each a process; more spread model-call work over cores)")
+    p.add_argument("--user-hosts", type=int, default=1, help="user-simulator host actors")
+    p.add_argument("--coordinators", type=int, default=1, help="coordinator actors")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="offline demo: reference policies on the telecom base split, both variants")

@@ -71,7 +71,11 @@ def register(subparsers: Any) -> None:
 def cmd_bench_vs_tau2(args: argparse.Namespace) -> int:
     from tauray.pipeline.bench_tau2 import run_tau2_bench
 
-    print_figures(run_tau2_bench(tasks=args.tasks, latency=args.latency), args.json)
+    kwargs: dict[str, Any] = {"tasks": args.tasks, "latency": args.latency, "waves": args.waves, "hosts": args.hosts}
+    for name in ("equal", "tau2_candidates", "tauray_candidates"):
+        if getattr(args, name) is not None:
+            kwargs[name] = getattr(args, name)
+    print_figures(run_tau2_bench(**kwargs), args.json)
     return 0
 
 
@@ -82,11 +86,28 @@ def cmd_bench_memory(args: argparse.Namespace) -> int:
     return 0
 
 
+def _int_tuple(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
 def register_bench(bench_subparsers: Any) -> None:
     """Add ``vs-tau2`` and ``memory`` under ``tauray bench``."""
     p = bench_subparsers.add_parser("vs-tau2", help="tauray vs upstream `tau2 run` on the same telecom tasks")
     p.add_argument("--tasks", type=int, default=None, help="telecom tasks (default: sized for a few minutes)")
-    p.add_argument("--latency", type=float, default=None, help="endpoint latency in seconds")
+    p.add_argument("--latency", type=float, default=None, help="endpoint latency in seconds (default 3)")
+    p.add_argument("--equal", type=int, default=None, help="the concurrency both run at (default 128)")
+    p.add_argument("--tau2-candidates", type=_int_tuple, default=None, metavar="C,C,...",
+                   help="concurrencies tried for tau2 (default 32,64,128; at 192 and more its threads broke or hung here)")
+    p.add_argument("--tauray-candidates", type=_int_tuple, default=None, metavar="C,C,...",
+                   help="concurrencies tried for tauray (default 128,256,384)")
+    p.add_argument("--waves", type=int, default=3, help="conversations per run = waves × concurrency")
+    p.add_argument("--hosts", type=int, default=2, help="tauray agent hosts and user hosts (each)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_vs_tau2)
     p = bench_subparsers.add_parser("memory", help="driver peak RSS: a large sweep vs a 10x smaller one")

@@ -281,3 +281,74 @@ def test_get_client_caches_per_spec(endpoints):
     client = get_client(spec)
     assert get_client(ModelSpec.parse(spec.model_dump_json())) is client
     assert get_client(_spec(endpoints["plain"], seed=7)) is not client
+
+
+# --------------------------------------------------------------------------- executor
+
+
+def _in_litellm(fn):
+    fn.__module__ = "litellm.fake"  # what the executor recognises litellm's functions by
+    return fn
+
+
+def test_litellm_request_building_runs_in_place_other_jobs_in_threads():
+    import contextvars
+    import functools
+    import threading
+
+    from tauray.actors.models import LitellmInlineExecutor
+
+    executor = LitellmInlineExecutor()
+
+    @_in_litellm
+    def build(x: int) -> tuple[int, int]:
+        return x, threading.get_ident()
+
+    @_in_litellm
+    def broken() -> None:
+        raise ValueError("boom")
+
+    def wrapped(fn, *args):  # litellm's shape: partial(Context.run, partial(fn, ...))
+        return functools.partial(contextvars.copy_context().run, functools.partial(fn, *args))
+
+    try:
+        assert executor.submit(wrapped(build, 7)).result() == (7, threading.get_ident())
+        with pytest.raises(ValueError, match="boom"):
+            executor.submit(wrapped(broken)).result()
+        # anything else (not litellm, or not in litellm's shape) goes to a pool thread
+        assert executor.submit(threading.get_ident).result(timeout=5) != threading.get_ident()
+        assert executor.submit(build, 1).result(timeout=5)[1] != threading.get_ident()
+    finally:
+        executor.shutdown()
+
+
+def test_client_installs_inline_executor_and_litellm_builds_on_the_loop_thread(loop, endpoints, monkeypatch):
+    import functools
+    import threading
+
+    import litellm.main
+
+    from tauray.actors.models import LitellmInlineExecutor
+
+    threads: list[int] = []
+    original = litellm.main.completion
+
+    @functools.wraps(original)
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.get_ident())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(litellm.main, "completion", spy)
+
+    async def main() -> int:
+        client = ModelClient(_spec(endpoints["plain"]))
+        try:
+            reply = await client.complete(AGENT_TURN, TOOLS)
+        finally:
+            await client.aclose()
+        assert reply.tool_calls
+        assert isinstance(asyncio.get_running_loop()._default_executor, LitellmInlineExecutor)
+        return threading.get_ident()
+
+    loop_thread = loop.run_until_complete(main())
+    assert threads and set(threads) == {loop_thread}
