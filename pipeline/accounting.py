@@ -172,14 +172,7 @@ def pd_na(value: Any) -> bool:
 
 
 def write_cells(out: Path, run_id: str, cells: list[Any]) -> Path | None:
-    """All cells of the sweep as one new ``cells`` file; readers keep the latest per cell.
+    """All cells of the sweep as one new ``cells`` file; readers keep the latest per cell."""
+    from tauray.results.writer import write_rows
 
-    (``write_rows`` checks a ``run_id`` column that cell rows do not have, so the
-    writer's file commit is used directly.)
-    """
-    from tauray.results.writer import _commit_file, _to_arrow, next_seq
-
-    if not cells:
-        return None
-    rows = [c.model_dump() for c in cells]
-    return _commit_file(out, "cells", _to_arrow("cells", rows), run_id, next_seq(out, run_id))
+    return write_rows(out, "cells", cells, run_id)

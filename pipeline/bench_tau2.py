@@ -45,9 +45,9 @@ class Tau2Bench(BaseModel):
     tau2_per_hour: float
     tauray_per_hour: float
     speedup: float
-    tau2_per_hour_at_equal: float
+    tau2_per_hour_at_equal: float | None  # None: tau2 failed at the equal concurrency
     tauray_per_hour_at_equal: float
-    speedup_at_equal: float
+    speedup_at_equal: float | None
     ideal_per_hour: float
     tauray_vs_ideal: float
     tau2_calls_per_conversation: float
@@ -175,8 +175,8 @@ def run_tau2_bench(tasks: int | None = None, latency: float | None = None, equal
         tasks=tasks, latency_s=latency, equal_concurrency=equal, tau2_concurrency=int(best_t2),
         tauray_concurrency=int(best_tr), tau2_per_hour=tau2_runs[best_t2], tauray_per_hour=tauray_runs[best_tr],
         speedup=round(tauray_runs[best_tr] / tau2_runs[best_t2], 2),
-        tau2_per_hour_at_equal=at_equal or 0.0, tauray_per_hour_at_equal=tauray_runs[str(equal)],
-        speedup_at_equal=round(tauray_runs[str(equal)] / at_equal, 2) if at_equal else 0.0,
+        tau2_per_hour_at_equal=at_equal, tauray_per_hour_at_equal=tauray_runs[str(equal)],
+        speedup_at_equal=round(tauray_runs[str(equal)] / at_equal, 2) if at_equal else None,
         ideal_per_hour=round(ideal(best_tr), 1), tauray_vs_ideal=round(tauray_runs[best_tr] / ideal(best_tr), 3),
         tau2_calls_per_conversation=round(sum(t2_calls) / len(t2_calls), 2),
         tauray_calls_per_conversation=round(calls, 2), tau2_runs=tau2_runs, tauray_runs=tauray_runs,

@@ -121,7 +121,8 @@ def write_rows(
     rows: list[dict[str, Any]] | list[BaseModel],
     run_id: str,
 ) -> Path | None:
-    """Append ``rows`` of one table to a run directory as one new file.
+    """Append ``rows`` of one table to a run directory as one new file (named after
+    ``run_id``; rows of a table with a ``run_id`` column must carry that id).
 
     Rows are validated through the table's record class first, so a bad row
     fails here instead of producing a file that does not match the schema.
@@ -132,12 +133,13 @@ def write_rows(
     if not rows:
         return None
     record = TABLES[table]
+    per_run = "run_id" in record.model_fields  # table-level rows (cells) carry no run id
     dumped: list[dict[str, Any]] = []
     for row in rows:
         validated = row if isinstance(row, record) else record.model_validate(
             row.model_dump() if isinstance(row, BaseModel) else row
         )
-        if validated.run_id != run_id:  # type: ignore[attr-defined]
+        if per_run and validated.run_id != run_id:  # type: ignore[attr-defined]
             raise ValueError(f"{table} row has run_id {validated.run_id!r}, expected {run_id!r}")  # type: ignore[attr-defined]
         dumped.append(validated.model_dump())
     out_dir = Path(out_dir)
