@@ -18,6 +18,7 @@ _EXPORTS = {
     "JudgeHost": "judge", "JudgeConfig": "judge", "judge_result": "judge", "judge_actor_class": "judge",
     "OracleAgent": "policies", "ScriptedUser": "policies", "LLMPolicy": "policies",
     "start_endpoint": "endpoint", "EndpointConfig": "endpoint",
+    "probe_models": "probe", "ProbeError": "probe",
 }
 
 __all__ = sorted(_EXPORTS)

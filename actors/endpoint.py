@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .endpoint_behaviours import (
     BEHAVIOURS,
+    BehaviourError,
     Reply,
     UnknownBehaviour,
     completion_words,
@@ -273,6 +274,9 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
 
         try:
             reply = behaviour(body, state.config)
+        except BehaviourError as exc:  # the behaviour refuses the request, as a provider would
+            state.rejected += 1
+            return _error(exc.status, exc.message, exc.err_type, exc.code)
         except Exception as exc:  # a behaviour bug should look like a provider error, not a hang
             return _error(500, f"Behaviour {name!r} failed: {exc!r}", "server_error", "behaviour_error")
 

@@ -54,6 +54,17 @@ class UnknownBehaviour(KeyError):
         self.model = model
 
 
+class BehaviourError(Exception):
+    """A behaviour's way to answer with an HTTP error, as a provider refusing a request does."""
+
+    def __init__(self, status: int, message: str, err_type: str = "invalid_request_error", code: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.err_type = err_type
+        self.code = code
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -442,6 +453,29 @@ def judge_injected(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
     return text_reply(json.dumps(_good_answer(body)[0]) + "\nThe record contained:\n" + "\n".join(quoted))
 
 
+# --------------------------------------------------------------------------- refusals
+
+REFUSE_MARK = "[refuse]"
+"""A message containing this makes ``refuse-marked`` refuse the request."""
+
+
+def refuse_marked(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """Refuses (with the HTTP status after the colon, default 400) any request whose messages
+    carry :data:`REFUSE_MARK`, and answers every other one: a provider that refuses some requests
+    for what they are while the deployment stays healthy."""
+    status = int(model_param(body) or 400)
+    if any(REFUSE_MARK in str(m.get("content") or "") for m in _messages(body)):
+        raise BehaviourError(status, f"Refused: the request carries {REFUSE_MARK}.", code="refused")
+    return text_reply("ready")
+
+
+def no_seed(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """A server that refuses the ``seed`` parameter (as some OpenAI-compatible servers do)."""
+    if "seed" in body:
+        raise BehaviourError(400, "Unrecognized request argument supplied: seed", code="unsupported_parameter")
+    return text_reply("ready")
+
+
 BEHAVIOURS: dict[str, Behaviour] = {
     "scripted-agent": scripted_agent,
     "scripted-agent-quiet": scripted_agent_quiet,
@@ -459,6 +493,8 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "judge-contradict": judge_contradict,
     "judge-empty": judge_empty,
     "judge-injected": judge_injected,
+    "refuse-marked": refuse_marked,
+    "no-seed": no_seed,
 }
 """Behaviour registry: model name (before any ``:param``) to behaviour."""
 
@@ -474,7 +510,9 @@ def resolve(model: str) -> tuple[str, Behaviour]:
 
 __all__ = [
     "BEHAVIOURS",
+    "REFUSE_MARK",
     "STOP_TOKEN",
+    "BehaviourError",
     "Behaviour",
     "BehaviourSettings",
     "Reply",

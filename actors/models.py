@@ -359,6 +359,27 @@ def retry_policy(num_retries: int) -> Any:
     )
 
 
+def allowed_fails_policy() -> Any:
+    """Errors that never cool a deployment down: requests refused for what they are.
+
+    litellm's Router cools a deployment down after a 401 or 404 (and, for a single
+    deployment, after any error litellm would not retry), after which every call,
+    however good, fails with "no deployments available" for the cooldown period. A
+    bad request, a refused key, a missing model or a content-policy refusal is the
+    request's (or the configuration's) doing, so it is allowed without limit; rate
+    limits and server errors keep litellm's default handling.
+    """
+    from litellm.types.router import AllowedFailsPolicy
+
+    unlimited = 10**9
+    return AllowedFailsPolicy(
+        BadRequestErrorAllowedFails=unlimited,
+        AuthenticationErrorAllowedFails=unlimited,
+        NotFoundErrorAllowedFails=unlimited,
+        ContentPolicyViolationErrorAllowedFails=unlimited,
+    )
+
+
 # --------------------------------------------------------------------------- errors
 
 
@@ -498,6 +519,9 @@ class ModelClient:
             "timeout": spec.timeout,
             "retry_policy": retry_policy(spec.num_retries),
         }
+        # A refused request says nothing about the deployment's health, so it must never put
+        # the deployment in cooldown (which would turn every other call into "no deployments").
+        router_kwargs["allowed_fails_policy"] = allowed_fails_policy()
         if spec.fallbacks:
             router_kwargs["fallbacks"] = [{spec.model: list(spec.fallbacks)}]
         if spec.rpm is not None or spec.tpm is not None:

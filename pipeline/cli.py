@@ -105,16 +105,52 @@ def _model_args(p: argparse.ArgumentParser, role: str, default: str | None) -> N
     p.add_argument(f"--{role}-concurrency", type=int, default=None, help="max in-flight calls to this model")
     p.add_argument(f"--{role}-retries", type=int, default=None, help="retries of a failed call (litellm Router)")
     p.add_argument(f"--{role}-timeout", type=float, default=None, help="seconds per call before it counts as failed")
+    p.add_argument(f"--{role}-max-tokens", type=int, default=None, help="cap on completion tokens per call")
+    p.add_argument(f"--{role}-param", action="append", default=[], metavar="KEY=VALUE",
+                   help=f"extra litellm parameter for the {role} model (repeatable; VALUE is read as JSON when "
+                   "it parses, else as text), e.g. top_p=0.9 or reasoning_effort=low")
+
+
+def _params(pairs: list[str], flag: str) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as a dict; values that parse as JSON (numbers, booleans, objects) are typed."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{flag}: expected KEY=VALUE, got {pair!r}")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        params[key.strip()] = value
+    return params
+
+
+def add_probe_argument(p: argparse.ArgumentParser) -> None:
+    """``--no-probe``, shared by the commands that call models."""
+    p.add_argument("--no-probe", action="store_true",
+                   help="skip the one real call per distinct model made before any work starts")
 
 
 def _model_spec(args: argparse.Namespace, role: str) -> dict[str, Any]:
     spec: dict[str, Any] = {"model": getattr(args, f"{role}_model")}
     for flag, field in (("api_base", "api_base"), ("key_env", "api_key_env"), ("temperature", "temperature"),
-                        ("concurrency", "concurrency"), ("retries", "num_retries"), ("timeout", "timeout")):
+                        ("concurrency", "concurrency"), ("retries", "num_retries"), ("timeout", "timeout"),
+                        ("max_tokens", "max_tokens")):
         value = getattr(args, f"{role}_{flag}")
         if value is not None:
             spec[field] = value
+    extra = _params(getattr(args, f"{role}_param", None) or [], f"--{role}-param")
+    if extra:
+        spec["extra_params"] = extra
     return spec
+
+
+def probe_run_models(agent: dict[str, Any], user: dict[str, Any], seed: int | None) -> None:
+    """The probe of ``tauray run``: before any run directory or row exists."""
+    from tauray.actors.probe import probe_models
+
+    probe_models({"agent": agent, "user": user}, seed=seed)
 
 
 def _print_summary(summary: Any) -> None:
@@ -157,6 +193,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     run_id = kwargs.get("run_id") or RunConfig.model_fields["run_id"].default_factory()
     kwargs["run_id"] = run_id
     kwargs["out"] = Path(args.out) if args.out else Path("runs") / run_id
+    if not args.no_probe:
+        probe_run_models(kwargs["agent"], kwargs["user"], args.seed)
     return _run(kwargs, args.json)
 
 
@@ -250,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="agent host actors (each a process; more spread model-call work over cores)")
     p.add_argument("--user-hosts", type=int, default=1, help="user-simulator host actors")
     p.add_argument("--coordinators", type=int, default=1, help="coordinator actors")
+    add_probe_argument(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="offline demo: reference policies on the telecom base split, both variants")

@@ -169,6 +169,16 @@ class SweepConfig(BaseModel):
             return [JudgeConfig(model=m, prompt=p, samples=g.samples) for m, p in itertools.product(g.models, g.prompts)]
         return list(self.judges)
 
+    def probe_specs(self) -> dict[str, dict[str, Any]]:
+        """The models this sweep calls, labelled by their roles ("agent/judge (models.NAME)"), for the probe."""
+        roles: dict[str, list[str]] = {}
+        for role, names in (("agent", self.agents), ("user", self.users),
+                            ("judge", [j.model for j in self.judge_list])):
+            for name in names:
+                if name in self.models and role not in roles.setdefault(name, []):
+                    roles[name].append(role)
+        return {f"{'/'.join(r)} (models.{name})": self.models[name].spec for name, r in roles.items()}
+
     def spec(self, name: str) -> dict[str, Any]:
         return self.models[name].spec if name in self.models else {"model": name}
 

@@ -44,7 +44,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     try:
         summary = run_sweep(args.file, out=args.out, address=args.address, resume=args.resume,
-                            retry_errors=args.retry_errors, progress=None if not args.no_progress else False)
+                            retry_errors=args.retry_errors, progress=None if not args.no_progress else False,
+                            probe=not args.no_probe)
     except (SweepFileError, SweepError) as exc:
         print(f"tauray sweep: {exc}", file=sys.stderr)
         return 2
@@ -65,6 +66,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--retry-errors", action="store_true", help="resume and rerun units whose row is an infra error")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-progress", action="store_true", help="no live progress display")
+    p.add_argument("--no-probe", action="store_true",
+                   help="skip the one real call per distinct model made before any work starts")
     p.set_defaults(func=cmd_sweep)
 
 

@@ -111,7 +111,7 @@ def _manifest(out: Path, cfg: SweepConfig) -> None:
 
 def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, address: str | None = None,
               resume: bool = False, retry_errors: bool = False, progress: bool | None = None,
-              hooks: Any = None, keep_actors: bool = False) -> SweepSummary:
+              hooks: Any = None, keep_actors: bool = False, probe: bool = True) -> SweepSummary:
     """Run (or resume) a sweep and return its summary; see the module docstring.
 
     ``keep_actors`` keeps the actors for the next sweep in this driver (tests,
@@ -142,6 +142,13 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
                 check_model_ready(ModelSpec.model_validate(entry.spec))
             except Exception as exc:
                 raise SweepFileError(f"{cfg.name}: field 'models.{name}': {exc}") from None
+    if probe:  # one real call per distinct model, before any directory or row exists
+        from tauray.actors.probe import ProbeError, probe_models
+
+        try:
+            probe_models(cfg.probe_specs(), seed=cfg.seed)
+        except ProbeError as exc:
+            raise SweepFileError(f"{cfg.name}: {exc}") from None
     started = time.perf_counter()
     address = address or os.environ.get("RAY_ADDRESS") or None
     import ray as _ray

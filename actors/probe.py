@@ -1,0 +1,156 @@
+"""One real call per distinct model before any work starts.
+
+The readiness check (:func:`~tauray.actors.models.check_model_ready`) is free
+but blind: it cannot know that a model name is a typo, that a key is refused,
+that a provider rejects a parameter or that a base URL answers nobody. Found
+by the conversations themselves, each of those turns every row of a run into
+an error (and, for a judge, into unscored rows). A probe makes one minimal
+request per distinct spec through the very client the engine uses (same
+Router, same provider-safe parameters, the seed sent the same way) and stops
+the command with a message naming the role, the model and what the provider
+answered, before any run directory or row exists.
+
+Any reply, even an empty one, passes: the probe asks whether the model can be
+called, not whether it is good.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from tauray.actors.models import ModelCallError, ModelClient, ModelConfigError, ModelSpec, check_model_ready
+
+PROBE_MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Reply with the single word: ready"}]
+"""The probe's conversation: short, so that a probe costs a handful of tokens."""
+
+# Agents and user simulators are always offered tools, so their probe is too: a model or server
+# that cannot take tools (some local servers, some small models) must fail here, not in every row.
+PROBE_TOOLS: list[dict[str, Any]] = [{
+    "type": "function",
+    "function": {
+        "name": "lookup_status",
+        "description": "Look up the status of an item by its id.",
+        "parameters": {"type": "object", "properties": {"item_id": {"type": "string", "description": "Item id."}},
+                       "required": ["item_id"]},
+    },
+}]
+
+TOOL_ROLES = ("agent", "user")
+"""Roles whose calls carry tools; a label's first word names its roles, e.g. "agent/judge (models.a)"."""
+
+
+class ProbeError(ModelConfigError):
+    """A model answered its probe with an error; nothing was run."""
+
+    def __init__(self, message: str, *, roles: tuple[str, ...] = (), model: str = "", status_code: int | None = None):
+        super().__init__(message)
+        self.roles = roles
+        self.model = model
+        self.status_code = status_code
+
+
+def _distinct(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str]) -> list[tuple[ModelSpec, list[str]]]:
+    """Specs that call a model, each once, with every role that uses it (in the order given)."""
+    groups: dict[str, tuple[ModelSpec, list[str]]] = {}
+    for role, value in specs.items():
+        spec = ModelSpec.parse(value)
+        if spec.is_reference:
+            continue
+        key = spec.model_dump_json()
+        groups.setdefault(key, (spec, []))[1].append(role)
+    return list(groups.values())
+
+
+def _uses_tools(roles: list[str]) -> bool:
+    """Whether any label's first word names a tool-using role ("agent", "user/judge (models.x)")."""
+    return any(set(role.split()[0].split("/")) & set(TOOL_ROLES) for role in roles if role.strip())
+
+
+def _answer(message: str, limit: int = 600) -> str:
+    """The provider's words without litellm's repeated prefixes and routing epilogue."""
+    text = message.split("\n\nLiteLLM: model group", 1)[0].strip()
+    for prefix in ("litellm.", "OpenAIException - "):
+        while prefix in text:
+            head, _, tail = text.partition(prefix)
+            text = head + tail
+    text = re.sub(r"\b(\w+Error: )(?:\1)+", r"\1", " ".join(text.split())).rstrip(". ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+async def _probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> ProbeError | None:
+    # A fresh client built exactly as the engine's (same retries for transient failures), so that
+    # the run's own clients inherit no state from the probe.
+    client = ModelClient(spec)
+    try:
+        await client.complete(PROBE_MESSAGES, PROBE_TOOLS if _uses_tools(roles) else None, seed=seed)
+    except ModelCallError as error:
+        who = " and ".join(roles)
+        status = f"HTTP {error.status_code} " if error.status_code else ""
+        kind = "refused the request" if error.kind == "model" else "could not be reached"
+        return ProbeError(
+            f"probe of the {who} model {spec.model!r} failed: the provider {kind} "
+            f"({status}{error.error_type or 'error'}): {_answer(error.message)}. Nothing was run; fix the model spec "
+            "(name, key variable, api_base, extra_params) or pass --no-probe to skip this check.",
+            roles=tuple(roles), model=spec.model, status_code=error.status_code)
+    except ModelConfigError as error:
+        return ProbeError(f"{' and '.join(roles)}: {error}", roles=tuple(roles), model=spec.model)
+    finally:
+        await client.aclose()
+    return None
+
+
+async def probe_models_async(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *, seed: int | None = 0) -> None:
+    """:func:`probe_models` for callers already inside an event loop."""
+    groups = _distinct(specs)
+    for spec, roles in groups:
+        try:
+            check_model_ready(spec)
+        except ProbeError:
+            raise
+        except ModelConfigError as error:
+            raise ProbeError(f"{' and '.join(roles)}: {error}", roles=tuple(roles), model=spec.model) from None
+    failures = [f for f in await asyncio.gather(*(_probe_one(s, r, seed) for s, r in groups)) if f is not None]
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:
+        first = failures[0]
+        raise ProbeError("; ".join(str(f) for f in failures), roles=first.roles, model=first.model,
+                         status_code=first.status_code)
+
+
+def probe_models(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *, seed: int | None = 0) -> None:
+    """Probe every distinct model spec in ``specs`` (role label -> spec) once, concurrently.
+
+    Reference policies (``oracle``, ``scripted``) are skipped; identical specs under
+    several roles are probed once and named with all of them. ``seed`` is sent as the
+    engine sends a unit's seed (dropped where the provider does not take one), so a
+    provider that refuses it fails here. Raises :class:`ProbeError` (a
+    :class:`ModelConfigError`) naming the role(s), the model and the provider's answer,
+    scrubbed of secrets.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(probe_models_async(specs, seed=seed))
+        return
+    # Called from inside a loop (a notebook, an async caller): run the probe on its own loop.
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(probe_models_async(specs, seed=seed))
+        except BaseException as error:  # re-raised in the caller's thread
+            errors.append(error)
+
+    thread = threading.Thread(target=target, name="tauray-probe")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
+__all__ = ["PROBE_MESSAGES", "PROBE_TOOLS", "ProbeError", "probe_models", "probe_models_async"]
