@@ -47,6 +47,12 @@ class SideHost:
         state = dom.side_from_db(self.side, db) if db is not None else None
         policy = make_policy(self.side, spec.model, scenario, lambda: get_client(spec))
         session = SideSession(scenario, self.side, state, policy, seed)
+        if spec.reference_steps:
+            if self.side != "agent":
+                raise ValueError("reference_steps is an agent option; the user model must not set it")
+            from tauray.scenarios.prompts import reference_steps_prompt
+
+            session.view[0]["content"] += "\n\n" + reference_steps_prompt(scenario.reference_actions)
         if greeting:
             session.say(greeting)
         self.sessions[conv_id] = session

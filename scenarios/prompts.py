@@ -67,3 +67,23 @@ def user_prompt(profile: UserProfile, script: tuple[str, ...], guidelines: tuple
         _section("Ending", USER_STOP_NOTE),
     ]
     return "\n\n".join(s for s in sections if s)
+
+
+REFERENCE_STEPS_INTRO = (
+    "## Reference steps\n"
+    "This case has a known resolution. Follow these steps in order, one per reply: "
+    "an agent step is a call of that tool with these arguments; a customer step is "
+    "something to ask the customer to do on their phone, then wait for what it shows."
+)
+
+
+def reference_steps_prompt(actions: tuple) -> str:
+    """The scenario's reference actions as a ground-truth addendum to the agent prompt
+    (one ``N. agent|customer: tool {json}`` line each), for an agent run with
+    ``reference_steps``: checking user simulators against a known resolution, and
+    benchmarks whose scripted agent follows it."""
+    import json
+
+    lines = [f"{i}. {'agent' if a.side == 'agent' else 'customer'}: {a.name} {json.dumps(a.arguments, sort_keys=True)}"
+             for i, a in enumerate(actions, 1)]
+    return "\n".join([REFERENCE_STEPS_INTRO, *lines])
