@@ -19,6 +19,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
+from .endpoint_writers import WRITING_BEHAVIOURS
+
 STOP_TOKEN = "###STOP###"
 """Marker a simulated user appends to its last message (τ²'s convention)."""
 
@@ -495,6 +497,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "judge-injected": judge_injected,
     "refuse-marked": refuse_marked,
     "no-seed": no_seed,
+    **WRITING_BEHAVIOURS,
 }
 """Behaviour registry: model name (before any ``:param``) to behaviour."""
 
