@@ -110,6 +110,11 @@ class ModelSpec(BaseModel):
     extra_params: dict[str, Any] = Field(
         default_factory=dict, description="Further litellm completion parameters (e.g. top_p), passed through as given."
     )
+    reference_steps: bool = Field(
+        False, description="Agent only: the scenario's reference actions are added to the system prompt (a "
+        "ground-truth agent, as τ²'s llm_agent_gt), to check user simulators against a known resolution and "
+        "for benchmarks whose scripted agent follows the steps (endpoint behaviour scripted-agent-writes).",
+    )
 
     @field_validator("model")
     @classmethod
