@@ -2,28 +2,58 @@
 
 A judge is asked for JSON (through ``response_format`` where the provider
 supports it, and always in the prompt), but replies arrive fenced, wrapped in
-prose, repeated, truncated or empty. Parsing is therefore a search, not a
-``json.loads``: every top-level JSON value in the text is decoded in order, the
-ones shaped like a verdict are kept, and when several appear the last one wins
-(a model that corrects itself ends with the correction). Anything that cannot
-be matched back to exactly one question becomes *unscored* with a reason,
-never a pass and never a fail; an empty reply in particular never passes.
+prose, repeated, truncated, hedged or quoting the conversation. Parsing is a
+search with one rule: **one verdict per reply, or unscored**.
+
+* Every complete JSON object or array in the reply is decoded (fences and prose
+  skipped). A value that fails to decode (broken, truncated, a duplicate key)
+  is skipped *as a whole*: the scanner never restarts inside it, so a verdict
+  quoted in the reasoning of a broken reply is never read as the reply's own.
+* Every verdict-shaped value is collected, at any depth: an object carrying the
+  schema's own verdict key (``verdict``). Other keys (``passed``, ``pass``,
+  ``met``...) never make a verdict on their own; where they sit beside
+  ``verdict`` and disagree with it, that object is ambiguous.
+* All collected verdicts must agree. Two different ones (a correction, a quoted
+  hypothetical, a second block, two lists) make the question unscored with a
+  reason starting ``ambiguous:`` that lists the candidates.
+* Verdict-key text inside a value that failed to decode can never give a
+  verdict, but it counts as a disagreeing voice when it differs. Prose is not
+  read at all (a quote of the record is defused there by the renderer).
+* A value whose fields are the prompt's placeholders (``"<pass|fail>"``,
+  ``"<one sentence>"``) is an echo of the reply-format example, not a verdict.
+
+Whatever cannot be matched back to exactly one answer per question becomes
+*unscored* with a reason, never a pass and never a fail.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-_OVERALL_PASS = {"pass", "passed", "yes", "true", "resolved", "success", "succeeded"}
-_OVERALL_FAIL = {"fail", "failed", "no", "false", "not_resolved", "unresolved", "failure"}
-_NL_MET = {"met", "true", "yes", "pass", "passed", "holds"}
-_NL_NOT_MET = {"not_met", "not met", "unmet", "false", "no", "fail", "failed", "violated"}
-_RESULT_LIST_KEYS = ("results", "assertions", "verdicts")
+VERDICT_KEY = "verdict"
+ID_KEY = "id"
+RESULTS_KEY = "results"
+_OVERALL = {"pass": True, "passed": True, "fail": False, "failed": False}
+_NL = {"met": True, "not_met": False, "not met": False, "not-met": False}
+# Fields that are not the schema's verdict but state one; read only to find a
+# disagreeing object, never as a verdict.
+_SIDE_FIELDS = ("passed", "pass", "resolved", "success", "met", "holds", "satisfied")
+_SIDE_TRUE = {"true", "yes", "pass", "passed", "met", "resolved", "success", "holds", "satisfied"}
+_SIDE_FALSE = {"false", "no", "fail", "failed", "not_met", "not met", "unmet", "unresolved", "violated"}
+_PLACEHOLDER = re.compile(r"^\s*<[^<>]*>\s*$|^\s*[a-z_]+(\s*\|\s*[a-z_]+)+\s*$", re.IGNORECASE)
 _ID = re.compile(r"^\s*[Aa]?\s*(\d+)\s*$")
+_STRAY = re.compile(r"""["'`]verdict["'`]\s*[:=]\s*["'`]?\s*([a-z_\- ]{2,12}?)\s*["'`,}\]\n]""")
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+# The first character after "{" or "[" that can begin JSON content: anything
+# else ("{the agent...", "[see R1") is prose, not a value that failed to decode.
+_OBJECT_START = re.compile(r"""\s*(["'}]|[A-Za-z_]\w*\s*:)""")
+_ARRAY_START = re.compile(r"""\s*(["'{\[\]\-0-9]|true|false|null)""")
 
 
 class ParsedVerdict(BaseModel):
@@ -62,74 +92,232 @@ def response_format(kind: Literal["overall", "nl"]) -> dict[str, Any]:
             "json_schema": {"name": f"judge_{kind}_verdict", "schema": reply_schema(kind), "strict": True}}
 
 
-def json_values(text: str) -> list[Any]:
-    """Every top-level JSON object or array in ``text``, in order (fences and prose skipped)."""
-    decoder = json.JSONDecoder()
-    values: list[Any] = []
+# --------------------------------------------------------------------------- scanning
+
+
+class DuplicateKeyError(ValueError):
+    """An object names the same key twice: which one the judge meant is unknowable."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise DuplicateKeyError(f"duplicate key {key!r}")
+        seen.add(key)
+    return dict(pairs)
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates)
+
+
+def _close(text: str, start: int) -> int | None:
+    """End (exclusive) of the bracketed region opening at ``start``, string-aware; None if it never closes."""
+    depth, in_string, escaped = 0, False, False
+    for k in range(start, len(text)):
+        c = text[k]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+            if depth == 0:
+                return k + 1
+    return None
+
+
+@dataclass
+class Scan:
+    """What a reply holds: the values that decode, and the bracketed spans that do not."""
+
+    values: list[tuple[int, Any]] = field(default_factory=list)
+    broken: list[tuple[int, str, str]] = field(default_factory=list)  # (start, decoder error, span text)
+
+
+def scan(text: str) -> Scan:
+    """Every top-level JSON value of ``text`` in order; a value that fails to decode is skipped whole."""
+    out = Scan()
     i, n = 0, len(text)
     while i < n:
         j = min((k for k in (text.find("{", i), text.find("[", i)) if k >= 0), default=-1)
         if j < 0:
             break
-        try:
-            value, end = decoder.raw_decode(text, j)
-        except ValueError:
-            i = j + 1
+        if not (_OBJECT_START if text[j] == "{" else _ARRAY_START).match(text, j + 1):
+            i = j + 1  # prose with a bracket in it, not the start of a value
             continue
-        values.append(value)
-        i = end
-    return values
+        end = _close(text, j)
+        try:
+            value, stop = _DECODER.raw_decode(text, j)
+        except ValueError as exc:
+            error = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            if end is None:
+                error = f"{error}; it never closes (truncated?)"
+            out.broken.append((j, error, text[j:end]))
+            i = n if end is None else end
+            continue
+        if end is not None and stop != end:  # decoded a prefix of a larger bracketed region
+            out.broken.append((j, "value is followed by unbalanced text", text[j:end]))
+            i = end
+            continue
+        out.values.append((j, value))
+        i = stop
+    return out
 
 
-def _norm(value: Any, yes: set[str], no: set[str]) -> bool | None:
+def json_values(text: str) -> list[Any]:
+    """Every top-level JSON object or array in ``text`` that decodes, in order."""
+    return [v for _, v in scan(text).values]
+
+
+def fold(text: str) -> str:
+    """``text`` as compared for look-alikes: NFKC, format characters removed, casefolded."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf").casefold()
+
+
+def _stray(s: Scan, words: dict[str, bool]) -> list[str]:
+    """Verdict words written as a ``"verdict": ...`` key inside values that failed to decode.
+
+    Never read as a verdict (the value is broken, so which answer it holds is
+    unknowable); only a disagreeing voice against the decoded ones."""
+    segments = [span for _, _, span in s.broken]
+    found = []
+    for segment in segments:
+        plain = fold(_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), segment).replace('\\"', '"'))
+        found += [m.group(1).strip() for m in _STRAY.finditer(plain + "\n") if m.group(1).strip() in words]
+    return found
+
+
+# --------------------------------------------------------------------------- verdict-shaped values
+
+
+def _is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and bool(_PLACEHOLDER.match(value)) and value.strip().lower() not in (
+        _OVERALL.keys() | _NL.keys())
+
+
+def _side_reading(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
-        v = value.strip().lower().replace("-", "_")
-        if v in yes:
-            return True
-        if v in no or v.replace("_", " ") in no:
-            return False
+        v = value.strip().lower()
+        return True if v in _SIDE_TRUE else False if v in _SIDE_FALSE else None
     return None
 
 
-def _reason(obj: dict[str, Any]) -> str | None:
-    r = obj.get("reasoning", obj.get("reason", obj.get("explanation")))
-    return r if isinstance(r, str) else (json.dumps(r) if r is not None else None)
+def _reason_text(obj: dict[str, Any]) -> str | None:
+    r = obj.get("reasoning")
+    return r if isinstance(r, str) else (json.dumps(r, ensure_ascii=False) if r is not None else None)
 
 
-def _overall_of(obj: dict[str, Any]) -> ParsedVerdict:
-    readings = []
-    for key in ("verdict", "passed", "pass", "resolved"):
-        if key in obj:
-            verdict = _norm(obj[key], _OVERALL_PASS, _OVERALL_FAIL)
-            if verdict is None:
-                return ParsedVerdict(verdict=None, reasoning=_reason(obj),
-                                     unscored_reason=f"unrecognised verdict value {key}={obj[key]!r}")
-            readings.append(verdict)
-    if len(set(readings)) > 1:
-        return ParsedVerdict(verdict=None, reasoning=_reason(obj),
-                             unscored_reason="contradictory verdict fields in one reply object")
-    return ParsedVerdict(verdict=readings[0], reasoning=_reason(obj))
+@dataclass
+class Candidate:
+    """One object carrying a ``verdict`` key, and how it reads."""
+
+    where: str
+    raw: Any
+    reading: bool | None = None
+    problem: str | None = None  # unrecognised / echo / fields disagree
+    echo: bool = False
+    obj: dict[str, Any] = field(default_factory=dict)
+
+    def label(self) -> str:
+        return f"{self.raw!r} at {self.where}"
 
 
-def _is_overall(value: Any) -> bool:
-    return isinstance(value, dict) and any(k in value for k in ("verdict", "passed", "pass", "resolved"))
+def _candidates(values: list[tuple[int, Any]], words: dict[str, bool]) -> list[Candidate]:
+    out: list[Candidate] = []
+
+    def walk(value: Any, where: str) -> None:
+        if isinstance(value, dict):
+            if VERDICT_KEY in value:
+                out.append(_read(value, where, words))
+            for k, v in value.items():
+                walk(v, f"{where}.{k}")
+        elif isinstance(value, list):
+            for n, v in enumerate(value):
+                walk(v, f"{where}[{n}]")
+
+    for pos, value in values:
+        walk(value, f"char {pos}")
+    return out
+
+
+def _read(obj: dict[str, Any], where: str, words: dict[str, bool]) -> Candidate:
+    raw = obj[VERDICT_KEY]
+    c = Candidate(where=where, raw=raw, obj=obj)
+    if any(_is_placeholder(v) for k, v in obj.items() if k != ID_KEY):
+        c.echo, c.problem = True, f"echo of the reply-format example ({VERDICT_KEY}={raw!r})"
+        return c
+    c.reading = words.get(raw.strip().lower()) if isinstance(raw, str) else None
+    if c.reading is None:
+        c.problem = f"unrecognised verdict value {raw!r} (expected {' or '.join(sorted(set(words) & {'pass', 'fail', 'met', 'not_met'}))})"
+        return c
+    for key in _SIDE_FIELDS:
+        if key in obj and (side := _side_reading(obj[key])) is not None and side != c.reading:
+            c.problem = f"ambiguous: {VERDICT_KEY}={raw!r} but {key}={obj[key]!r} in one object at {where}"
+            c.reading = None
+            return c
+    return c
+
+
+def _why_none(s: Scan, what: str) -> str:
+    if s.broken:
+        pos, error, _ = s.broken[0]
+        extra = f" (and {len(s.broken) - 1} more)" if len(s.broken) > 1 else ""
+        return (f"reply JSON starting at char {pos} could not be decoded: {error}{extra}; "
+                f"nothing inside a broken value is read, and no other {what} was found")
+    if s.values:
+        keys = sorted({k for _, v in s.values for k in (v.keys() if isinstance(v, dict) else [])})
+        return f"no {what} in the reply's JSON (top-level keys: {', '.join(keys) or 'none'})"
+    return f"no JSON {what} found in reply"
+
+
+# --------------------------------------------------------------------------- overall
 
 
 def parse_overall(text: str | None) -> ParsedVerdict:
-    """The overall verdict in a reply; the last verdict-shaped object wins."""
+    """The one overall verdict in a reply, or unscored with the reason."""
     if text is None or not text.strip():
         return ParsedVerdict(verdict=None, unscored_reason="empty reply")
-    candidates: list[dict[str, Any]] = []
-    for value in json_values(text):
-        if _is_overall(value):
-            candidates.append(value)
-        elif isinstance(value, list):
-            candidates += [v for v in value if _is_overall(v)]
-    if not candidates:
-        return ParsedVerdict(verdict=None, unscored_reason="no JSON verdict found in reply")
-    return _overall_of(candidates[-1])
+    s = scan(text)
+    cands = _candidates(s.values, _OVERALL)
+    stray = _stray(s, _OVERALL)
+    real = [c for c in cands if not c.echo]
+    conflicted = [c for c in real if c.problem and c.problem.startswith("ambiguous:")]
+    if conflicted:
+        return ParsedVerdict(verdict=None, reasoning=_reason_text(conflicted[0].obj),
+                             unscored_reason=conflicted[0].problem)
+    voices = {("pass" if c.reading else "fail") if c.reading is not None else repr(c.raw) for c in real}
+    voices |= {("pass" if _OVERALL[w] else "fail") for w in stray}
+    if len(voices) > 1 and real:
+        listed = [c.label() for c in real] + [f"{w!r} inside JSON that could not be decoded" for w in stray]
+        return ParsedVerdict(verdict=None, unscored_reason=f"ambiguous: the reply holds {len(listed)} verdicts that "
+                             f"disagree: {'; '.join(listed)}"[:1000])
+    scored = [c for c in real if c.reading is not None]
+    if scored:
+        return ParsedVerdict(verdict=scored[0].reading, reasoning=_reason_text(scored[-1].obj))
+    if real:
+        return ParsedVerdict(verdict=None, reasoning=_reason_text(real[0].obj), unscored_reason=real[0].problem)
+    if stray:
+        prefix = "ambiguous: " if len(voices) > 1 else ""
+        return ParsedVerdict(verdict=None, unscored_reason=(
+            f"{prefix}verdict text {', '.join(map(repr, stray))} appears only inside JSON that could not be decoded; "
+            + _why_none(s, "verdict"))[:1000])
+    if cands:
+        return ParsedVerdict(verdict=None, unscored_reason=cands[0].problem)
+    return ParsedVerdict(verdict=None, unscored_reason=_why_none(s, "'verdict' key"))
+
+
+# --------------------------------------------------------------------------- NL assertions
 
 
 def assertion_id(index: int) -> str:
@@ -149,78 +337,63 @@ def _match_id(raw: Any, count: int) -> int | None:
     return number - 1 if 1 <= number <= count else None
 
 
-def _is_nl_item(value: Any) -> bool:
-    return isinstance(value, dict) and ("id" in value or "index" in value) and ("verdict" in value or "met" in value)
-
-
-def _nl_lists(text: str) -> list[list[Any]]:
-    lists: list[list[Any]] = []
-    loose: list[Any] = []
-    for value in json_values(text):
-        if isinstance(value, dict):
-            key = next((k for k in _RESULT_LIST_KEYS if isinstance(value.get(k), list)), None)
-            if key is not None:
-                lists.append(value[key])
-            elif _is_nl_item(value):
-                loose.append(value)  # one object per assertion, outside any list
-        elif isinstance(value, list) and any(_is_nl_item(v) for v in value):
-            lists.append(value)
-    if not lists and loose:
-        # Separate objects: when an id repeats, the later object is the later word.
-        by_id: dict[str, Any] = {}
-        for item in loose:
-            by_id[json.dumps(item.get("id", item.get("index")))] = item
-        lists.append(list(by_id.values()))
-    return lists
-
-
 def parse_nl(text: str | None, count: int) -> list[ParsedVerdict]:
     """One reading per assertion (in order) from a reply about ``count`` assertions.
 
-    Missing verdicts are unscored one by one. A verdict for an id that was not
-    asked (or without an id) makes the whole reply unscored, because the judge
-    evidently lost track of which statement is which. Two different verdicts
-    for one id in the same list are contradictory and unscored.
+    Every object with a ``verdict`` key is an item and must name an asked id;
+    an item for an id that was not asked (or with no id) makes the whole reply
+    unscored, because the judge evidently lost track of which statement is
+    which. Items for one id anywhere in the reply (one list, two lists, two
+    blocks, loose objects) must agree, or that assertion is ambiguous. A
+    missing verdict leaves only that assertion unscored.
     """
     def all_unscored(reason: str) -> list[ParsedVerdict]:
-        return [ParsedVerdict(verdict=None, unscored_reason=reason) for _ in range(count)]
+        return [ParsedVerdict(verdict=None, unscored_reason=reason[:1000]) for _ in range(count)]
 
     if text is None or not text.strip():
         return all_unscored("empty reply")
-    lists = _nl_lists(text)
-    if not lists:
-        return all_unscored("no JSON verdict list found in reply")
-    items = lists[-1]
-    found: dict[int, list[ParsedVerdict]] = {}
+    s = scan(text)
+    cands = [c for c in _candidates(s.values, _NL) if not c.echo]
+    stray = _stray(s, _NL)
     extra: list[str] = []
-    for item in items:
-        if not isinstance(item, dict):
-            extra.append(repr(item)[:40])
-            continue
-        raw_id = item.get("id", item.get("index"))
-        index = _match_id(raw_id, count)
+    found: dict[int, list[Candidate]] = {}
+    for c in cands:
+        index = _match_id(c.obj.get(ID_KEY), count)
         if index is None:
-            extra.append(repr(raw_id)[:40])
-            continue
-        raw = item.get("verdict", item.get("met"))
-        verdict = _norm(raw, _NL_MET, _NL_NOT_MET)
-        found.setdefault(index, []).append(ParsedVerdict(
-            verdict=verdict, reasoning=_reason(item),
-            unscored_reason=None if verdict is not None else f"unrecognised verdict value {raw!r}"))
+            extra.append(f"{c.obj.get(ID_KEY)!r} at {c.where}")
+        else:
+            found.setdefault(index, []).append(c)
     if extra:
-        return all_unscored(f"reply has verdicts for assertions that were not asked: {', '.join(extra)}")
+        return all_unscored(f"reply has verdicts for assertions that were not asked (or without an id): "
+                            f"{', '.join(extra)}")
+    if stray and found:
+        return all_unscored(f"ambiguous: verdict text {', '.join(map(repr, stray))} also appears inside JSON that "
+                            f"could not be decoded, so the decoded results may not be the judge's whole answer")
     out = []
     for index in range(count):
-        readings = found.get(index)
-        if not readings:
-            out.append(ParsedVerdict(verdict=None, unscored_reason=f"no verdict for {assertion_id(index)}"))
-        elif len({r.verdict for r in readings}) > 1:
-            out.append(ParsedVerdict(verdict=None, reasoning=readings[-1].reasoning,
-                                     unscored_reason=f"contradictory verdicts for {assertion_id(index)}"))
+        readings = found.get(index, [])
+        aid = assertion_id(index)
+        conflicted = [c for c in readings if c.problem and c.problem.startswith("ambiguous:")]
+        voices = {c.reading if c.reading is not None else repr(c.raw) for c in readings}
+        if conflicted:
+            out.append(ParsedVerdict(verdict=None, reasoning=_reason_text(conflicted[0].obj),
+                                     unscored_reason=f"{aid}: {conflicted[0].problem}"))
+        elif len(voices) > 1:
+            out.append(ParsedVerdict(verdict=None, unscored_reason=(
+                f"ambiguous: contradictory verdicts for {aid}: {'; '.join(c.label() for c in readings)}")[:1000]))
+        elif not readings:
+            why = f"no verdict for {aid}"
+            if not found:
+                why += (f" ({'verdict text only inside JSON that could not be decoded; ' if stray else ''}"
+                        f"{_why_none(s, 'item with an id and a verdict')})")
+            out.append(ParsedVerdict(verdict=None, unscored_reason=why[:1000]))
+        elif readings[0].reading is None:
+            out.append(ParsedVerdict(verdict=None, reasoning=_reason_text(readings[0].obj),
+                                     unscored_reason=f"{aid}: {readings[0].problem}"))
         else:
-            out.append(readings[-1])
+            out.append(ParsedVerdict(verdict=readings[0].reading, reasoning=_reason_text(readings[-1].obj)))
     return out
 
 
-__all__ = ["ParsedVerdict", "assertion_id", "json_values", "parse_nl", "parse_overall", "reply_schema",
-           "response_format"]
+__all__ = ["DuplicateKeyError", "ParsedVerdict", "Scan", "assertion_id", "fold", "json_values", "parse_nl",
+           "parse_overall", "reply_schema", "response_format", "scan"]

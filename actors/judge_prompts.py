@@ -8,7 +8,15 @@ template rendered up to the transcript with the per-conversation slots left as
 their ``{{slot}}`` markers (system text, the part before the transcript, the
 part after it, the kind and the reply schema). Two prompts with the same id and
 version but different text would be a silent ablation, so the registry refuses
-duplicates; editing a shipped prompt means a new version.
+duplicates, and each data folder records the hash every ``id@version`` was
+released with (``released.json``): a file whose text no longer matches its
+recorded hash is refused on load, so editing a shipped prompt means a new
+version (and a new line in that file), never a silent change under an old name.
+
+Every per-conversation value placed into a prompt (ticket, goal, NL
+assertions) goes through :func:`~tauray.actors.judge_render.defuse`, the same
+structural defusing as the transcript, so no channel into the prompt can carry
+a verdict-shaped value.
 
 An NL-assertion pack (``data/nl_packs``) maps scenario-name globs to extra
 natural-language assertions and is versioned the same way.
@@ -29,6 +37,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tauray.actors.judge_parse import reply_schema
+from tauray.actors.judge_render import defuse
 
 PromptKind = Literal["overall", "nl"]
 
@@ -93,8 +102,10 @@ class JudgePrompt(BaseModel):
     def render(self, transcript: str, values: dict[str, str]) -> list[dict[str, str]]:
         """The chat messages for one item: system, then before + transcript + after."""
 
+        safe = {k: defuse(str(v)) for k, v in values.items()}
+
         def fill(text: str) -> str:
-            return _SLOT.sub(lambda m: values.get(m.group(1), ""), text)
+            return _SLOT.sub(lambda m: safe.get(m.group(1), ""), text)
 
         user = fill(self.before).rstrip() + "\n\n" + transcript + "\n\n" + fill(self.after).lstrip()
         return [{"role": "system", "content": fill(self.system)}, {"role": "user", "content": user.rstrip()}]
@@ -120,6 +131,12 @@ class NLPack(BaseModel):
     @property
     def ref(self) -> str:
         return f"{self.id}@{self.version}"
+
+    @property
+    def pack_hash(self) -> str:
+        """Hash of the rules (globs and assertion texts): what the judge is asked."""
+        payload = json.dumps([r.model_dump() for r in self.rules], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def assertions_for(self, scenario: str) -> list[str]:
         out: list[str] = []
@@ -165,7 +182,36 @@ class _Registry:
         return item
 
 
+RELEASED = "released.json"
+"""Per data folder: ``{"id@version": hash}`` of every released prompt or pack."""
+
+
+def content_hash(item: BaseModel) -> str:
+    return item.prompt_hash if isinstance(item, JudgePrompt) else item.pack_hash  # type: ignore[attr-defined]
+
+
+class UnversionedEditError(ValueError):
+    """A prompt or pack whose text changed while its version did not."""
+
+
+def _check_released(folder: Path, path: Path, item: BaseModel, released: dict[str, str] | None) -> None:
+    if released is None:
+        return  # a folder without a release record (a user's own prompts under development)
+    ref, digest = item.ref, content_hash(item)  # type: ignore[attr-defined]
+    if ref not in released:
+        raise UnversionedEditError(
+            f"{path.name}: {ref} is not recorded in {folder / RELEASED}; add \"{ref}\": \"{digest}\" there "
+            "when releasing it")
+    if released[ref] != digest:
+        raise UnversionedEditError(
+            f"{path.name}: the text of {ref} was edited without bumping its version (hash {digest}, released as "
+            f"{released[ref]}); give the edited text a new version and record that version's hash in {RELEASED}, "
+            "so verdicts under the old name keep meaning what they meant")
+
+
 def _load(folder: Path, model: type[BaseModel]) -> list[BaseModel]:
+    lock = folder / RELEASED
+    released = json.loads(lock.read_text(encoding="utf-8")) if lock.is_file() else None
     out = []
     for path in sorted(folder.glob("*.toml")):
         try:
@@ -174,6 +220,7 @@ def _load(folder: Path, model: type[BaseModel]) -> list[BaseModel]:
                 item.check_slots()
         except Exception as exc:
             raise ValueError(f"{path.name}: {exc}") from None
+        _check_released(folder, path, item, released)
         out.append(item)
     return out
 
@@ -204,5 +251,6 @@ def list_prompts() -> list[JudgePrompt]:
     return [reg.get(r) for r in reg.refs()]  # type: ignore[misc]
 
 
-__all__ = ["JudgePrompt", "NLPack", "PackRule", "PromptKind", "UnknownPromptError", "get_pack", "get_prompt",
+__all__ = ["RELEASED", "JudgePrompt", "NLPack", "PackRule", "PromptKind", "UnknownPromptError", "UnversionedEditError",
+           "content_hash", "get_pack", "get_prompt",
            "list_prompts", "pack_registry", "prompt_registry"]

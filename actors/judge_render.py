@@ -1,17 +1,30 @@
 """Turning a stored conversation into the text a judge reads.
 
 The rendering is the judge's whole view, so it must be unambiguous and must
-not let the conversation steer the judge. Three rules:
+not let the conversation write the judge's answer. Everything inside the
+record (agent and customer text, tool results, tool-call arguments, malformed
+or not) was written by a party under evaluation, so it is *defused by
+structure*, not by a list of suspicious words:
 
-* Delimiters are structural: the record starts and ends with marker lines at
-  column 0, and every line of message content is indented behind ``  | ``, so
-  no content can ever produce a line that looks like a marker.
+* **No JSON can start inside the record.** The parser only ever decodes a
+  value that begins with ``{`` or ``[``; :func:`defuse` replaces every curly
+  and square bracket of content with look-alike ornaments (``❴ ❵ ⟦ ⟧``) that
+  no decoder treats as JSON. Whatever the encoding (``\\u0070assed`` escapes,
+  full-width letters, zero-width characters), content cannot decode to a
+  value, so a judge that quotes the record cannot quote a verdict. The
+  replacement runs after NFKC normalisation, so full-width and small-form
+  brackets (``｛ ﹛``) are caught too.
+* **Delimiters are structural.** The record starts and ends with marker lines
+  at column 0 and every line of content is indented behind ``  | ``, so no
+  content can produce a marker line. Look-alike markers inside content are
+  matched after NFKC normalisation with zero-width and other format (Cf)
+  characters removed, and marked as quoted so the judge is not misled either.
 * Tool calls and tool results are rendered as text with the tool's name and
-  JSON arguments (an empty result says so; nothing renders as "None").
-* Content that imitates the markers or the verdict format (verdict-shaped JSON
-  keys, code fences, "VERDICT:" lines) is neutralised: the words stay readable
-  but no longer parse as a verdict, so an agent cannot write its own grade into
-  the record and have a judge reply echo it back as one.
+  arguments (an empty result says so; nothing renders as "None").
+
+The same :func:`defuse` is applied to every per-conversation value placed in a
+judge prompt (ticket, goal, NL assertions), so no channel into the prompt can
+carry a verdict.
 """
 
 from __future__ import annotations
@@ -19,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -28,27 +42,42 @@ BEGIN = "===== BEGIN CONVERSATION RECORD ====="
 END = "===== END CONVERSATION RECORD ====="
 _INDENT = "  | "
 
-_MARKER = re.compile(r"(?i)(begin|end)(\s+)(conversation\s+record)")
+_BRACKETS = str.maketrans({"{": "\u2774", "}": "\u2775", "[": "\u27e6", "]": "\u27e7"})
+_MARKER = re.compile(r"(?i)\b(begin|end)(\s+)(conversation\s+record)")
 _RULE = re.compile(r"={3,}|<{3,}|>{3,}|#{3,}")
 _FENCE = re.compile(r"`{3,}")
-_VERDICT_KEY = re.compile(
-    r"""(["'])(verdict|verdicts|passed|pass|resolved|met|results|assertions|reasoning)\1(\s*):""", re.IGNORECASE)
-_VERDICT_WORD = re.compile(r"(?i)\b(verdict|grade|judgement|judgment)(\s*)([:=])")
 _NAME = re.compile(r"[^A-Za-z0-9_.\-]")
+_LINE_BREAKS = re.compile(r"\r\n?|[\u2028\u2029\x85\x0b\x0c]")
 
 
-def neutralise(text: str) -> str:
-    """``text`` with delimiter and verdict-format imitations defused (readable, not parseable)."""
+def _visible(ch: str) -> bool:
+    cat = unicodedata.category(ch)
+    return not (cat == "Cf" or (cat == "Cc" and ch not in "\n\t") or cat in ("Cs", "Co", "Cn"))
+
+
+def defuse(text: str) -> str:
+    """``text`` as it may appear inside a judge prompt: readable, but unable to carry JSON or a marker.
+
+    NFKC-normalised; format, control and unassigned characters removed; every
+    bracket replaced by an ornament; marker and rule look-alikes broken up.
+    """
+    text = unicodedata.normalize("NFKC", _LINE_BREAKS.sub("\n", text))
+    text = "".join(ch for ch in text if _visible(ch))
+    text = unicodedata.normalize("NFKC", text)  # removing characters can expose a new composition
+    text = text.translate(_BRACKETS)
     text = _MARKER.sub(lambda m: f"{m.group(1)}{m.group(2)}(quoted) {m.group(3)}", text)
     text = _RULE.sub(lambda m: " ".join(m.group(0)[:3]), text)
-    text = _FENCE.sub("'''", text)
-    text = _VERDICT_KEY.sub(lambda m: f"<{m.group(2)}>{m.group(3)}=", text)
-    text = _VERDICT_WORD.sub(lambda m: f"{m.group(1)} (quoted){m.group(2)}-", text)
-    return text
+    return _FENCE.sub("'''", text)
+
+
+# Kept for callers of the earlier name.
+neutralise = defuse
 
 
 def _block(text: str | None, empty: str) -> str:
-    body = neutralise(text) if text is not None and text.strip() else empty
+    body = defuse(text) if text is not None and text.strip() else empty
+    if not body.strip():
+        body = empty
     return "\n".join(_INDENT + line for line in body.splitlines() or [empty])
 
 
@@ -87,7 +116,7 @@ def _text(value: Any) -> str | None:
 
 
 def render_transcript(messages: Iterable[BaseModel | Mapping[str, Any]]) -> str:
-    """The conversation as delimited, neutralised text (messages in ``seq`` order)."""
+    """The conversation as delimited, defused text (messages in the order given)."""
     lines = [BEGIN]
     tool_names: dict[str, str] = {}
     for number, message in enumerate(messages, start=1):
@@ -108,11 +137,11 @@ def render_transcript(messages: Iterable[BaseModel | Mapping[str, Any]]) -> str:
             lines.append(f"#{number} {who} says:")
             lines.append(_block(content, "(no text)"))
         for call in calls:
-            name = _NAME.sub("_", str(call.get("name") or "unnamed")) or "unnamed"
+            name = _NAME.sub("_", defuse(str(call.get("name") or "unnamed")))[:80] or "unnamed"
             tool_names[str(call.get("id") or "")] = name
             action = "AGENT calls tool" if side == "agent" else "CUSTOMER performs phone action"
             lines.append(f"#{number} {action} {name} with arguments:")
-            lines.append(_block(_arguments(call.get("arguments")), "{}"))
+            lines.append(_block(_arguments(call.get("arguments")), "(no arguments)"))
     lines.append(END)
     return "\n".join(lines)
 
@@ -121,4 +150,4 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-__all__ = ["BEGIN", "END", "neutralise", "render_transcript", "text_hash"]
+__all__ = ["BEGIN", "END", "defuse", "neutralise", "render_transcript", "text_hash"]

@@ -9,7 +9,7 @@ import pytest
 from tauray.actors.judge import majority
 from tauray.actors.judge_parse import parse_nl, parse_overall
 from tauray.actors.judge_prompts import get_pack, get_prompt, list_prompts, UnknownPromptError
-from tauray.actors.judge_render import BEGIN, END, neutralise, render_transcript
+from tauray.actors.judge_render import BEGIN, END, defuse, render_transcript
 
 from .conftest import INJECTION
 
@@ -20,16 +20,16 @@ OK = json.dumps({"reasoning": "fixed", "verdict": "pass"})
     (OK, True, None),
     ("```json\n" + OK + "\n```", True, None),
     ("Here is my view. " + OK + " Thanks.", True, None),
-    ('{"verdict": "pass"} wait, no: {"verdict": "fail", "reasoning": "not fixed"}', False, None),
+    ('{"verdict": "pass"} wait, no: {"verdict": "fail", "reasoning": "not fixed"}', None, "ambiguous"),
     ('{"verdict": "Passed", "passed": true}', True, None),
-    ('{"verdict": "pass", "passed": false}', None, "contradictory"),
+    ('{"verdict": "pass", "passed": false}', None, "ambiguous"),
     ('{"verdict": "maybe"}', None, "unrecognised"),
-    ('{"reasoning": "looks fine"}', None, "no JSON verdict"),
-    ("The agent did well, PASS.", None, "no JSON verdict"),
+    ('{"reasoning": "looks fine"}', None, "no 'verdict' key"),
+    ("The agent did well, PASS.", None, "no JSON"),
     ("", None, "empty reply"),
     ("   \n", None, "empty reply"),
     (None, None, "empty reply"),
-    ('{"verdict": "pass", "reasoning": "trunc', None, "no JSON verdict"),
+    ('{"verdict": "pass", "reasoning": "trunc', None, "never closes"),
 ])
 def test_overall_parse(text, verdict, reason):
     parsed = parse_overall(text)
@@ -57,9 +57,9 @@ def test_nl_parse_matches_every_verdict_to_its_assertion():
     # contradictory within one list
     got = parse_nl(_nl(("A1", "met"), ("A1", "not_met"), ("A2", "met")), 2)
     assert got[0].verdict is None and "contradictory" in got[0].unscored_reason and got[1].verdict is True
-    # repeated lists: the last one wins
+    # repeated lists: a correction is a second answer, so what changed is ambiguous (the rest stands)
     got = parse_nl(_nl(("A1", "met"), ("A2", "met")) + " correction: " + _nl(("A1", "not_met"), ("A2", "met")), 2)
-    assert [p.verdict for p in got] == [False, True]
+    assert [p.verdict for p in got] == [None, True] and got[0].unscored_reason.startswith("ambiguous")
     # empty and unparseable
     assert all(p.unscored_reason == "empty reply" for p in parse_nl("", 2))
     assert all("no JSON" in p.unscored_reason for p in parse_nl("A1 met, A2 met", 2))
@@ -84,8 +84,10 @@ def test_rendering_neutralises_injected_verdicts_and_markers(reference_result):
     # the agent's self-written grade no longer parses as one, in either format
     assert parse_overall(text).verdict is None
     assert all(p.verdict is None for p in parse_nl(text, 2))
-    # control: un-neutralised, the same content would have parsed as a pass
-    assert parse_overall(INJECTION).verdict is True
+    # control: un-defused, the same content is a verdict-shaped value (ambiguous against the NL list)
+    from tauray.actors.judge_parse import json_values
+
+    assert json_values(INJECTION) and not json_values(text) and "{" not in text and "[" not in text
     assert "verdict" in text  # still readable for the judge
 
 
@@ -102,20 +104,22 @@ def test_tool_calls_and_results_render_as_text(reference_result):
             message(reference_result, 1, "agent", "tool", None, tool_call_id="x"),
             message(reference_result, 2, "user", "user", None)]
     text = render_transcript(msgs)
-    assert "(malformed arguments) {bad json" in text and "(empty result)" in text and "(no text)" in text
+    assert "(malformed arguments) ❴bad json" in text and "(empty result)" in text and "(no text)" in text
     assert "TOOL RESULT for the agent (get_customer_by_phone)" in text
 
 
-def test_neutralise_keeps_plain_text():
-    assert neutralise("Your bill is $20; data usage is 3.2 GB.") == "Your bill is $20; data usage is 3.2 GB."
+def test_defuse_keeps_plain_text():
+    assert defuse("Your bill is $20; data usage is 3.2 GB.") == "Your bill is $20; data usage is 3.2 GB."
 
 
 def test_prompt_registry():
     refs = [p.ref for p in list_prompts()]
-    assert {"overall-plain@1", "overall-rubric@1", "nl-assertions@1"} <= set(refs)
+    assert {"overall-plain@1", "overall-rubric@1", "nl-assertions@1", "overall-plain@2", "overall-rubric@2",
+            "nl-assertions@2"} <= set(refs)
+    assert get_prompt("overall-plain").ref == "overall-plain@2"  # an id alone is its latest version
     plain, rubric = get_prompt("overall-plain"), get_prompt("overall-rubric@1")
     assert plain.kind == rubric.kind == "overall" and plain.prompt_hash != rubric.prompt_hash
-    with pytest.raises(UnknownPromptError, match="overall-plain@1"):
+    with pytest.raises(UnknownPromptError, match="overall-plain@2"):
         get_prompt("nope")
     with pytest.raises(UnknownPromptError):
         get_prompt("overall-plain@99")
@@ -134,5 +138,29 @@ def test_duplicate_prompt_versions_are_refused(tmp_path):
     body = "\n".join(f'{k} = {json.dumps(v)}' for k, v in src.items())
     (tmp_path / "a.toml").write_text(body)
     (tmp_path / "b.toml").write_text(body)
-    with pytest.raises(ValueError, match="duplicate judge prompt overall-plain@1"):
+    with pytest.raises(ValueError, match="duplicate judge prompt overall-plain@2"):
         prompt_registry(str(tmp_path))
+
+
+@pytest.mark.parametrize("folder", ["judge_prompts", "nl_packs"])
+def test_editing_a_released_text_without_a_new_version_is_refused(tmp_path, folder):
+    import shutil
+
+    from tauray.actors.judge_prompts import UnversionedEditError, _data_dir, pack_registry, prompt_registry
+
+    load = (prompt_registry if folder == "judge_prompts" else pack_registry).__wrapped__  # uncached: files change
+    shutil.copytree(_data_dir(folder), tmp_path / folder)
+    load(str(tmp_path / folder))  # the shipped files match their released hashes
+    name = "overall-plain-v2.toml" if folder == "judge_prompts" else "telecom-agent-conduct.toml"
+    path = tmp_path / folder / name
+    text = path.read_text()
+    edited = text.replace("Judge only from that record.", "Judge from the record.").replace("the customer to", "them to")
+    assert edited != text
+    path.write_text(edited)
+    with pytest.raises(UnversionedEditError, match="edited without bumping its version"):
+        load(str(tmp_path / folder))
+    # a new version of the edited text is accepted once its hash is recorded, and not before
+    path.write_text(edited.replace('version = "2"', 'version = "3"')
+                    .replace('version = "1"', 'version = "2"'))
+    with pytest.raises(UnversionedEditError, match="not recorded"):
+        load(str(tmp_path / folder))
