@@ -1,13 +1,20 @@
 """``tauray bench engine``: how close the engine gets to the latency bound.
 
-Starts the local test endpoint with a fixed latency, runs N conversations at
-concurrency C through the actors (scripted agent and scripted user served by
-the endpoint, over telecom scenarios), and compares the wall time with the
-latency-bound ideal: the sum over conversations of their sequential model calls
-× latency, divided by C. CPU is measured over every tauray process (driver,
-Ray's own processes and workers; the endpoint excluded) and divided by the
-model calls; litellm's bare client cost is measured in the same run, in the
-driver, against the same endpoint, as the baseline.
+Starts the local test endpoint with a fixed latency and runs N conversations at
+concurrency C through the actors, over telecom scenarios, with the writing
+scripted behaviours: the agent follows the scenario's reference steps (its
+own writes as tool calls, phone actions asked of the customer), the customer
+performs them. So every conversation runs what a solved one does: writes on
+both sides, a DB pull and a sync after each, updates pushed to both hosts.
+The wall time is compared with the latency-bound ideal: the sum over
+conversations of their sequential model calls × latency, divided by C.
+
+CPU is measured over every tauray process (driver, Ray's own processes and
+workers; the endpoint excluded) and divided by the model calls. The baseline
+is bare ``litellm.acompletion`` in the driver against the same endpoint, after
+Ray has stopped, replaying the requests of whole recorded conversations
+(system prompt, tools and the history as it grew, call by call, for both
+sides) rebuilt from the run's messages table.
 """
 
 from __future__ import annotations
@@ -16,15 +23,20 @@ import asyncio
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+
+WRITING_AGENT = "openai/scripted-agent-writes"
+WRITING_USER = "openai/scripted-user-writes"
 
 
 class EngineBench(BaseModel):
     conversations: int
     concurrency: int
-    llm_calls: int
-    endpoint_requests: int
+    llm_calls: int = Field(description="Model calls the engine counted (agent + user, every conversation).")
+    endpoint_requests: int = Field(description="Requests the endpoint served during the timed run.")
+    requests_match: bool = Field(description="endpoint_requests == llm_calls.")
     latency_s: float
     ideal_seconds: float
     wall_seconds: float
@@ -32,11 +44,41 @@ class EngineBench(BaseModel):
     cpu_ms_per_call: float
     litellm_cpu_ms_per_call: float
     cpu_ratio_vs_litellm: float
+    baseline_calls: int = Field(description="Requests the litellm baseline replayed.")
+    baseline_conversations: int = Field(description="Whole conversations those requests came from.")
+    writes_per_conversation: float = Field(description="Write tool calls (both sides) per conversation.")
+    syncs_per_conversation: float = Field(
+        description="Syncs after a write that changed a side (updates pushed to its host), per conversation; "
+        "every write also pulls the other side's DB and computes a sync, changed or not.")
     lost: int
     duplicated: int
     success_rows: int
+    successes: int = Field(description="Conversations scored successful (the scripted pair follows the gold path).")
     terminations: dict[str, int]
     cpu_seconds_by_process: dict[str, float]
+
+
+def bench_models(base_url: str, concurrency: int = 64, retries: int | None = None) -> tuple[dict, dict]:
+    """Agent and user specs of the writing scripted pair on the endpoint at ``base_url``."""
+    extra = {} if retries is None else {"num_retries": retries}
+    agent = {"model": WRITING_AGENT, "api_base": base_url, "reference_steps": True, "concurrency": concurrency,
+             **extra}
+    user = {"model": WRITING_USER, "api_base": base_url, "concurrency": concurrency, **extra}
+    return agent, user
+
+
+def bench_scenarios(split: str = "base", variant: str | None = None) -> list[str]:
+    """Telecom scenarios whose reference steps the scripted pair can follow to the end
+    on either runner: those that hand over to a human end differently in τ²'s runner
+    and in tauray's, so they are left out."""
+    from tauray.scenarios import get_scenario, select_scenarios
+
+    names = []
+    for entry in select_scenarios(domain="telecom", split=split, variant=variant):
+        actions = get_scenario(entry.name).reference_actions
+        if actions and all(a.name != "transfer_to_human_agents" for a in actions):
+            names.append(entry.name)
+    return names
 
 
 def _process_cpu(exclude: set[int]) -> dict[int, tuple[str, float]]:
@@ -50,7 +92,7 @@ def _process_cpu(exclude: set[int]) -> dict[int, tuple[str, float]]:
         try:
             t = p.cpu_times()
             name = " ".join(p.cmdline()[:2])[-60:] if p.pid != me.pid else "driver"
-            out[p.pid] = (name, t.user + t.system + t.children_user * 0 + t.children_system * 0)
+            out[p.pid] = (name, t.user + t.system)
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             pass
     return out
@@ -64,52 +106,119 @@ def _label(cmd: str) -> str:
     return "other"
 
 
-async def _bare_litellm(base_url: str, calls: int, concurrency: int, scenario_name: str) -> float:
-    """CPU ms per bare ``litellm.acompletion`` call in this process, for requests shaped
-    like the engine's (the scenario's agent prompt and tools, then its user prompt
-    and phone tools, alternately) against the same endpoint."""
-    import litellm
+def cpu_delta(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU seconds spent between two :func:`_process_cpu` snapshots, by process kind."""
+    by_proc: dict[str, float] = {}
+    for pid, (name, cpu) in after.items():
+        delta = cpu - before.get(pid, (name, 0.0))[1]
+        by_proc[_label(name)] = round(by_proc.get(_label(name), 0.0) + delta, 3)
+    return by_proc
+
+
+# --------------------------------------------------------------------------- baseline
+
+
+def _openai_calls(calls: Any) -> list[dict[str, Any]] | None:
+    if calls is None or len(calls) == 0:
+        return None
+    return [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for c in calls]
+
+
+def replay_requests(scenario: Any, messages: list[dict[str, Any]], agent_spec: dict[str, Any]
+                    ) -> tuple[list[tuple[str, list[dict], list[dict]]], list[dict], list[dict]]:
+    """Every model request of one recorded conversation as its host sent it:
+    ``(side, messages, tools)`` per call, in order, and both sides' final views.
+
+    Rebuilt from the transcript records (``side``, ``role``, ``content``,
+    ``tool_calls``, ``tool_call_id``, in ``seq`` order) with the same rules a
+    side's session keeps its view by: its own replies as ``assistant``, the
+    other side's text as ``user``, its own tool results as ``tool``; the
+    agent's greeting (the first message) is no model call.
+    """
+    from tauray.scenarios.prompts import reference_steps_prompt
+
+    agent_prompt = scenario.agent_prompt
+    if agent_spec.get("reference_steps"):
+        agent_prompt += "\n\n" + reference_steps_prompt(scenario.reference_actions)
+    views = {"agent": [{"role": "system", "content": agent_prompt}],
+             "user": [{"role": "system", "content": scenario.user_prompt}]}
+    tools = {"agent": [t.openai() for t in scenario.agent_tools], "user": [t.openai() for t in scenario.user_tools]}
+    requests: list[tuple[str, list[dict], list[dict]]] = []
+    for i, m in enumerate(messages):
+        side, other = m["side"], "user" if m["side"] == "agent" else "agent"
+        if m["role"] == "tool":
+            views[side].append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]})
+            continue
+        calls = _openai_calls(m.get("tool_calls"))
+        if i > 0:  # the first message is the agent's fixed greeting
+            requests.append((side, list(views[side]), tools[side]))
+        if calls:
+            views[side].append({"role": "assistant", "content": m["content"], "tool_calls": calls})
+        else:
+            views[side].append({"role": "assistant", "content": m["content"] or ""})
+            views[other].append({"role": "user", "content": m["content"] or ""})
+    return requests, views["agent"], views["user"]
+
+
+def baseline_requests(out: Path, agent_spec: dict[str, Any], user_spec: dict[str, Any], calls: int
+                      ) -> tuple[list[tuple[str, list[dict], list[dict]]], int]:
+    """The requests of whole conversations of the run, conversation by conversation,
+    until at least ``calls`` (and how many conversations they came from)."""
+    from tauray.results import messages_df
     from tauray.scenarios import get_scenario
 
-    s = get_scenario(scenario_name)
-    shapes = [
-        ("openai/scripted-agent", [{"role": "system", "content": s.agent_prompt},
-                                   {"role": "user", "content": "My phone has no data."}],
-         [t.openai() for t in s.agent_tools]),
-        ("openai/scripted-user", [{"role": "system", "content": s.user_prompt},
-                                  {"role": "user", "content": "How can I help you today?"}],
-         [t.openai() for t in s.user_tools]),
-    ]
+    df = messages_df(out, decode_json=True).sort_values(["conversation_id", "seq"])
+    models = {"agent": agent_spec["model"], "user": user_spec["model"]}
+    out_requests: list[tuple[str, list[dict], list[dict]]] = []
+    used = 0
+    for _, group in df.groupby("conversation_id", sort=True):
+        rows = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}  # NaN: a null cell
+                for r in group.to_dict("records")]
+        requests, _, _ = replay_requests(get_scenario(rows[0]["scenario"]), rows, agent_spec)
+        out_requests += [(models[side], msgs, tools) for side, msgs, tools in requests]
+        used += 1
+        if len(out_requests) >= calls:
+            break
+    return out_requests, used
+
+
+async def _bare_litellm(base_url: str, requests: list[tuple[str, list[dict], list[dict]]], concurrency: int) -> float:
+    """CPU ms per bare ``litellm.acompletion`` call in this process for ``requests``."""
+    import litellm
+
     sem = asyncio.Semaphore(concurrency)
 
-    async def one(i: int) -> None:
-        model, messages, tools = shapes[i % 2]
+    async def one(request: tuple[str, list[dict], list[dict]]) -> None:
+        model, messages, tools = request
         async with sem:
             await litellm.acompletion(model=model, api_base=base_url, api_key="bench", messages=messages,
-                                      tools=tools)
+                                      tools=tools or None)
 
-    await asyncio.gather(*(one(i) for i in range(4)))  # warm up imports and the HTTP client
+    await asyncio.gather(*(one(r) for r in requests[:4]))  # warm up imports and the HTTP client
     start = time.process_time()
-    await asyncio.gather(*(one(i) for i in range(calls)))
-    return (time.process_time() - start) * 1000 / calls
+    await asyncio.gather(*(one(r) for r in requests))
+    return (time.process_time() - start) * 1000 / len(requests)
+
+
+# --------------------------------------------------------------------------- the bench
 
 
 def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations: int = 500,
-                     user_turns: int = 3, bare_calls: int = 400, progress: bool = False) -> EngineBench:
+                     bare_calls: int = 400, progress: bool = False, scenarios: list[str] | None = None) -> EngineBench:
     from tauray.actors.endpoint import start_endpoint
     from tauray.pipeline.ray_runtime import ensure_ray
-    from tauray.pipeline.run import RunConfig, execute
+    from tauray.pipeline.run import RunConfig, execute, shutdown_actors
     from tauray.pipeline.units import make_units
-    from tauray.results import read_conversations
-    from tauray.scenarios import select_scenarios
+    from tauray.results import actions_df, conversations_df
 
-    with start_endpoint(latency=latency, user_turns=user_turns) as ep, \
-            tempfile.TemporaryDirectory(prefix="tauray-bench-") as tmp:
-        names = [e.name for e in select_scenarios(domain="telecom", split="base")]
-        litellm_ms = asyncio.run(_bare_litellm(ep.base_url, bare_calls, concurrency, names[0]))
-        ray = ensure_ray()
-        agent = {"model": "openai/scripted-agent", "api_base": ep.base_url, "concurrency": concurrency}
-        user = {"model": "openai/scripted-user", "api_base": ep.base_url, "concurrency": concurrency}
+    with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-bench-") as tmp:
+        names = scenarios or bench_scenarios()
+        import ray
+
+        started_ray = not ray.is_initialized()  # a caller's Ray (tests) is left running
+        ensure_ray()
+        agent, user = bench_models(ep.base_url, concurrency)
         out = Path(tmp) / "run"
         cfg = RunConfig(agent=agent, user=user, concurrency=concurrency, out=out, run_id="bench")
         units = []
@@ -126,31 +235,35 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         start = time.perf_counter()
         summary = execute(cfg, units=units, progress=progress, keep_actors=True)
         wall = time.perf_counter() - start
-        after = _process_cpu(exclude)
+        by_proc = cpu_delta(before, _process_cpu(exclude))
         stats = ep.stats()
-        df = read_conversations(out)
+        shutdown_actors()
+        if started_ray:
+            ray.shutdown()  # the baseline below runs in a driver without Ray's threads
+        df = conversations_df(out)
+        actions = actions_df(out)
         calls = df["agent_llm_calls"] + df["user_llm_calls"]
         llm_calls = int(calls.sum())
         ideal = float((calls * latency).sum()) / concurrency
-        by_proc: dict[str, float] = {}
-        for pid, (name, cpu) in after.items():
-            delta = cpu - before.get(pid, (name, 0.0))[1]
-            by_proc[_label(name)] = round(by_proc.get(_label(name), 0.0) + delta, 3)
         cpu_total = sum(by_proc.values())
         ids = set(u.unit_id for u in units)
         seen = df["conversation_id"].value_counts()
-        from tauray.pipeline.run import shutdown_actors
-
-        shutdown_actors()
-        ray.shutdown()
+        writes = int(((actions["kind"] == "tool_call") & actions["is_write"]).sum())
+        syncs = int(((actions["kind"] == "sync") & (actions["result"] != "sync after init")).sum())
+        requests, used = baseline_requests(out, agent, user, bare_calls)
+        litellm_ms = asyncio.run(_bare_litellm(ep.base_url, requests, concurrency))
         cpu_ms = cpu_total * 1000 / max(llm_calls, 1)
+        requests_served = int(stats.get("requests", 0))
         return EngineBench(
             conversations=len(units), concurrency=concurrency, llm_calls=llm_calls,
-            endpoint_requests=int(stats.get("requests", 0)), latency_s=latency,
+            endpoint_requests=requests_served, requests_match=requests_served == llm_calls, latency_s=latency,
             ideal_seconds=round(ideal, 3), wall_seconds=round(wall, 3), ratio=round(wall / ideal, 3),
             cpu_ms_per_call=round(cpu_ms, 3), litellm_cpu_ms_per_call=round(litellm_ms, 3),
-            cpu_ratio_vs_litellm=round(cpu_ms / litellm_ms, 2),
+            cpu_ratio_vs_litellm=round(cpu_ms / litellm_ms, 2), baseline_calls=len(requests),
+            baseline_conversations=used,
+            writes_per_conversation=round(writes / max(len(df), 1), 2),
+            syncs_per_conversation=round(syncs / max(len(df), 1), 2),
             lost=len(ids - set(seen.index)), duplicated=int((seen > 1).sum()),
-            success_rows=summary.conversations, terminations=summary.by_termination,
-            cpu_seconds_by_process=by_proc,
+            success_rows=summary.conversations, successes=int(df["success"].fillna(False).astype(bool).sum()),
+            terminations=summary.by_termination, cpu_seconds_by_process=by_proc,
         )

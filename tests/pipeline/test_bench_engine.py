@@ -1,0 +1,66 @@
+"""`tauray bench engine` at toy size: the conversations write and sync, the endpoint
+served exactly the engine's model calls, and the litellm baseline replays whole
+conversations exactly as the hosts sent them."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tauray.actors.coordinator import Conversation, SideClient, _Stop
+from tauray.actors.hosts import AgentHost, UserSimHost
+from tauray.pipeline.bench import bench_models, bench_scenarios, replay_requests, run_engine_bench
+from tauray.pipeline.units import make_units
+from tauray.scenarios import get_scenario
+
+
+def test_bench_scenarios_leave_out_handovers():
+    names = bench_scenarios()
+    from tauray.scenarios import select_scenarios
+
+    assert 0 < len(names) < len(select_scenarios(domain="telecom", split="base"))
+    for name in names:
+        assert all(a.name != "transfer_to_human_agents" for a in get_scenario(name).reference_actions)
+
+
+def test_replayed_requests_are_what_the_hosts_sent(endpoint):
+    """The baseline's requests, rebuilt from the transcript records, equal the views the
+    hosts held: same system prompts (reference steps included), same growing history."""
+    name = next(n for n in bench_scenarios() if {a.side for a in get_scenario(n).reference_actions} == {"agent", "user"})
+    agent, user = bench_models(endpoint.base_url)
+    unit = make_units("r", [name], 1, agent, user, 100, 10)[0].model_dump()
+    agent_host, user_host = AgentHost(), UserSimHost()
+    conv = Conversation(unit, get_scenario(name), SideClient(agent_host), SideClient(user_host))
+
+    async def main():
+        with pytest.raises(_Stop):
+            await conv.run()
+
+    asyncio.run(main())
+    requests, agent_view, user_view = replay_requests(get_scenario(name), conv.messages, agent)
+    held = agent_host.sessions[conv.id].view
+    # the customer's stop ends the conversation before the agent hears it
+    assert agent_view[:len(held)] == held and agent_view[len(held):] == [{"role": "user", "content": user_view[-1]["content"]}]
+    assert "###STOP###" in user_view[-1]["content"]
+    assert user_view == user_host.sessions[conv.id].view
+    counters = {s: h.sessions[conv.id].counters["llm_calls"] for s, h in (("agent", agent_host), ("user", user_host))}
+    assert [side for side, _, _ in requests].count("agent") == counters["agent"]
+    assert [side for side, _, _ in requests].count("user") == counters["user"]
+    # histories grow: every request of a side extends the one before it
+    agent_requests = [msgs for side, msgs, _ in requests if side == "agent"]
+    assert all(b[:len(a)] == a and len(b) > len(a) for a, b in zip(agent_requests, agent_requests[1:]))
+
+
+def test_small_engine_bench_writes_syncs_and_counts_every_call(ray_local):
+    # tasks with an agent-side write (refuel, roaming): the phone must be updated by a sync
+    names = [n for n in bench_scenarios() if any(a.side == "agent" for a in get_scenario(n).reference_actions)][:8]
+    bench = run_engine_bench(latency=0.05, concurrency=4, conversations=8, bare_calls=30, scenarios=names)
+    assert bench.lost == 0 and bench.duplicated == 0
+    assert bench.terminations == {"user_stop": 8}
+    assert bench.successes == 8
+    assert bench.writes_per_conversation > 1
+    assert bench.syncs_per_conversation > 0
+    assert bench.requests_match and bench.endpoint_requests == bench.llm_calls
+    assert bench.baseline_calls >= 30 and bench.baseline_conversations >= 2
+    assert bench.litellm_cpu_ms_per_call > 0 and bench.cpu_ms_per_call > 0
