@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tauray.pipeline.sweep import SweepConfig, SweepPlan
+from tauray.results.outcomes import ERRORS, outcome, outcomes, success_rate, tally  # noqa: F401 (outcome: run.py counts with it)
 
 ROLES = ("agent", "user", "judge")
 
@@ -34,16 +35,6 @@ class ModelTotals(BaseModel):
     done: int = 0
     failed: int = 0
     errors: int = 0
-
-
-def outcome(error_kind: Any, success: Any) -> str:
-    if isinstance(error_kind, str) and error_kind:
-        return {"infra": "infra", "model": "model"}.get(error_kind, "internal")
-    if success is True:
-        return "success"
-    if success is False:
-        return "failed"
-    return "unscored"
 
 
 def judge_model_name(cfg: SweepConfig) -> str | None:
@@ -93,7 +84,7 @@ class LiveTotals:
         for role, name in (("agent", cell.agent_name if cell else "?"), ("user", cell.user_name if cell else "?")):
             m = self.by_model[name]
             m["done"] += 1
-            m["errors"] += out in ("infra", "model", "internal")
+            m["errors"] += out in ERRORS
             m["tokens"] += tokens.get(role, 0)
             m["cost"] += costs.get(role, 0.0)
         self.tokens += sum(tokens.values())
@@ -111,31 +102,31 @@ _COLUMNS = ["conversation_id", "cell_id", "success", "error_kind",
 
 
 def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, ModelTotals], dict[str, int]]:
-    """Cells rows, per-model totals and outcome counts of the sweep, from its tables."""
-    from tauray.results import read_conversations
+    """Cells rows, per-model totals and outcome counts of the sweep (newest attempt of
+    every unit), from its tables, classified by ``results.outcomes``."""
+    from tauray.results.readers import conversations_df
     from tauray.results.records import CellRecord
 
-    df = read_conversations(out, columns=_COLUMNS, run_id=plan.cfg.name)
+    df = conversations_df(out, columns=_COLUMNS, run=plan.cfg.name)
     cells_by_id = {c.cell_id: c for c in plan.cells}
+    df = df.assign(cell_id=df["cell_id"].astype(object))
     df = df[df["cell_id"].isin(list(cells_by_id))]
-    df = df.assign(outcome=[outcome(e, None if pd_na(s) else bool(s)) for e, s in zip(df["error_kind"], df["success"])])
+    df = df.assign(outcome=outcomes(df).astype(object))
     now = datetime.now(timezone.utc)
     cells, models = [], {}
-    counts: dict[str, int] = defaultdict(int)
-    for k, v in df["outcome"].value_counts().items():
-        counts[str(k)] = int(v)
-    counts["total"] = len(df)
+    counts = tally(df["outcome"])
     for cell in plan.cells:
         part = df[df["cell_id"] == cell.cell_id]
-        oc = part["outcome"].value_counts()
+        oc = tally(part["outcome"])
         cost_cols = [part[f"{r}_cost_usd"] for r in ROLES]
         known = any(c.notna().any() for c in cost_cols)
+        rate = success_rate(oc["success"], oc["counted"])
         cells.append(CellRecord(
             sweep_id=plan.cfg.name, cell_id=cell.cell_id, agent_model=cell.agent.get("model", cell.agent_name),
             user_model=cell.user.get("model", cell.user_name), judge_configs=cell.judge_labels,
-            units=plan.units_per_cell, done=len(part), success=int(oc.get("success", 0)),
-            failed=int(oc.get("failed", 0)), unscored=int(oc.get("unscored", 0)),
-            infra_errors=int(oc.get("infra", 0)), model_errors=int(oc.get("model", 0)),
+            units=plan.units_per_cell, done=len(part), success=oc["success"], failed=oc["failed"],
+            unscored=oc["unscored"], infra_errors=oc["infra"], model_errors=oc["model"],
+            internal_errors=oc["internal"], success_rate=None if rate != rate else round(rate, 6),
             **{f"{r}_{k}": int(part[f"{r}_{k}"].sum()) for r in ROLES for k in ("prompt_tokens", "completion_tokens")},
             cost_usd=round(float(sum(c.fillna(0).sum() for c in cost_cols)), 8) if known else None,
             updated_at=now))
@@ -149,8 +140,8 @@ def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, Model
             if part[f"{role}_cost_usd"].notna().any():
                 m.cost_usd = round((m.cost_usd or 0.0) + float(part[f"{role}_cost_usd"].fillna(0).sum()), 8)
             m.done += len(part)
-            m.failed += int(oc.get("failed", 0))
-            m.errors += int(oc.get("infra", 0) + oc.get("model", 0) + oc.get("internal", 0))
+            m.failed += oc["counted"] - oc["success"]
+            m.errors += oc["errors"]
         judge = judge_model_name(plan.cfg)
         judged = part[(part["judge_prompt_tokens"] + part["judge_completion_tokens"]) > 0]
         if judge and len(judged):
@@ -162,17 +153,12 @@ def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, Model
             if judged["judge_cost_usd"].notna().any():
                 m.cost_usd = round((m.cost_usd or 0.0) + float(judged["judge_cost_usd"].fillna(0).sum()), 8)
             m.done += len(judged)
-    return cells, models, dict(counts)
-
-
-def pd_na(value: Any) -> bool:
-    import pandas as pd
-
-    return value is None or value is pd.NA or (isinstance(value, float) and value != value) or pd.isna(value)
+    return cells, models, counts
 
 
 def write_cells(out: Path, run_id: str, cells: list[Any]) -> Path | None:
-    """All cells of the sweep as one new ``cells`` file; readers keep the latest per cell."""
+    """All cells of the sweep as one new ``cells`` file; readers keep the latest
+    ``updated_at`` per (sweep_id, cell_id)."""
     from tauray.results.writer import write_rows
 
     return write_rows(out, "cells", cells, run_id)

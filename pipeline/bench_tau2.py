@@ -93,7 +93,7 @@ def _run_tauray(base_url: str, names: list[str], trials: int, concurrency: int, 
                 hosts: int) -> tuple[float, float, int]:
     from tauray.pipeline.run import RunConfig, execute
     from tauray.pipeline.units import make_units
-    from tauray.results import read_conversations
+    from tauray.results import conversations_df
 
     agent = {"model": "openai/scripted-agent", "api_base": base_url, "concurrency": 4096, "num_retries": 0}
     user = {"model": "openai/scripted-user", "api_base": base_url, "concurrency": 4096, "num_retries": 0}
@@ -104,7 +104,7 @@ def _run_tauray(base_url: str, names: list[str], trials: int, concurrency: int, 
     start = time.perf_counter()
     execute(cfg, units=units, progress=False, keep_actors=True)
     wall = time.perf_counter() - start
-    df = read_conversations(out)
+    df = conversations_df(out)
     calls = float((df["agent_llm_calls"] + df["user_llm_calls"]).mean())
     return len(df) * 3600 / wall, calls, len(df)
 

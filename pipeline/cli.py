@@ -222,9 +222,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _print_demo_table(out: Any) -> None:
-    from tauray.results import read_conversations
+    from tauray.results import conversations_df
 
-    df = read_conversations(out)
+    df = conversations_df(out)
     if df.empty:
         return
     table = df.groupby(["policy_variant", "issue_type"]).agg(
@@ -322,6 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     register_sweep_benches(bench_sub)
     register_judge(sub)
     register_report(sub)
+    from tauray.pipeline.compact import register as register_compact
+
+    register_compact(sub)
 
     p = sub.add_parser("endpoint", help="serve the local OpenAI-compatible test endpoint")
     _endpoint_parser(p)

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from tauray.actors.judge import majority
-from tauray.results.readers import read_table
+from tauray.results.readers import conversations_df, judge_verdicts_df, nl_verdicts_df
 
 Z95 = 1.959963984540054
 
@@ -129,9 +129,9 @@ def _consistency(samples: list[list[bool | None]]) -> float | None:
 def judge_report(run_dir: Path | str) -> dict[str, Any]:
     """The meta-evaluation of every judge config stored in ``run_dir``."""
     run_dir = Path(run_dir)
-    conv = read_table(run_dir, "conversations", columns=["conversation_id", "signal_db_state_assertion", "error_kind"])
+    conv = conversations_df(run_dir, columns=["conversation_id", "signal_db_state_assertion", "error_kind"])
     truth = {c: bool(t) for c, t, e in conv.itertuples(index=False) if pd.isna(e) and not pd.isna(t)}
-    jv = read_table(run_dir, "judge_verdicts")
+    jv = judge_verdicts_df(run_dir)
     judges: list[dict[str, Any]] = []
     item_verdicts: dict[str, dict[str, bool | None]] = {}
     for config_id, g in jv.groupby("judge_config_id", sort=False):
@@ -154,7 +154,7 @@ def judge_report(run_dir: Path | str) -> dict[str, Any]:
             "self_consistency": _consistency(list(samples.values())),
         })
     inter = _inter_judge(judges, item_verdicts)
-    nl = read_table(run_dir, "nl_assertion_verdicts")
+    nl = nl_verdicts_df(run_dir)
     nl_judges = []
     for config_id, g in nl.groupby("judge_config_id", sort=False):
         first = g.iloc[0]

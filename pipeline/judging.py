@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.actors.judge import JudgeConfig, JudgeHost, JudgeItem, JudgeOutcome, build_item, call_judge
 from tauray.actors.judge_render import render_transcript, text_hash
-from tauray.results.readers import read_table
+from tauray.results.lock import RunLock
+from tauray.results.readers import conversations_df, judge_verdicts_df, messages_df, nl_verdicts_df
 from tauray.results.writer import write_rows
 
 
@@ -49,12 +50,12 @@ class JudgeRunSummary(BaseModel):
 def _stored(run_dir: Path) -> tuple[dict[tuple[str, str, str], dict[int, list[bool | None]]], ...]:
     """Stored verdicts per (config, conversation, transcript) -> sample -> verdict per question."""
     overall: dict[tuple[str, str, str], dict[int, list[bool | None]]] = defaultdict(dict)
-    df = read_table(run_dir, "judge_verdicts",
-                    columns=["judge_config_id", "conversation_id", "transcript_hash", "sample_index", "passed"])
+    df = judge_verdicts_df(run_dir,
+                           columns=["judge_config_id", "conversation_id", "transcript_hash", "sample_index", "passed"])
     for cfg, conv, th, s, passed in df.itertuples(index=False):
         overall[(cfg, conv, th)][int(s)] = [None if pd.isna(passed) else bool(passed)]
     nl: dict[tuple[str, str, str], dict[int, list[bool | None]]] = defaultdict(dict)
-    df = read_table(run_dir, "nl_assertion_verdicts", columns=[
+    df = nl_verdicts_df(run_dir, columns=[
         "judge_config_id", "conversation_id", "transcript_hash", "sample_index", "assertion_index", "met"])
     grouped: dict[tuple[str, str, str, int], dict[int, bool | None]] = defaultdict(dict)
     for cfg, conv, th, s, q, met in df.itertuples(index=False):
@@ -69,9 +70,9 @@ def plan_items(run_dir: Path | str, configs: list[JudgeConfig]) -> tuple[list[Ju
     from tauray.scenarios.registry import default_registry
 
     run_dir = Path(run_dir)
-    conv = read_table(run_dir, "conversations", columns=["run_id", "conversation_id", "scenario", "error_kind"])
+    conv = conversations_df(run_dir, columns=["run_id", "conversation_id", "scenario", "error_kind"])
     conv = conv[conv["error_kind"].isna()].drop_duplicates("conversation_id")
-    msgs = read_table(run_dir, "messages", columns=["conversation_id", "seq", "side", "role", "content",
+    msgs = messages_df(run_dir, columns=["conversation_id", "seq", "side", "role", "content",
                                                     "tool_calls", "tool_call_id"])
     msgs = msgs.sort_values(["conversation_id", "seq"])
     by_conv = {cid: g.to_dict("records") for cid, g in msgs.groupby("conversation_id", sort=False)}
@@ -116,8 +117,9 @@ async def run_items(items: list[JudgeItem], judge: Any, concurrency: int, on_don
 class _Sink:
     """Buffers verdict rows and appends them to the run directory, one file per table and run id."""
 
-    def __init__(self, run_dir: Path, flush_rows: int) -> None:
+    def __init__(self, run_dir: Path, flush_rows: int, attempts: dict[tuple[str, str], int] | None = None) -> None:
         self.run_dir, self.flush_rows = run_dir, flush_rows
+        self.attempts = attempts or {}  # (run_id, conversation_id) -> attempt judged: rows belong to it
         self.buffers: dict[str, list[Any]] = {"judge_verdicts": [], "nl_assertion_verdicts": []}
         self.rows = {t: 0 for t in self.buffers}
         self.unscored = 0
@@ -133,7 +135,8 @@ class _Sink:
         for table, rows in self.buffers.items():
             by_run: dict[str, list[Any]] = defaultdict(list)
             for row in rows:
-                by_run[row.run_id].append(row)
+                attempt = self.attempts.get((row.run_id, row.conversation_id), row.attempt)
+                by_run[row.run_id].append(row if row.attempt == attempt else row.model_copy(update={"attempt": attempt}))
             for run_id, run_rows in by_run.items():
                 write_rows(self.run_dir, table, run_rows, run_id)
                 self.rows[table] += len(run_rows)
@@ -160,7 +163,14 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
     if not (run_dir / "conversations").is_dir():
         raise ValueError(f"{run_dir} holds no conversations table; is it a run directory?")
     started = time.perf_counter()
-    items, skipped, eligible = plan_items(run_dir, configs)
+    lock = RunLock(run_dir)  # one writer per run directory: fails here, naming it, if a sweep is writing
+    try:
+        items, skipped, eligible = plan_items(run_dir, configs)
+        judged = conversations_df(run_dir, columns=["run_id", "conversation_id", "attempt"])
+    except BaseException:
+        lock.release()
+        raise
+    attempts = {(str(r), str(c)): int(a) for r, c, a in judged.itertuples(index=False)}
     if judge is None and use_ray:
         from tauray.actors.judge import judge_actor_class
         from tauray.pipeline.ray_runtime import ensure_ray
@@ -168,7 +178,7 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
         ensure_ray()
         judge = judge_actor_class().remote()
     judge = judge if judge is not None else JudgeHost()
-    sink = _Sink(run_dir, flush_rows)
+    sink = _Sink(run_dir, flush_rows, attempts)
     counts = {"calls": 0, "hits": 0, "errors": 0}
     examples: list[str] = []
 
@@ -197,6 +207,7 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
         asyncio.run(main())
     finally:
         bar.close()
+        lock.release()
     return JudgeRunSummary(
         run_dir=str(run_dir),
         configs=[{"label": c.label, "judge_config_id": c.config_id, "kind": c.kind, "samples": c.samples,

@@ -24,7 +24,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from tauray.results.analysis import load_conversations
+    from tauray.results.readers import conversations_df, run_dirs
     from tauray.results.report import build_report
     from tqdm import tqdm
 
@@ -33,7 +33,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"tauray: error: no such directory: {src}", file=sys.stderr)
         return 2
     try:
-        total = len(load_conversations(src, columns=["conversation_id"]))
+        run_dirs(src)  # says what a run or sweep folder is when src is neither
+        total = len(conversations_df(src, columns=["conversation_id"]))
     except FileNotFoundError as exc:
         print(f"tauray: error: {exc}", file=sys.stderr)
         return 2

@@ -47,7 +47,7 @@ class SweepSummary(OutcomeCounts):
     not_submitted: int = Field(description="Units left unsubmitted (budget reached).")
     budget_usd: float | None
     budget_reached: bool
-    orphan_files_moved: int
+    temp_files_removed: int = Field(description="Temp files of a killed writer removed on start.")
     rows: int = Field(description="Units with a row in the tables now (one per unit).")
     prompt_tokens: int
     completion_tokens: int
@@ -119,7 +119,9 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
     """
     from tauray.pipeline.progress import SweepProgress
     from tauray.pipeline.ray_runtime import ensure_ray
-    from tauray.pipeline.resume import cleanup_orphans, resume_state
+    from tauray.pipeline.resume import resume_state
+    from tauray.results.lock import RunLock
+    from tauray.results.writer import remove_temp_files
     from tauray.pipeline.scheduler import (
         CellQueue,
         Scheduler,
@@ -162,8 +164,9 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
     counts = counts_for_cluster(cfg.cluster)
     plan = plan_sweep(cfg, {"agent": counts[1], "user": counts[2]})
     out.mkdir(parents=True, exist_ok=True)
+    lock = RunLock(out)  # one driver per folder: a second one fails here, naming this one
     _manifest(out, cfg)
-    moved = cleanup_orphans(out)
+    moved = remove_temp_files(out)
     state = resume_state(out, cfg.name, retry_errors=retry_errors)
     skip = state.done
     queues, to_run = [], 0
@@ -191,6 +194,7 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
                 display.tick(sched, force=True)
     finally:
         display.close()
+        lock.release()
         if pool is not None and not keep_actors:
             drop_pool()
     seconds = time.perf_counter() - t0
@@ -204,7 +208,7 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
         skipped=skipped, retried_errors=retried_errors, ran=ran, actor_retries=sched.retried if sched else 0,
         actor_generations=pool.started - generations_before if pool else 0, not_submitted=sched.not_submitted if sched else 0,
         budget_usd=cfg.budget_usd, budget_reached=bool(sched and sched.budget_reached),
-        orphan_files_moved=len(moved), rows=oc.get("total", 0), success=oc.get("success", 0),
+        temp_files_removed=len(moved), rows=oc.get("total", 0), success=oc.get("success", 0),
         failed=oc.get("failed", 0), unscored=oc.get("unscored", 0), infra_errors=oc.get("infra", 0),
         model_errors=oc.get("model", 0), internal_errors=oc.get("internal", 0),
         prompt_tokens=sum(m.prompt_tokens for m in per_model.values()),

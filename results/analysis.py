@@ -1,129 +1,18 @@
-"""Analysis readers: the result tables of one run directory or of a whole
-sweep (a folder of run directories) as pandas DataFrames, with filters.
-
-Built on ``readers.read_table``, so every frame has the declared dtypes
-(nullable ``boolean`` for verdict columns, lists for list columns) even when a
-table is missing or empty. Detail tables (messages, actions, verdicts) are
-filtered by sweep, cell and model through the conversations they belong to,
-since only the conversation row carries those columns.
-
-Also here: one conversation's full record (:func:`load_transcript`) with the
+"""Analysis helpers over the tables the readers return (``tauray.results.readers``):
+arms to compare, one conversation's full record (:func:`transcript`) with the
 difference of each side's final DB from gold, recomputed from the recorded
 actions (design rule 3: grade after the fact from what was recorded).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tauray.results.readers import read_table
-from tauray.results.schemas import SCHEMAS, schema_for
-
-Filter = str | Iterable[str] | None
-
-_CONV_KEY = ["run_id", "conversation_id"]
-
-
-def is_run_dir(path: Path | str) -> bool:
-    """A run directory holds at least one table folder."""
-    p = Path(path)
-    return p.is_dir() and any((p / t).is_dir() for t in SCHEMAS)
-
-
-def run_dirs(path: Path | str) -> list[Path]:
-    """The run directories under ``path``: itself when it is one, else its
-    sub-folders that are (a sweep directory), sorted by name."""
-    p = Path(path)
-    if not p.is_dir():
-        raise FileNotFoundError(f"no such directory: {p}")
-    if is_run_dir(p):
-        return [p]
-    found = sorted(c for c in p.iterdir() if not c.name.startswith((".", "_")) and is_run_dir(c))
-    if not found:
-        tables = ", ".join(SCHEMAS)
-        raise FileNotFoundError(f"{p} is neither a run directory (with table folders: {tables}) "
-                                "nor a folder of run directories")
-    return found
-
-
-def _as_list(value: Filter) -> list[str] | None:
-    if value is None:
-        return None
-    return [value] if isinstance(value, str) else list(value)
-
-
-def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    non_empty = [f for f in frames if len(f)]
-    if not non_empty:
-        return frames[0]
-    if len(non_empty) == 1:
-        return non_empty[0].reset_index(drop=True)
-    return pd.concat(non_empty, ignore_index=True)
-
-
-def _glob_mask(names: pd.Series, patterns: list[str]) -> pd.Series:
-    return names.map(lambda n: any(fnmatch.fnmatchcase(str(n), p) for p in patterns)).astype(bool)
-
-
-def load_table(path: Path | str, table: str, *, sweep: Filter = None, cell: Filter = None, model: Filter = None,
-               scenario: Filter = None, run: Filter = None, columns: list[str] | None = None) -> pd.DataFrame:
-    """One table over a run or sweep directory.
-
-    Filters (each a value or a list of accepted values): ``sweep`` (sweep_id),
-    ``cell`` (cell_id), ``model`` (agent model), ``run`` (run_id) and
-    ``scenario`` (glob patterns on the scenario name).
-    """
-    schema = schema_for(table)
-    direct = {"sweep_id": _as_list(sweep), "cell_id": _as_list(cell), "agent_model": _as_list(model),
-              "run_id": _as_list(run)}
-    pushdown = {c: v for c, v in direct.items() if v is not None and c in schema.names}
-    via_conversations = {c: v for c, v in direct.items() if v is not None and c not in schema.names}
-    frames = [read_table(d, table, filters=pushdown) for d in run_dirs(path)]
-    df = _concat(frames)
-    patterns = _as_list(scenario)
-    if patterns is not None and "scenario" in df.columns and len(df):
-        df = df[_glob_mask(df["scenario"], patterns)].reset_index(drop=True)
-    if via_conversations and len(df):
-        keys = load_table(path, "conversations", sweep=sweep, cell=cell, model=model, run=run,
-                          scenario=scenario, columns=_CONV_KEY)
-        df = df.merge(keys, on=_CONV_KEY, how="inner")
-    if columns is not None:
-        df = df[columns]
-    return df
-
-
-def load_conversations(path: Path | str, **filters: Any) -> pd.DataFrame:
-    return load_table(path, "conversations", **filters)
-
-
-def load_predicates(path: Path | str, **filters: Any) -> pd.DataFrame:
-    return load_table(path, "predicate_verdicts", **filters)
-
-
-def load_actions(path: Path | str, **filters: Any) -> pd.DataFrame:
-    return load_table(path, "actions", **filters)
-
-
-def load_messages(path: Path | str, **filters: Any) -> pd.DataFrame:
-    return load_table(path, "messages", **filters)
-
-
-def load_nl_assertions(path: Path | str, **filters: Any) -> pd.DataFrame:
-    return load_table(path, "nl_assertion_verdicts", **filters)
-
-
-def load_judge_verdicts(path: Path | str, **filters: Any) -> pd.DataFrame:
-    return load_table(path, "judge_verdicts", **filters)
-
-
-def load_cells(path: Path | str, **filters: Any) -> pd.DataFrame:
-    return load_table(path, "cells", **filters)
+from tauray.results import readers
 
 
 def with_arms(conv: pd.DataFrame) -> pd.DataFrame:
@@ -235,31 +124,34 @@ class Transcript:
     db_diff: DbDiff
 
 
+def _is_missing(v: Any) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and v != v)
+
+
 def recorded_hashes(conversation: dict[str, Any]) -> dict[str, str | None]:
     return {"agent": conversation.get("agent_db_hash"), "user": conversation.get("user_db_hash")}
 
 
-def load_transcript(path: Path | str, conversation_id: str, run_id: str | None = None) -> Transcript:
-    """One conversation of a run or sweep directory, by id (and run id when ids repeat across runs)."""
-    conv = load_conversations(path, run=run_id)
-    conv = conv[conv["conversation_id"] == conversation_id]
+def transcript(path: Path | str, conversation_id: str, run_id: str | None = None) -> Transcript:
+    """One conversation (its newest attempt) of a run or sweep folder, by id (and run id
+    when ids repeat across runs)."""
+    conv = readers.conversations_df(path, run=run_id, conversation_id=conversation_id)
     if conv.empty:
         raise KeyError(f"no conversation {conversation_id!r} in {path}")
     if len(conv) > 1:
         raise KeyError(f"conversation {conversation_id!r} is in several runs "
-                       f"({', '.join(conv['run_id'])}); pass run_id")
-    row = conv.iloc[0].to_dict()
+                       f"({', '.join(map(str, conv['run_id']))}); pass run_id")
+    row = {k: None if _is_missing(v) else v for k, v in conv.iloc[0].to_dict().items()}
+    key = {"run": row["run_id"], "unit_id": row["unit_id"]}
 
-    def detail(table: str, order: str | None) -> pd.DataFrame:
-        frames = [read_table(d, table, filters={"run_id": row["run_id"], "conversation_id": conversation_id})
-                  for d in run_dirs(path)]
-        df = _concat(frames)
+    def detail(fn: Any, order: str | None) -> pd.DataFrame:
+        df = fn(path, **key)
         return df.sort_values(order).reset_index(drop=True) if order else df
 
-    actions = detail("actions", "seq")
+    actions = detail(readers.actions_df, "seq")
     return Transcript(
-        conversation=row, messages=detail("messages", "seq"), actions=actions,
-        predicates=detail("predicate_verdicts", "index"), judge_verdicts=detail("judge_verdicts", None),
-        nl_assertions=detail("nl_assertion_verdicts", None),
+        conversation=row, messages=detail(readers.messages_df, "seq"), actions=actions,
+        predicates=detail(readers.predicates_df, "index"), judge_verdicts=detail(readers.judge_verdicts_df, None),
+        nl_assertions=detail(readers.nl_verdicts_df, None),
         db_diff=db_diff(row["scenario"], actions, recorded_hashes(row)),
     )

@@ -1,15 +1,20 @@
 """Metrics over the conversations table (pure functions of DataFrames).
 
-Rates count only *scored* rows: infra-error rows (``error_kind == 'infra'``)
-say nothing about the model and are counted separately, and unscored rows
-(``success`` null) are neither a pass nor a fail (design rule 4). A *task* is
-a scenario by default; trials of one task are its repeated draws.
+Every row counts (``results.outcomes``): the success rate is successes over
+all rows except infra errors, so model errors, internal errors and unscored
+rows lower it; infra rows say nothing about the model and are reported beside
+each rate, as a count and a share. A *task* is a scenario by default; trials
+of one task are its repeated draws.
 
-pass^k follows τ-bench: per task with n scored trials of which c passed,
-C(c, k) / C(n, k) (the chance that k trials drawn without replacement all
-pass), averaged over tasks with n >= k. Intervals over tasks are bootstrap
-intervals that resample whole tasks (trials of one task are not independent),
-seeded so a report is reproducible.
+Intervals are task-clustered: trials of one task are not independent, so the
+headline and breakdown intervals come from a bootstrap that resamples whole
+tasks (seeded, so a report is reproducible). The Wilson interval is kept as a
+formula for single binomial samples, not used for rates over tasks.
+
+pass^k follows τ-bench and τ²: per task with n counted trials of which c
+passed, C(c, k) / C(n, k), averaged over every task of the group, for k up to
+the smallest trial count of the group's tasks (a larger k would average over a
+subset of tasks, and the curve could rise).
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
+from tauray.results.outcomes import outcomes
 
 By = str | Sequence[str] | None
 
-COUNT_COLUMNS = ["conversations", "infra_errors", "unscored", "scored", "successes"]
+COUNT_COLUMNS = ["conversations", "infra_errors", "infra_share", "counted", "successes", "failures",
+                 "failed", "unscored", "model_errors", "internal_errors"]
 
 
 def _by(by: By) -> list[str]:
@@ -35,30 +42,41 @@ def _by(by: By) -> list[str]:
 
 
 def scored_mask(conv: pd.DataFrame) -> pd.Series:
-    """Rows that count in rates: not an infra error and not unscored."""
-    infra = conv["error_kind"].eq("infra").fillna(False).astype(bool)
-    return (~infra) & conv["success"].notna()
+    """Rows with a known verdict (not infra, success not null): the reference a judge is compared with."""
+    infra = conv["error_kind"].astype(object).eq("infra").to_numpy(dtype=bool)
+    return pd.Series(~infra & conv["success"].notna().to_numpy(dtype=bool), index=conv.index)
 
 
 def _with_flags(conv: pd.DataFrame) -> pd.DataFrame:
     df = conv.copy()
-    df["_infra"] = df["error_kind"].eq("infra").fillna(False).astype(int)
-    df["_scored"] = scored_mask(conv).astype(int)
-    df["_unscored"] = ((df["_infra"] == 0) & conv["success"].isna()).astype(int)
-    df["_success"] = (df["_scored"].astype(bool) & conv["success"].fillna(False).astype(bool)).astype(int)
+    out = outcomes(conv).astype(object)
+    for name, label in (("_infra", "infra"), ("_success", "success"), ("_failed", "failed"),
+                        ("_unscored", "unscored"), ("_model", "model"), ("_internal", "internal")):
+        df[name] = (out == label).astype(int)
+    df["_counted"] = 1 - df["_infra"]
     return df
 
 
+_AGG = {"conversations": ("_counted", "size"), "infra_errors": ("_infra", "sum"), "counted": ("_counted", "sum"),
+        "successes": ("_success", "sum"), "failed": ("_failed", "sum"), "unscored": ("_unscored", "sum"),
+        "model_errors": ("_model", "sum"), "internal_errors": ("_internal", "sum")}
+
+
 def counts(conv: pd.DataFrame, by: By = None) -> pd.DataFrame:
-    """conversations, infra_errors, unscored, scored, successes per group."""
+    """Rows per outcome per group: conversations (all rows), infra_errors and
+    infra_share (left out of rates), counted (the rest), successes, failures
+    (counted - successes) split into failed, unscored, model_errors and
+    internal_errors."""
     df = _with_flags(conv)
     keys = _by(by)
-    agg = {"conversations": ("_scored", "size"), "infra_errors": ("_infra", "sum"),
-           "unscored": ("_unscored", "sum"), "scored": ("_scored", "sum"), "successes": ("_success", "sum")}
     if not keys:
-        return pd.DataFrame([{name: int(df[col].size if fn == "size" else df[col].sum())
-                              for name, (col, fn) in agg.items()}])
-    return df.groupby(keys, dropna=False, sort=True).agg(**agg).reset_index()
+        out = pd.DataFrame([{name: int(df[col].size if fn == "size" else df[col].sum())
+                             for name, (col, fn) in _AGG.items()}])
+    else:
+        out = df.groupby(keys, dropna=False, sort=True, observed=True).agg(**_AGG).reset_index()
+    out["failures"] = out["counted"] - out["successes"]
+    out["infra_share"] = [i / n if n else math.nan for i, n in zip(out["infra_errors"], out["conversations"])]
+    return out[[*keys, *COUNT_COLUMNS]]
 
 
 # --- rates and intervals ----------------------------------------------------------------
@@ -78,9 +96,10 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
 
 def task_bootstrap(values: Sequence[float], weights: Sequence[float] | None = None, n_boot: int = 2000,
                    confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
-    """Percentile interval of the (weighted) mean of per-task values, resampling tasks."""
+    """Percentile interval of the (weighted) mean of per-task values, resampling tasks;
+    (nan, nan) with fewer than two tasks (one task says nothing about task variation)."""
     v = np.asarray(values, dtype=float)
-    if v.size == 0:
+    if v.size < 2:
         return (math.nan, math.nan)
     w = np.ones_like(v) if weights is None else np.asarray(weights, dtype=float)
     rng = np.random.default_rng(seed)
@@ -92,12 +111,23 @@ def task_bootstrap(values: Sequence[float], weights: Sequence[float] | None = No
     return (float(lo), float(hi))
 
 
+def rate_interval(n: Sequence[int], c: Sequence[int], n_boot: int = 2000, confidence: float = 0.95,
+                  seed: int = 0) -> tuple[float, float]:
+    """Task-clustered interval of the success rate sum(c) / sum(n), from per-task counted
+    trials ``n`` and successes ``c`` (tasks resampled whole)."""
+    n_arr = np.asarray(n, dtype=float)
+    keep = n_arr > 0
+    rates = np.divide(np.asarray(c, dtype=float), n_arr, out=np.zeros_like(n_arr), where=keep)
+    return task_bootstrap(rates[keep], n_arr[keep], n_boot, confidence, seed)
+
+
 def task_counts(conv: pd.DataFrame, by: By = None, task: str = "scenario") -> pd.DataFrame:
-    """Scored trials n and successes c per task (and group)."""
+    """Counted trials n (all but infra) and successes c per task (and group)."""
     df = _with_flags(conv)
-    df = df[df["_scored"] == 1]
+    df = df[df["_counted"] == 1]
     keys = _by(by) + [task]
-    return df.groupby(keys, dropna=False, sort=True).agg(n=("_scored", "sum"), c=("_success", "sum")).reset_index()
+    return df.groupby(keys, dropna=False, sort=True, observed=True).agg(
+        n=("_counted", "sum"), c=("_success", "sum")).reset_index()
 
 
 # --- pass^k and pass@k ------------------------------------------------------------------
@@ -119,19 +149,26 @@ def _per_task(tc: pd.DataFrame, k: int, fn: Any) -> pd.Series:
 
 def pass_k_curve(conv: pd.DataFrame, ks: Sequence[int] = (1, 2, 3, 4), by: By = None, task: str = "scenario"
                  ) -> pd.DataFrame:
-    """pass^k and pass@k per group and k, averaged over tasks with at least k scored trials."""
+    """pass^k and pass@k per group and k over all the group's tasks, for k up to
+    ``k_cap`` (the group's smallest counted trial count, as τ²); larger k are NaN
+    with ``tasks`` 0. Non-increasing in k by construction. ``conversations`` is
+    the counted trials the figures rest on."""
     keys = _by(by)
     tc = task_counts(conv, keys, task)
     rows = []
-    groups = tc.groupby(keys, dropna=False, sort=True) if keys else [((), tc)]
+    groups = tc.groupby(keys, dropna=False, sort=True, observed=True) if keys else [((), tc)]
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
+        cap = int(g["n"].min()) if len(g) else 0
         for k in ks:
-            hat, at = _per_task(g, k, pass_hat_k_task), _per_task(g, k, pass_at_k_task)
-            rows.append({**dict(zip(keys, key)), "k": k, "tasks": int(hat.notna().sum()),
-                         "pass_hat_k": float(hat.mean()) if hat.notna().any() else math.nan,
-                         "pass_at_k": float(at.mean()) if at.notna().any() else math.nan})
-    return pd.DataFrame(rows, columns=[*keys, "k", "tasks", "pass_hat_k", "pass_at_k"])
+            ok = k <= cap
+            hat = _per_task(g, k, pass_hat_k_task) if ok else pd.Series(dtype=float)
+            at = _per_task(g, k, pass_at_k_task) if ok else pd.Series(dtype=float)
+            rows.append({**dict(zip(keys, key)), "k": k, "k_cap": cap, "tasks": len(g) if ok else 0,
+                         "conversations": int(g["n"].sum()) if ok else 0,
+                         "pass_hat_k": float(hat.mean()) if ok else math.nan,
+                         "pass_at_k": float(at.mean()) if ok else math.nan})
+    return pd.DataFrame(rows, columns=[*keys, "k", "k_cap", "tasks", "conversations", "pass_hat_k", "pass_at_k"])
 
 
 def pass_hat_k(conv: pd.DataFrame, k: int, task: str = "scenario") -> float:
@@ -142,13 +179,26 @@ def pass_hat_k(conv: pd.DataFrame, k: int, task: str = "scenario") -> float:
 # --- tables -----------------------------------------------------------------------------
 
 
-def _rate_columns(df: pd.DataFrame, confidence: float) -> pd.DataFrame:
-    df = df.copy()
-    df["success_rate"] = [s / n if n else math.nan for s, n in zip(df["successes"], df["scored"])]
-    wil = [wilson_interval(int(s), int(n), confidence) for s, n in zip(df["successes"], df["scored"])]
-    df["wilson_lo"] = [w[0] for w in wil]
-    df["wilson_hi"] = [w[1] for w in wil]
-    return df
+def _with_rates(out: pd.DataFrame, tc: pd.DataFrame, keys: list[str], n_boot: int, confidence: float,
+                seed: int) -> pd.DataFrame:
+    """success_rate, its task-clustered interval (ci_lo, ci_hi) and tasks, per row of ``out``."""
+    out = out.copy()
+    out["success_rate"] = [s / n if n else math.nan for s, n in zip(out["successes"], out["counted"])]
+    rows = []
+    groups = tc.groupby(keys, dropna=False, sort=False, observed=True) if keys else [((), tc)]
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        lo, hi = rate_interval(g["n"], g["c"], n_boot, confidence, seed)
+        rows.append({**dict(zip(keys, key)), "ci_lo": lo, "ci_hi": hi, "tasks": int((g["n"] > 0).sum())})
+    ci = pd.DataFrame(rows, columns=[*keys, "ci_lo", "ci_hi", "tasks"])
+    if not keys:
+        return out.assign(**(ci.iloc[0].to_dict() if len(ci) else {"ci_lo": math.nan, "ci_hi": math.nan,
+                                                                      "tasks": 0}))
+    for k in keys:  # categorical keys merge by value
+        out[k], ci[k] = out[k].astype(object), ci[k].astype(object)
+    out = out.merge(ci, on=keys, how="left")
+    out["tasks"] = out["tasks"].fillna(0).astype(int)
+    return out
 
 
 def cost_and_tokens(conv: pd.DataFrame, by: By = None) -> pd.DataFrame:
@@ -164,7 +214,7 @@ def cost_and_tokens(conv: pd.DataFrame, by: By = None) -> pd.DataFrame:
     df["_cost"] = df[cost_cols].sum(axis=1, min_count=1)
     df["_tokens"] = df[tok_cols].sum(axis=1)
     keys = _by(by)
-    grouped = df.groupby(keys, dropna=False, sort=True) if keys else df.groupby(lambda _: 0)
+    grouped = df.groupby(keys, dropna=False, sort=True, observed=True) if keys else df.groupby(lambda _: 0)
     out = grouped.agg(successes=("_success", "sum"), cost_usd=("_cost", lambda s: s.sum(min_count=1)),
                       tokens=("_tokens", "sum")).reset_index(drop=not keys)
     out["cost_per_success"] = [c / s if s else math.nan for c, s in zip(out["cost_usd"], out["successes"])]
@@ -174,38 +224,33 @@ def cost_and_tokens(conv: pd.DataFrame, by: By = None) -> pd.DataFrame:
 
 def leaderboard(conv: pd.DataFrame, by: By = "agent_model", k_max: int = 4, task: str = "scenario",
                 n_boot: int = 2000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """One row per group: counts, success rate with Wilson and task-bootstrap
-    intervals, pass^1..k_max, cost and tokens per success; best first."""
+    """One row per group: every outcome counted, success rate with its task-clustered
+    interval (``ci_lo``, ``ci_hi``), tasks, pass^1..k_max (NaN past ``k_cap``),
+    cost and tokens per success; best first."""
     keys = _by(by)
-    out = _rate_columns(counts(conv, keys), confidence)
     tc = task_counts(conv, keys, task)
-    boots = []
-    for _, row in out.iterrows():
-        g = tc
-        for k in keys:
-            g = g[g[k] == row[k]] if pd.notna(row[k]) else g[g[k].isna()]
-        rates = (g["c"] / g["n"]).tolist()
-        boots.append(task_bootstrap(rates, g["n"].tolist(), n_boot, confidence, seed))
-    out["boot_lo"] = [b[0] for b in boots]
-    out["boot_hi"] = [b[1] for b in boots]
-    out["tasks"] = [int(((tc[keys] == r[keys]).all(axis=1)).sum()) if keys else len(tc) for _, r in out.iterrows()]
+    out = _with_rates(counts(conv, keys), tc, keys, n_boot, confidence, seed)
     curve = pass_k_curve(conv, range(1, k_max + 1), keys, task)
     for k in range(1, k_max + 1):
-        ck = curve[curve["k"] == k][[*keys, "pass_hat_k"]].rename(columns={"pass_hat_k": f"pass_hat_{k}"})
-        out = out.merge(ck, on=keys, how="left") if keys else out.assign(**{f"pass_hat_{k}": ck.iloc[0, -1]})
+        ck = curve[curve["k"] == k][[*keys, "pass_hat_k", "k_cap"]].rename(columns={"pass_hat_k": f"pass_hat_{k}"})
+        if k > 1:
+            ck = ck.drop(columns=["k_cap"])
+        out = out.merge(ck, on=keys, how="left") if keys else out.assign(**ck.iloc[0].to_dict())
     cost = cost_and_tokens(conv, keys).drop(columns=["successes"])
     out = out.merge(cost, on=keys, how="left") if keys else pd.concat([out, cost], axis=1)
     return out.sort_values(["success_rate", *keys], ascending=[False, *[True] * len(keys)],
                            na_position="last").reset_index(drop=True)
 
 
-def breakdown(conv: pd.DataFrame, dimension: str, by: By = "agent_model", confidence: float = 0.95) -> pd.DataFrame:
-    """Counts and success rate (with Wilson interval) per group and value of
-    ``dimension`` (domain, issue_type, persona, policy_variant, termination_reason...);
-    a missing value is shown as '(none)'."""
+def breakdown(conv: pd.DataFrame, dimension: str, by: By = "agent_model", task: str = "scenario",
+              n_boot: int = 1000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Every outcome counted and the success rate with its task-clustered interval per
+    group and value of ``dimension`` (domain, issue_type, persona, policy_variant,
+    termination_reason...); a missing value is shown as '(none)'."""
     df = conv.copy()
     df[dimension] = df[dimension].astype(object).where(df[dimension].notna(), "(none)")
-    return _rate_columns(counts(df, [*_by(by), dimension]), confidence)
+    keys = [*_by(by), dimension]
+    return _with_rates(counts(df, keys), task_counts(df, keys, task), keys, n_boot, confidence, seed)
 
 
 class PairedComparison(BaseModel):
@@ -250,7 +295,7 @@ def manual_vs_workflow(conv: pd.DataFrame, by: By = "agent_model", n_boot: int =
     keys = _by(by)
     df = conv[conv["policy_variant"].isin(["manual", "workflow"])]
     rows = []
-    groups = df.groupby(keys, dropna=False, sort=True) if keys else [((), df)]
+    groups = df.groupby(keys, dropna=False, sort=True, observed=True) if keys else [((), df)]
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
         pc = paired_comparison(g, "workflow", "manual", by="policy_variant", task="upstream_id",
@@ -282,7 +327,7 @@ def judge_labels(judge_verdicts: pd.DataFrame) -> pd.DataFrame:
     jv = judge_verdicts.copy()
     jv["_yes"] = jv["passed"].eq(True).fillna(False).astype(int)
     jv["_no"] = jv["passed"].eq(False).fillna(False).astype(int)
-    out = jv.groupby(["run_id", "conversation_id", *JUDGE_KEYS], dropna=False, sort=True).agg(
+    out = jv.groupby(["run_id", "conversation_id", *JUDGE_KEYS], dropna=False, sort=True, observed=True).agg(
         samples=("sample_index", "size"), yes=("_yes", "sum"), no=("_no", "sum")).reset_index()
     out["judge_passed"] = pd.array([True if y > n else False if n > y else pd.NA
                                     for y, n in zip(out["yes"], out["no"])], dtype="boolean")
@@ -305,7 +350,7 @@ def judge_agreement(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference:
     ``success`` by default), accuracy and κ over conversations both scored."""
     df = _judged(conv, judge_verdicts, reference)
     rows = []
-    for key, g in df.groupby(JUDGE_KEYS, dropna=False, sort=True):
+    for key, g in df.groupby(JUDGE_KEYS, dropna=False, sort=True, observed=True):
         both = g[g["judge_passed"].notna() & g[reference].notna()]
         j, r = both["judge_passed"].astype(bool).to_numpy(), both[reference].astype(bool).to_numpy()
         n = len(both)
@@ -326,7 +371,7 @@ def judge_pairwise(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference: 
     df = _judged(conv, judge_verdicts, reference)
     keyed = df.assign(label=[judge_config_label(r) for _, r in df.iterrows()]) if len(df) else df.assign(label=[])
     raters: dict[str, pd.Series] = {}
-    for label, g in keyed.groupby("label", sort=True):
+    for label, g in keyed.groupby("label", sort=True, observed=True):
         raters[label] = g.set_index(["run_id", "conversation_id"])["judge_passed"]
     ref = conv[scored_mask(conv)].set_index(["run_id", "conversation_id"])[reference]
     raters = {reference_label: ref, **raters}

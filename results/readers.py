@@ -1,117 +1,142 @@
-"""Reading result tables of a run directory into pandas.
+"""The one way in: each result table of a run or sweep folder as a DataFrame.
 
-Reads go through ``pyarrow.dataset`` with the declared schema, so a table
-that is missing or empty still comes back with its columns and dtypes, and
-leftover temp files (dot-prefixed) are never read as data.
+One function per table (``conversations_df``, ``messages_df``, ``actions_df``,
+``predicates_df``, ``nl_verdicts_df``, ``judge_verdicts_df``, ``cells_df``),
+each taking a run directory or a folder of run directories.
 
-One row per conversation: a conversation may have been run again (``tauray
-sweep --retry-errors`` reruns infra-error units; each attempt is written by
-its own flush, so its files carry a later sequence number). The attempt in the
-latest file wins: readers drop the older conversation rows and the older
-attempts' detail rows (a detail row counts when its file's sequence number is
-after the previous attempt's and at most the winning attempt's). ``cells``
-keeps the latest totals per (sweep, cell). Without reruns nothing is filtered.
+Which rows count is decided by columns, never by file names, so plain pandas
+can do the same (``docs/tables.md``):
 
-dtypes: nullable bool columns come back as pandas ``boolean`` (True/False/NA)
-and list columns as Python lists; everything else is pyarrow's default
-conversion (int64, float64, str, datetime64[us, UTC]).
+* a conversation row counts when its ``attempt`` is the highest of its
+  ``(run_id, unit_id)``;
+* a detail or judge row counts when its ``(run_id, unit_id, attempt)`` is a
+  counting conversation row (rows of older attempts, and of an attempt whose
+  conversation row never landed because the driver was killed mid-flush, are
+  left out); re-judge rows carry the attempt they judged and the
+  ``transcript_hash`` of the transcript they read;
+* a ``cells`` row counts when its ``updated_at`` is the latest of its
+  ``(sweep_id, cell_id)``.
+
+``all_attempts=True`` returns every row as stored. Low-cardinality text
+columns come back as pandas ``category``, nullable verdicts as ``boolean``,
+list columns as lists; JSON text columns are decoded with ``decode_json=True``.
 """
 
 from __future__ import annotations
 
-import re
+import fnmatch
+import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
-from tauray.results.schemas import SCHEMAS, schema_for
+from tauray.results.records import TABLES
+from tauray.results.schemas import SCHEMAS, json_columns, schema_for
 
-_IGNORE_PREFIXES = [".", "_"]
+Filter = str | Iterable[str] | None
+
+KEY = ["run_id", "unit_id"]
+ATTEMPT_KEY = ["run_id", "unit_id", "attempt"]
+
+# Text columns with few distinct values: category dtype (smaller, faster groupby).
+CATEGORICAL = frozenset({
+    "run_id", "sweep_id", "cell_id", "scenario", "domain", "upstream_id", "policy_variant", "issue_type",
+    "persona", "agent_model", "agent_kind", "user_model", "user_kind", "judge_model", "termination_reason",
+    "error_kind", "success_reason", "tauray_version", "upstream_version", "side", "role", "kind", "tool",
+    "function", "prompt_id", "prompt_version", "prompt_hash", "judge_config_id", "assertion", "unscored_reason",
+    "gold_agent_db_hash", "gold_user_db_hash", "matched_action_id",
+})
 
 
-def _table_dir(path: Path | str, table: str) -> Path:
-    return Path(path) / table
+# --- files ----------------------------------------------------------------------------------
 
 
-def _data_files(folder: Path) -> list[Path]:
+def is_run_dir(path: Path | str) -> bool:
+    """A run directory holds at least one table folder."""
+    p = Path(path)
+    return p.is_dir() and any((p / t).is_dir() for t in SCHEMAS)
+
+
+def run_dirs(path: Path | str) -> list[Path]:
+    """The run directories under ``path``: itself when it is one, else its
+    sub-folders that are (a sweep folder), sorted by name."""
+    p = Path(path)
+    if not p.is_dir():
+        raise FileNotFoundError(f"no such directory: {p}")
+    if is_run_dir(p):
+        return [p]
+    found = sorted(c for c in p.iterdir() if not c.name.startswith((".", "_")) and is_run_dir(c))
+    if not found:
+        raise FileNotFoundError(f"{p} is neither a run directory (with table folders: {', '.join(SCHEMAS)}) "
+                                "nor a folder of run directories")
+    return found
+
+
+def _dirs(path: Path | str) -> list[Path]:
+    # Readers are lenient where run_dirs is strict: a folder nothing was written to yet
+    # (or that does not exist) reads as empty tables with their declared columns.
+    p = Path(path)
+    if not p.is_dir():
+        return []
+    if is_run_dir(p):
+        return [p]
+    return sorted(c for c in p.iterdir() if not c.name.startswith((".", "_")) and is_run_dir(c))
+
+
+def data_files(folder: Path) -> list[Path]:
+    """Data files of one table folder; dot- and underscore-prefixed names (temp files) are not data."""
     if not folder.is_dir():
         return []
-    return sorted(
-        p
-        for p in folder.iterdir()
-        if p.is_file() and p.suffix == ".parquet" and not p.name.startswith(tuple(_IGNORE_PREFIXES))
-    )
-
-
-_PART = re.compile(r"^part-(?P<run>.+)-(?P<seq>\d{6,})-[0-9a-f]{8}\.parquet$")
-
-
-def _file_key(file: Path) -> tuple[str, int]:
-    m = _PART.match(file.name)
-    return (m["run"], int(m["seq"])) if m else ("", -1)
-
-
-def _with_seq(files: list[Path], columns: list[str]) -> pa.Table:
-    """Columns of every file plus the run and sequence number of the file each row came from."""
-    parts = []
-    for f in files:
-        t = ds.dataset(str(f), format="parquet").to_table(columns=columns)
-        run, seq = _file_key(f)
-        parts.append(t.append_column("_file_run", pa.array([run] * len(t), pa.string()))
-                      .append_column("_seq", pa.array([seq] * len(t), pa.int64())))
-    return pa.concat_tables(parts)
-
-
-def _attempt_windows(path: Path | str) -> pd.DataFrame | None:
-    """(run_id, conversation_id) → (prev_seq, win_seq) for conversations written more than
-    once; None when every conversation has one row (the usual case: nothing to filter)."""
-    files = _data_files(_table_dir(path, "conversations"))
-    if not files:
-        return None
-    keys = _with_seq(files, ["run_id", "conversation_id"]).to_pandas()
-    dup = keys.duplicated(["run_id", "conversation_id"], keep=False)
-    if not dup.any():
-        return None
-    keys = keys[dup].sort_values("_seq")
-    grouped = keys.groupby(["run_id", "conversation_id"])["_seq"]
-    return pd.DataFrame({"win_seq": grouped.max(), "prev_seq": grouped.apply(lambda s: s.iloc[-2])}).reset_index()
-
-
-def _latest_only(path: Path | str, table: str, files: list[Path]) -> pa.Table | None:
-    """The table without superseded rows, or None when nothing needs filtering."""
-    names = list(schema_for(table).names)
-    if table == "cells":
-        if len(files) < 2:
-            return None
-        full = _with_seq(files, names)
-        keys = full.select(["sweep_id", "cell_id", "_seq"]).to_pandas()
-        keep = keys["_seq"] == keys.groupby(["sweep_id", "cell_id"])["_seq"].transform("max")
-        return full.filter(pa.array(keep.to_numpy())).select(names)
-    if "conversation_id" not in names:
-        return None
-    windows = _attempt_windows(path)
-    if windows is None:
-        return None
-    full = _with_seq(files, names)
-    keys = full.select(["run_id", "conversation_id", "_seq"]).to_pandas()
-    merged = keys.merge(windows, on=["run_id", "conversation_id"], how="left")
-    if table == "conversations":
-        keep = merged["win_seq"].isna() | (merged["_seq"] == merged["win_seq"])
-    else:
-        keep = merged["win_seq"].isna() | ((merged["_seq"] > merged["prev_seq"]) & (merged["_seq"] <= merged["win_seq"]))
-    return full.filter(pa.array(keep.to_numpy())).select(names)
+    return sorted(p for p in folder.iterdir()
+                  if p.suffix == ".parquet" and not p.name.startswith((".", "_")) and p.is_file())
 
 
 def list_tables(path: Path | str) -> list[str]:
-    """Declared tables that have at least one data file in the run directory."""
-    return [t for t in SCHEMAS if _data_files(_table_dir(path, t))]
+    """Declared tables that have at least one data file under ``path``."""
+    dirs = _dirs(path)
+    return [t for t in SCHEMAS if any(data_files(d / t) for d in dirs)]
 
 
-def _filter_expression(schema: pa.Schema, filters: dict[str, Any]) -> ds.Expression | None:
+def scan(dirs: list[Path], table: str, columns: list[str] | None = None,
+         filter: ds.Expression | None = None) -> pa.Table:
+    """Rows of ``table`` from every file under ``dirs``, with the declared schema."""
+    schema = schema_for(table)
+    files = [str(f) for d in dirs for f in data_files(Path(d) / table)]
+    if not files:
+        empty = schema.empty_table()
+        return empty.select(columns) if columns is not None else empty
+    wanted = columns if columns is not None else schema.names
+    # Files written before the unit_id/attempt columns existed read as
+    # attempt 0 of the unit named by their conversation id.
+    need = list(dict.fromkeys([*wanted, *(["conversation_id"] if "unit_id" in wanted else [])]))
+    t = ds.dataset(files, schema=schema, format="parquet").to_table(columns=need, filter=filter)
+    if "unit_id" in t.column_names and t["unit_id"].null_count:
+        t = t.set_column(t.schema.get_field_index("unit_id"), "unit_id",
+                         pc.coalesce(t["unit_id"], t["conversation_id"]))
+    if "attempt" in t.column_names and t["attempt"].null_count:
+        t = t.set_column(t.schema.get_field_index("attempt"), "attempt",
+                         pc.coalesce(t["attempt"], pa.scalar(0, pa.int64())))
+    return t.select(wanted)
+
+
+# --- filters --------------------------------------------------------------------------------
+
+_NAMED = {"sweep": "sweep_id", "cell": "cell_id", "model": "agent_model", "run": "run_id"}
+
+
+def _as_list(value: Filter) -> list[Any] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, (str, bool, int, float)) else list(value)
+
+
+def _expression(schema: pa.Schema, equals: dict[str, Any]) -> ds.Expression | None:
     expr: ds.Expression | None = None
-    for column, value in filters.items():
+    for column, value in equals.items():
         if schema.get_field_index(column) < 0:
             raise KeyError(f"cannot filter on unknown column {column!r}; columns: {', '.join(schema.names)}")
         field = ds.field(column)
@@ -125,60 +150,161 @@ def _filter_expression(schema: pa.Schema, filters: dict[str, Any]) -> ds.Express
     return expr
 
 
-def _to_frame(arrow_table: pa.Table) -> pd.DataFrame:
-    df = arrow_table.to_pandas()
-    for field in arrow_table.schema:
+def _glob(frame: pd.DataFrame, patterns: list[str] | None) -> pd.DataFrame:
+    if patterns is None or frame.empty:
+        return frame
+    names = pd.Series(frame["scenario"].astype(str).unique())
+    keep = set(names[names.map(lambda n: any(fnmatch.fnmatchcase(n, p) for p in patterns))])
+    return frame[frame["scenario"].astype(str).isin(keep)]
+
+
+# --- frames ---------------------------------------------------------------------------------
+
+
+def _to_frame(t: pa.Table, decode_json: bool, table: str) -> pd.DataFrame:
+    df = t.to_pandas()
+    for field in t.schema:
+        name = field.name
         if pa.types.is_boolean(field.type) and field.nullable:
-            df[field.name] = df[field.name].astype("boolean")
+            df[name] = df[name].astype("boolean")
         elif pa.types.is_list(field.type):
-            df[field.name] = pd.Series(
-                [None if v is None else list(v) for v in df[field.name]], index=df.index, dtype=object
-            )
+            df[name] = pd.Series([None if v is None else list(v) for v in df[name]], index=df.index, dtype=object)
+        elif name in CATEGORICAL and pa.types.is_string(field.type):
+            df[name] = df[name].astype("category")
+    if decode_json:
+        for name in json_columns(table):
+            if name in df.columns:
+                df[name] = pd.Series([None if not isinstance(v, str) else json.loads(v) for v in df[name]],
+                                     index=df.index, dtype=object)
     return df
 
 
-def read_table(
-    path: Path | str,
-    table: str,
-    filters: dict[str, Any] | None = None,
-    columns: list[str] | None = None,
-) -> pd.DataFrame:
-    """Read one table of a run directory.
+# Columns that name one row of each table. A row is never written twice for a
+# key (the writer's batches are idempotent); readers drop exact key repeats
+# anyway, so a compaction caught between its rename and its unlink reads the same.
+NATURAL_KEY: dict[str, list[str]] = {
+    "conversations": ATTEMPT_KEY,
+    "predicate_verdicts": [*ATTEMPT_KEY, "index"],
+    "actions": [*ATTEMPT_KEY, "seq"],
+    "messages": [*ATTEMPT_KEY, "seq"],
+    "nl_assertion_verdicts": [*ATTEMPT_KEY, "judge_config_id", "transcript_hash", "sample_index", "assertion_index"],
+    "judge_verdicts": [*ATTEMPT_KEY, "judge_config_id", "transcript_hash", "sample_index"],
+    "cells": ["sweep_id", "cell_id", "updated_at"],
+}
+assert set(NATURAL_KEY) == set(TABLES)
 
-    ``filters`` maps column to value: equality, ``None`` for "is null", or a
-    list/tuple/set for "is one of". ``columns`` selects and orders columns.
-    """
+
+def _latest_mask(keys: pd.DataFrame, by: list[str], order: str) -> pa.Array:
+    """True on the rows whose ``order`` is the highest of their ``by`` group (one per group)."""
+    if keys.empty:
+        return pa.array([], pa.bool_())
+    top = keys[order] == keys.groupby(by, observed=True, sort=False)[order].transform("max")
+    return pa.array((top & ~keys.duplicated([*by, order], keep="last")).to_numpy())
+
+
+def _newest(conv: pa.Table) -> pa.Table:
+    """The conversation rows of each unit's newest attempt (one per unit), in stored order."""
+    return conv.filter(_latest_mask(conv.select(ATTEMPT_KEY).to_pandas(), KEY, "attempt"))
+
+
+def _unique(t: pa.Table, table: str) -> pa.Table:
+    keys = t.select(NATURAL_KEY[table]).to_pandas()
+    dup = keys.duplicated(keep="last")
+    return t.filter(pa.array(~dup.to_numpy())) if dup.any() else t
+
+
+def counted_rows(dirs: list[Path], table: str, *, all_attempts: bool = False,
+                 unit_filters: dict[str, list[Any]] | None = None) -> pa.Table:
+    """The rows of ``table`` under ``dirs`` that count (see the module docstring), as Arrow;
+    every stored row with ``all_attempts``. ``unit_filters``: per-unit columns
+    (run_id, sweep_id, cell_id, agent_model), applied through the conversations."""
+    schema = schema_for(table)
+    unit_filters = unit_filters or {}
+    own = {c: v for c, v in unit_filters.items() if c in schema.names}
+    via_conv = {c: v for c, v in unit_filters.items() if c not in schema.names}
+    t = scan(dirs, table, None, _expression(schema, own))
+    if table == "cells":
+        if not all_attempts:
+            t = _unique(t, table)
+            t = t.filter(_latest_mask(t.select(["sweep_id", "cell_id", "updated_at"]).to_pandas(),
+                                      ["sweep_id", "cell_id"], "updated_at"))
+        return t
+    if table == "conversations":
+        return _newest(t) if not all_attempts else t
+    if not all_attempts or via_conv:
+        conv_filter = _expression(SCHEMAS["conversations"], {**via_conv, **{c: v for c, v in own.items()
+                                                                            if c == "run_id"}})
+        conv = scan(dirs, "conversations", ATTEMPT_KEY if not all_attempts else KEY, conv_filter)
+        conv = _newest(conv) if not all_attempts else conv
+        on = ATTEMPT_KEY if not all_attempts else KEY
+        keys = conv.select(on).to_pandas().drop_duplicates()
+        rows = t.select(on).to_pandas().reset_index()
+        t = t.take(pa.array(rows.merge(keys, on=on, how="inner")["index"].to_numpy()))
+        if not all_attempts:
+            t = _unique(t, table)
+    return t
+
+
+def _read(path: Path | str, table: str, *, all_attempts: bool, columns: list[str] | None, decode_json: bool,
+          sweep: Filter, cell: Filter, model: Filter, run: Filter, scenario: Filter,
+          equals: dict[str, Any]) -> pd.DataFrame:
     schema = schema_for(table)
     if columns is not None:
         unknown = [c for c in columns if schema.get_field_index(c) < 0]
         if unknown:
             raise KeyError(f"unknown columns {unknown} for table {table!r}; columns: {', '.join(schema.names)}")
-    expr = _filter_expression(schema, filters or {})
-    files = _data_files(_table_dir(path, table))
-    if not files:
-        empty = schema.empty_table()
-        return _to_frame(empty.select(columns) if columns is not None else empty)
-    latest = _latest_only(path, table, files)
-    dataset = (ds.dataset(latest.cast(schema)) if latest is not None
-               else ds.dataset([str(f) for f in files], schema=schema, format="parquet"))
-    return _to_frame(dataset.to_table(columns=columns, filter=expr))
+    bad = [c for c in equals if c not in schema.names]
+    if bad:
+        raise KeyError(f"cannot filter on unknown column {bad[0]!r}; columns: {', '.join(schema.names)}")
+    given = {"sweep": sweep, "cell": cell, "model": model, "run": run}
+    named = {_NAMED[k]: _as_list(v) for k, v in given.items() if v is not None}
+    # Per-unit columns (sweep, cell, model, run) filter before the newest
+    # attempt is chosen; other columns after, so that e.g. error_kind="infra"
+    # never brings back a superseded attempt.
+    t = counted_rows(_dirs(path), table, all_attempts=all_attempts, unit_filters=named)
+    if equals:
+        t = t.filter(_expression(schema, equals))
+    df = _glob(_to_frame(t, decode_json, table), _as_list(scenario)).reset_index(drop=True)
+    return df[columns] if columns is not None else df
 
 
-def read_conversations(path: Path | str, *, columns: list[str] | None = None, **filters: Any) -> pd.DataFrame:
-    return read_table(path, "conversations", filters, columns)
+def _api(table: str, doc: str) -> Any:
+    def reader(path: Path | str, *, all_attempts: bool = False, columns: list[str] | None = None,
+               decode_json: bool = False, sweep: Filter = None, cell: Filter = None, model: Filter = None,
+               run: Filter = None, scenario: Filter = None, **equals: Any) -> pd.DataFrame:
+        return _read(path, table, all_attempts=all_attempts, columns=columns, decode_json=decode_json,
+                     sweep=sweep, cell=cell, model=model, run=run, scenario=scenario, equals=equals)
+
+    reader.__doc__ = f"""{doc}
+
+    ``path``: a run directory or a folder of run directories. Rows of each
+    unit's newest attempt only, unless ``all_attempts=True``. Filters:
+    ``sweep``, ``cell``, ``model`` (agent model) and ``run`` take a value or a
+    list; ``scenario`` takes glob patterns; any other column by keyword
+    (equality, ``None`` for null, a list for "one of"). Detail tables are
+    filtered by sweep, cell and model through their conversations.
+    ``columns`` selects columns; ``decode_json`` parses JSON text columns."""
+    reader.__name__ = reader.__qualname__ = TABLE_FUNCTIONS[table]
+    return reader
 
 
-def read_predicates(path: Path | str, *, columns: list[str] | None = None, **filters: Any) -> pd.DataFrame:
-    return read_table(path, "predicate_verdicts", filters, columns)
+TABLE_FUNCTIONS = {
+    "conversations": "conversations_df", "messages": "messages_df", "actions": "actions_df",
+    "predicate_verdicts": "predicates_df", "nl_assertion_verdicts": "nl_verdicts_df",
+    "judge_verdicts": "judge_verdicts_df", "cells": "cells_df",
+}
+assert set(TABLE_FUNCTIONS) == set(TABLES)
+
+conversations_df = _api("conversations", "One row per conversation (unit): how it ended, scored and cost.")
+messages_df = _api("messages", "Transcript messages, in ``seq`` order within a conversation.")
+actions_df = _api("actions", "Tool calls and state syncs, in ``seq`` order within a conversation.")
+predicates_df = _api("predicate_verdicts", "State predicates checked at the end of each conversation.")
+nl_verdicts_df = _api("nl_assertion_verdicts", "Judge verdicts on natural-language assertions (one row per sample).")
+judge_verdicts_df = _api("judge_verdicts", "Judges' overall verdicts (one row per sample).")
+cells_df = _api("cells", "Totals per sweep cell (latest per cell).")
 
 
-def read_actions(path: Path | str, *, columns: list[str] | None = None, **filters: Any) -> pd.DataFrame:
-    return read_table(path, "actions", filters, columns)
-
-
-def read_messages(path: Path | str, *, columns: list[str] | None = None, **filters: Any) -> pd.DataFrame:
-    return read_table(path, "messages", filters, columns)
-
-
-def read_nl_assertions(path: Path | str, *, columns: list[str] | None = None, **filters: Any) -> pd.DataFrame:
-    return read_table(path, "nl_assertion_verdicts", filters, columns)
+def table_df(path: Path | str, table: str, **kwargs: Any) -> pd.DataFrame:
+    """Any table by its name (the same as its function above)."""
+    schema_for(table)
+    return globals()[TABLE_FUNCTIONS[table]](path, **kwargs)

@@ -75,6 +75,24 @@ Count = Annotated[int, Field(ge=0)]
 
 _ROW_CONFIG = ConfigDict(frozen=True, extra="forbid")
 
+# Attempts are data: every per-unit row says which unit and which attempt of it
+# produced it, so "the newest attempt wins" is a groupby on columns, readable
+# with plain pandas (docs/tables.md), never a rule about file names.
+UnitId = str
+Attempt = Annotated[int, Field(ge=0)]
+UNIT_ID_DOC = ("Work unit the row belongs to (deterministic from cell, scenario and trial; "
+               "the conversation id of every attempt of the unit).")
+ATTEMPT_DOC = ("Attempt of the unit that wrote the row (0 = first run; a rerun after a kill or "
+               "--retry-errors writes a higher one). Rows of the unit's newest attempt count.")
+
+
+def _fill_unit_id(data: Any) -> Any:
+    # A unit's conversation id is its unit id (pipeline/units.py); producers
+    # that predate the column may omit it.
+    if isinstance(data, dict) and "unit_id" not in data and "conversation_id" in data:
+        return {**data, "unit_id": data["conversation_id"]}
+    return data
+
 
 class ConversationRecord(BaseModel):
     """One conversation: who took part, how it ended, how it scored, what it cost."""
@@ -85,6 +103,8 @@ class ConversationRecord(BaseModel):
     sweep_id: str | None = Field(description="Sweep that produced the run, if any.")
     cell_id: str | None = Field(description="Sweep cell (model/config combination), if any.")
     conversation_id: str = Field(description="Deterministic id of this conversation.")
+    unit_id: UnitId = Field(description=UNIT_ID_DOC)
+    attempt: Attempt = Field(default=0, description=ATTEMPT_DOC)
     scenario: str = Field(description="Scenario name.")
     domain: str = Field(description="Domain of the scenario, e.g. telecom.")
     upstream_id: str = Field(description="Task id in the upstream task set.")
@@ -141,6 +161,11 @@ class ConversationRecord(BaseModel):
     tauray_version: str = Field(description="tauray version that produced the row.")
     upstream_version: str = Field(description="Upstream tau2 version used.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _unit_from_conversation(cls, data: Any) -> Any:
+        return _fill_unit_id(data)
+
 
 class _DetailRow(BaseModel):
     """Columns every per-conversation detail row starts with."""
@@ -149,7 +174,14 @@ class _DetailRow(BaseModel):
 
     run_id: str = Field(description="Run the conversation belongs to.")
     conversation_id: str = Field(description="Conversation the row belongs to.")
+    unit_id: UnitId = Field(description=UNIT_ID_DOC)
+    attempt: Attempt = Field(default=0, description=ATTEMPT_DOC)
     scenario: str = Field(description="Scenario name.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unit_from_conversation(cls, data: Any) -> Any:
+        return _fill_unit_id(data)
 
 
 class PredicateRecord(_DetailRow):
@@ -243,12 +275,14 @@ class CellRecord(BaseModel):
     user_model: str = Field(description="User model of the cell.")
     judge_configs: list[str] = Field(description="Judge configs (model and prompt id@version) of the cell.")
     units: Count = Field(description="Work units in the cell.")
-    done: Count = Field(description="Units with a row.")
+    done: Count = Field(description="Units with a row (newest attempt).")
     success: Count = Field(description="Units that succeeded.")
-    failed: Count = Field(description="Units that failed (scored, not successful).")
-    unscored: Count = Field(description="Units scored as unknown.")
-    infra_errors: Count = Field(description="Units that ended in an infrastructure error.")
-    model_errors: Count = Field(description="Units that ended in a model error.")
+    failed: Count = Field(description="Units scored and not successful (max-steps and too-many-errors stops included).")
+    unscored: Count = Field(description="Units with no error whose gating signal could not be scored (count as not successful).")
+    infra_errors: Count = Field(description="Units that ended in an infrastructure error (left out of the rate).")
+    model_errors: Count = Field(description="Units that ended in a model error (count as not successful).")
+    internal_errors: Count = Field(default=0, description="Units that ended in a tauray error (count as not successful).")
+    success_rate: float | None = Field(default=None, description="success / (done - infra_errors); null when that is 0.")
     agent_prompt_tokens: Count = Field(description="Agent prompt tokens.")
     agent_completion_tokens: Count = Field(description="Agent completion tokens.")
     user_prompt_tokens: Count = Field(description="User prompt tokens.")

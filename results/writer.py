@@ -1,13 +1,25 @@
 """Incremental, crash-safe Parquet writing of result rows.
 
-Every flush adds new files and never rewrites old ones, so a run can be
-read while it is still going and resumed after it stops. Each file is written
-under a dot-prefixed temporary name (which pyarrow and pandas skip), synced,
-then renamed into place: a crash leaves at worst an ignored temp file.
+Every flush adds new files and never rewrites old ones, so a run can be read
+while it is going and resumed after it stops. Each file is written under a
+dot-prefixed temporary name (which pyarrow and pandas skip), synced, then
+renamed into place.
 
-Within a flush the detail tables go first and ``conversations`` last. Resume
-treats a conversation row as "this conversation is done", so that row must
-never land on disk before the rows that describe it.
+What makes a flush all-or-nothing:
+
+* rows carry their unit and attempt (``records.py``), and readers count a
+  detail row only when its attempt's conversation row exists. Within a flush
+  ``conversations`` is renamed last, so a driver killed mid-flush (SIGKILL)
+  leaves detail rows of an attempt that never counts; the writer numbers
+  attempts past every attempt on disk, so the rerun's rows never mix with them;
+* a flush first moves the buffers into one pending batch whose file names are
+  fixed, then commits table by table; a table's file that is already in place
+  is not written again. An exception at any line (a failed write, a
+  ``KeyboardInterrupt``) leaves the batch pending and the next flush (or
+  ``close``) finishes it: nothing is written twice, nothing is dropped;
+* SIGINT and SIGTERM arriving during a flush are held until it is done;
+* the run directory is locked for as long as a writer is open
+  (``results.lock``), and temp files left by a dead writer are removed on open.
 """
 
 from __future__ import annotations
@@ -15,14 +27,20 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
+from tauray.results.lock import RunLock
 from tauray.results.records import TABLES, ConversationResult, rows_by_table
 from tauray.results.schemas import SCHEMAS, schema_for
 
@@ -36,6 +54,8 @@ WRITE_ORDER: tuple[str, ...] = (
 )
 # ``cells`` is a per-sweep summary, not written per conversation.
 assert set(WRITE_ORDER) | {"cells"} == set(SCHEMAS) and WRITE_ORDER[-1] == "conversations"
+
+TEMP_SUFFIX = ".tmp"
 
 
 class WriterStats(BaseModel):
@@ -57,27 +77,34 @@ def _check_run_id(run_id: str) -> None:
         raise ValueError(f"run_id {run_id!r} cannot be used in a file name")
 
 
-def _part_pattern(run_id: str) -> re.Pattern[str]:
-    return re.compile(rf"^part-{re.escape(run_id)}-(\d{{6,}})-[0-9a-f]{{8}}\.parquet$")
+_PART = re.compile(r"^part-(?P<run>.+)-(?P<seq>\d{6,})-[0-9a-f]{8}\.parquet$")
 
 
 def next_seq(out_dir: Path, run_id: str) -> int:
-    """First file sequence number not yet used by ``run_id`` in ``out_dir``.
-
-    A writer started on an existing run (a resume) continues the numbering so
-    files still sort in the order they were written.
-    """
-    pattern = _part_pattern(run_id)
+    """First file number not yet used by ``run_id`` in ``out_dir``: file names sort in
+    writing order (readers never look at them; it helps people listing a folder)."""
     highest = -1
     for table in SCHEMAS:
         folder = Path(out_dir) / table
-        if not folder.is_dir():
-            continue
-        for entry in os.scandir(folder):
-            match = pattern.match(entry.name)
-            if match:
-                highest = max(highest, int(match.group(1)))
+        if folder.is_dir():
+            for entry in os.scandir(folder):
+                m = _PART.match(entry.name.removeprefix("_superseded-"))
+                if m and m["run"] == run_id:
+                    highest = max(highest, int(m["seq"]))
     return highest + 1
+
+
+def remove_temp_files(out_dir: Path | str) -> list[Path]:
+    """Delete temp files a dead writer left in the table folders (call with the lock held)."""
+    removed = []
+    for table in SCHEMAS:
+        folder = Path(out_dir) / table
+        if folder.is_dir():
+            for p in folder.iterdir():
+                if p.name.startswith(".") and p.name.endswith(TEMP_SUFFIX):
+                    p.unlink(missing_ok=True)
+                    removed.append(p)
+    return removed
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -93,26 +120,60 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _commit_file(out_dir: Path, table: str, arrow_table: pa.Table, run_id: str, seq: int) -> Path:
-    folder = Path(out_dir) / table
-    folder.mkdir(parents=True, exist_ok=True)
-    final = folder / f"part-{run_id}-{seq:06d}-{secrets.token_hex(4)}.parquet"
-    tmp = folder / f".{final.name}.tmp"
+def commit_file(final: Path, arrow_table: pa.Table) -> None:
+    """Write ``arrow_table`` to ``final`` atomically (temp name, fsync, rename, fsync folder)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".{final.name}.{secrets.token_hex(2)}{TEMP_SUFFIX}")
     try:
         with open(tmp, "wb") as fh:
             pq.write_table(arrow_table, fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, final)
-    except BaseException:
+    finally:
         tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(folder)
-    return final
+    _fsync_dir(final.parent)
+
+
+@contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then deliver them (main thread only:
+    elsewhere Python cannot install handlers, and signals reach only the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[sig] = signal.signal(sig, lambda signum, _frame: caught.append(signum))
+        except (ValueError, OSError):
+            pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(caught):
+            signal.raise_signal(sig)
 
 
 def _to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=schema_for(table))
+
+
+def _validated(table: str, rows: list[dict[str, Any]] | list[BaseModel], run_id: str) -> list[dict[str, Any]]:
+    record = TABLES[table]
+    per_run = "run_id" in record.model_fields  # table-level rows (cells) carry no run id
+    dumped: list[dict[str, Any]] = []
+    for row in rows:
+        validated = row if isinstance(row, record) else record.model_validate(
+            row.model_dump() if isinstance(row, BaseModel) else row
+        )
+        if per_run and validated.run_id != run_id:  # type: ignore[attr-defined]
+            raise ValueError(f"{table} row has run_id {validated.run_id!r}, expected {run_id!r}")  # type: ignore[attr-defined]
+        dumped.append(validated.model_dump())
+    return dumped
 
 
 def write_rows(
@@ -126,32 +187,49 @@ def write_rows(
 
     Rows are validated through the table's record class first, so a bad row
     fails here instead of producing a file that does not match the schema.
-    Returns the new file, or None when there was nothing to write.
+    Judge rows must carry the ``attempt`` of the conversation they judged.
+    Holds the run directory's lock while writing (re-entrant: a process that
+    holds it already, like the sweep driver, just writes). Returns the new
+    file, or None when there was nothing to write.
     """
     schema_for(table)
     _check_run_id(run_id)
     if not rows:
         return None
-    record = TABLES[table]
-    per_run = "run_id" in record.model_fields  # table-level rows (cells) carry no run id
-    dumped: list[dict[str, Any]] = []
-    for row in rows:
-        validated = row if isinstance(row, record) else record.model_validate(
-            row.model_dump() if isinstance(row, BaseModel) else row
-        )
-        if per_run and validated.run_id != run_id:  # type: ignore[attr-defined]
-            raise ValueError(f"{table} row has run_id {validated.run_id!r}, expected {run_id!r}")  # type: ignore[attr-defined]
-        dumped.append(validated.model_dump())
+    arrow = _to_arrow(table, _validated(table, rows, run_id))
     out_dir = Path(out_dir)
-    return _commit_file(out_dir, table, _to_arrow(table, dumped), run_id, next_seq(out_dir, run_id))
+    with RunLock(out_dir):
+        final = out_dir / table / f"part-{run_id}-{next_seq(out_dir, run_id):06d}-{secrets.token_hex(4)}.parquet"
+        with deferred_signals():
+            commit_file(final, arrow)
+    return final
+
+
+def attempts_on_disk(out_dir: Path | str, run_id: str) -> dict[str, int]:
+    """Highest attempt of each unit of ``run_id`` in any table, detail rows of a
+    killed flush included (so the next attempt's number is new everywhere)."""
+    from tauray.results.readers import scan
+
+    highest: dict[str, int] = {}
+    for table in WRITE_ORDER:
+        t = scan([Path(out_dir)], table, ["run_id", "unit_id", "attempt"])
+        if not t.num_rows:
+            continue
+        top = t.filter(pc.equal(t["run_id"], run_id)).group_by("unit_id").aggregate([("attempt", "max")])
+        for unit, attempt in zip(top["unit_id"].to_pylist(), top["attempt_max"].to_pylist()):
+            if attempt > highest.get(unit, -1):
+                highest[unit] = attempt
+    return highest
 
 
 class TableWriter:
     """Buffers conversation results and flushes them to per-table Parquet files.
 
     Meant for one thread (e.g. the asyncio loop of the driver): ``add`` only
-    appends plain dicts; Arrow conversion and I/O happen at flush time.
-    The time limit is checked on ``add``, not by a background timer.
+    appends plain dicts; Arrow conversion and I/O happen at flush time. The
+    time limit is checked on ``add``, not by a background timer. Each result
+    is stamped with its unit's next attempt number. Opening a writer takes the
+    run directory's lock; ``close`` releases it.
     """
 
     def __init__(
@@ -170,11 +248,18 @@ class TableWriter:
         self.run_id = run_id
         self.flush_rows = flush_rows
         self.flush_seconds = flush_seconds
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = RunLock(self.out_dir)
+        try:
+            self.temp_files_removed = len(remove_temp_files(self.out_dir))
+            self._attempts = attempts_on_disk(self.out_dir, run_id)
+            self._seq = next_seq(self.out_dir, run_id)
+        except BaseException:
+            self._lock.release()
+            raise
         self._buffers: dict[str, list[dict[str, Any]]] = {t: [] for t in WRITE_ORDER}
+        self._pending: tuple[str, dict[str, list[dict[str, Any]]]] | None = None
         self._rows_written = {t: 0 for t in WRITE_ORDER}
         self._files_written = {t: 0 for t in WRITE_ORDER}
-        self._seq = next_seq(self.out_dir, run_id)
         self._last_flush = time.monotonic()
         self._closed = False
 
@@ -184,19 +269,28 @@ class TableWriter:
 
     @property
     def pending_rows(self) -> int:
-        return sum(len(buf) for buf in self._buffers.values())
+        waiting = sum(len(buf) for buf in self._buffers.values())
+        return waiting + (sum(len(r) for r in self._pending[1].values()) if self._pending else 0)
 
-    def add(self, result: ConversationResult) -> None:
+    def next_attempt(self, unit_id: str) -> int:
+        return self._attempts.get(unit_id, -1) + 1
+
+    def add(self, result: ConversationResult) -> int:
+        """Buffer one conversation's rows as the next attempt of its unit; returns that attempt."""
         if self._closed:
             raise RuntimeError("TableWriter is closed")
-        if result.conversation.run_id != self.run_id:
-            raise ValueError(
-                f"result belongs to run {result.conversation.run_id!r}, writer is for {self.run_id!r}"
-            )
-        for table, rows in rows_by_table(result).items():
-            self._buffers[table].extend(row.model_dump() for row in rows)
+        c = result.conversation
+        if c.run_id != self.run_id:
+            raise ValueError(f"result belongs to run {c.run_id!r}, writer is for {self.run_id!r}")
+        attempt = self.next_attempt(c.unit_id)
+        stamp = {"unit_id": c.unit_id, "attempt": attempt}
+        rows = {table: [{**row.model_dump(), **stamp} for row in rows] for table, rows in rows_by_table(result).items()}
+        for table, dumped in rows.items():
+            self._buffers[table].extend(dumped)
+        self._attempts[c.unit_id] = attempt
         if self._flush_due():
             self.flush()
+        return attempt
 
     def _flush_due(self) -> bool:
         if time.monotonic() - self._last_flush >= self.flush_seconds:
@@ -204,29 +298,42 @@ class TableWriter:
         return any(len(buf) >= self.flush_rows for buf in self._buffers.values())
 
     def flush(self) -> None:
-        """Write every non-empty buffer as one new file, conversations last.
+        """Commit the pending batch (if an earlier flush was interrupted), then the buffers."""
+        with deferred_signals():
+            if self._pending is None and any(self._buffers.values()):
+                name = f"part-{self.run_id}-{self._seq:06d}-{secrets.token_hex(4)}.parquet"
+                self._pending, self._buffers, self._seq = (name, self._buffers), {t: [] for t in WRITE_ORDER}, self._seq + 1
+            if self._pending is not None:
+                self._commit(*self._pending)
+                self._pending = None
+        self._last_flush = time.monotonic()
 
-        A buffer is dropped only once its file is in place; if a write fails,
-        the rest of the flush (conversations included) is not attempted and
-        stays buffered for the next try.
-        """
-        pending = [t for t in WRITE_ORDER if self._buffers[t]]
-        if pending:
-            seq = self._seq
-            self._seq += 1
-            for table in pending:
-                rows = self._buffers[table]
-                _commit_file(self.out_dir, table, _to_arrow(table, rows), self.run_id, seq)
+    def _commit(self, name: str, batch: dict[str, list[dict[str, Any]]]) -> None:
+        for table in WRITE_ORDER:
+            rows = batch.get(table)
+            if not rows:
+                continue
+            final = self.out_dir / table / name
+            if not final.exists():  # in place already when an interrupted flush got that far
+                commit_file(final, _to_arrow(table, rows))
                 self._rows_written[table] += len(rows)
                 self._files_written[table] += 1
-                self._buffers[table] = []
-        self._last_flush = time.monotonic()
+            del batch[table]
 
     def close(self) -> None:
         if self._closed:
             return
-        self.flush()
+        try:
+            self.flush()
+        finally:
+            if not self._pending and not any(self._buffers.values()):
+                self._closed = True
+                self._lock.release()
+
+    def abandon(self) -> None:
+        """Release the lock without writing what is buffered (the process is giving up)."""
         self._closed = True
+        self._lock.release()
 
     def __enter__(self) -> Self:
         return self

@@ -13,7 +13,7 @@ from tauray.actors.judge_prompts import get_pack
 from tauray.pipeline.judge_cmd import main as judge_main
 from tauray.pipeline.judge_report import wilson
 from tauray.pipeline.judging import rejudge
-from tauray.results import read_conversations, read_nl_assertions, read_table
+from tauray.results import conversations_df, judge_verdicts_df, nl_verdicts_df
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def mixed_run(endpoint, tmp_path_factory):
         with TableWriter(out, run_id) as writer:
             for r in results:
                 writer.add(r)
-    conv = read_conversations(out)
+    conv = conversations_df(out)
     assert len(conv) == 40
     success = conv.groupby("run_id")["success"].sum().to_dict()
     assert success["good"] == 20 and success["bad"] < 5  # a few tasks pass their predicates untouched
@@ -65,18 +65,18 @@ def test_two_prompts_by_two_judges(mixed_run, endpoint, ray_local, capsys, monke
     assert first["conversations"] == 40 and len(first["configs"]) == 4
     assert first["rows"] == {"judge_verdicts": 40 * 4 * 2, "nl_assertion_verdicts": 0}
     assert first["unscored_rows"] == 0 and first["infra_errors"] == 0
-    rows = read_table(mixed_run, "judge_verdicts")
+    rows = judge_verdicts_df(mixed_run)
     assert len(rows) == 320 and rows.groupby("judge_config_id").size().eq(80).all()
     assert set(rows["run_id"]) == {"good", "bad"}
     assert rows.groupby(["judge_config_id", "conversation_id"])["prompt_hash"].nunique().eq(1).all()
 
     again = _judge(capsys, *args)
     assert again["rows"]["judge_verdicts"] == 0 and again["calls"] == 0 and again["skipped_items"] == 160
-    assert len(read_table(mixed_run, "judge_verdicts")) == 320
+    assert len(judge_verdicts_df(mixed_run)) == 320
 
     more = _judge(capsys, *args[:-4], "--samples", "3")  # only sample 2 is new
     assert more["rows"]["judge_verdicts"] == 40 * 4
-    rows = read_table(mixed_run, "judge_verdicts")
+    rows = judge_verdicts_df(mixed_run)
     assert sorted(rows["sample_index"].unique()) == [0, 1, 2]
 
     # one more config, judged on a Ray judge actor
@@ -87,10 +87,10 @@ def test_two_prompts_by_two_judges(mixed_run, endpoint, ray_local, capsys, monke
     # NL assertions from the telecom pack
     nl = _judge(capsys, str(mixed_run), "--judge-model", "openai/judge-good", "--nl-pack", "telecom-agent-conduct")
     pack = get_pack("telecom-agent-conduct")
-    conv = read_conversations(mixed_run)
+    conv = conversations_df(mixed_run)
     expected = sum(len(pack.assertions_for(s)) for s in conv["scenario"])
     assert nl["rows"]["nl_assertion_verdicts"] == expected > 80
-    assert len(read_nl_assertions(mixed_run)) == expected
+    assert len(nl_verdicts_df(mixed_run)) == expected
 
     assert judge_main(["judge-report", str(mixed_run), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -105,7 +105,7 @@ def test_two_prompts_by_two_judges(mixed_run, endpoint, ray_local, capsys, monke
 
     # recompute every config's figures independently from the tables
     truth = conv.set_index("conversation_id")["signal_db_state_assertion"].astype(bool)
-    rows = read_table(mixed_run, "judge_verdicts")
+    rows = judge_verdicts_df(mixed_run)
     for config_id, g in rows.groupby("judge_config_id"):
         share = g.groupby("conversation_id")["passed"].mean()
         verdict = share[share != 0.5] > 0.5

@@ -13,7 +13,7 @@ import pytest
 
 from tauray.actors.endpoint import start_endpoint
 from tauray.pipeline.run import RunConfig, execute
-from tauray.results import read_actions, read_conversations, read_messages, read_predicates
+from tauray.results import actions_df, conversations_df, messages_df, predicates_df
 
 
 def _run(tmp_path: Path, **kw) -> tuple[RunConfig, object]:
@@ -29,14 +29,14 @@ def test_reference_policies_on_ray_write_readable_tables(ray_local, tmp_path):
     assert len(conv) == 40 and conv["conversation_id"].is_unique
     assert set(conv["policy_variant"]) == {"manual", "workflow"}
     assert (conv["agent_kind"] == "reference").all() and (conv["agent_model"] == "oracle").all()
-    preds = read_predicates(cfg.out)
+    preds = predicates_df(cfg.out)
     assert len(preds) == conv["predicates_total"].sum() and preds["met"].all()
-    actions = read_actions(cfg.out)
+    actions = actions_df(cfg.out)
     syncs = actions[actions["kind"] == "sync"]
     assert len(syncs) == conv["sync_events"].sum() > 0
     calls = actions[actions["kind"] == "tool_call"]
     assert calls["matched_action_id"].notna().any()
-    msgs = read_messages(cfg.out)
+    msgs = messages_df(cfg.out)
     assert set(msgs["side"]) == {"agent", "user"} and set(msgs["role"]) == {"assistant", "user", "tool"}
     first = msgs[msgs["seq"] == 0]
     assert (first["side"] == "agent").all()  # the agent greets first
@@ -47,7 +47,7 @@ def test_models_behind_the_endpoint(ray_local, endpoint, tmp_path):
     user = {"model": "openai/scripted-user", "api_base": endpoint.base_url}
     cfg, summary = _run(tmp_path, patterns=["tau2_telecom__mms_issue__*"], split="small", agent=agent, user=user,
                         trials=2, concurrency=8)
-    conv = read_conversations(cfg.out)
+    conv = conversations_df(cfg.out)
     assert len(conv) == summary.conversations == 2 * 6
     assert (conv["termination_reason"] == "user_stop").all()
     assert (conv["agent_llm_calls"] > 0).all() and (conv["user_prompt_tokens"] > 0).all()
@@ -63,7 +63,7 @@ def test_injected_faults_every_unit_is_one_row(ray_local, tmp_path):
                             agent={"model": "openai/scripted-agent", **spec},
                             user={"model": "openai/scripted-user", **spec}, trials=2, concurrency=20)
         stats = ep.stats()
-    conv = read_conversations(cfg.out)
+    conv = conversations_df(cfg.out)
     assert len(conv) == 40 and conv["conversation_id"].is_unique
     infra = conv[conv["error_kind"] == "infra"]
     assert len(infra) > 0 and (infra["termination_reason"] == "infra_error").all()

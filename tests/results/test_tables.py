@@ -23,13 +23,13 @@ from tauray.results import (
     PredicateRecord,
     TableWriter,
     UnknownTableError,
+    actions_df,
+    conversations_df,
     list_tables,
-    read_actions,
-    read_conversations,
-    read_messages,
-    read_nl_assertions,
-    read_predicates,
-    read_table,
+    messages_df,
+    nl_verdicts_df,
+    predicates_df,
+    table_df,
     rows_by_table,
     schema_for,
     write_rows,
@@ -93,8 +93,16 @@ def result(cid: str, n_messages: int = 3, **over) -> ConversationResult:
     return ConversationResult(conversation=conv, predicates=predicates, actions=actions, messages=messages)
 
 
+# Provenance columns of judge rows (what shaped the judge request), fixed for these fixtures.
+JUDGE_PROVENANCE = dict(
+    judge_api_base=None, judge_temperature=None, judge_seed=None, judge_max_tokens=None, judge_extra_params="{}",
+    structured="auto", response_format_sent=False, nl_pack=None, nl_pack_hash=None, context_hash="ctx",
+    scored_samples=1, item_samples=1, unscored_share=0.0,
+)
+
+
 def nl_row(cid: str, i: int, met: bool | None) -> dict:
-    return dict(
+    row = dict(
         run_id=RUN, conversation_id=cid, scenario=f"scn_{cid}", judge_model="judge-m", prompt_id="nl",
         prompt_version="1", prompt_hash="h", judge_config_id="j", transcript_hash="t", sample_index=0,
         assertion_index=i, assertion=f"said {i}", met=met, majority=met, agreement=1.0 if met is not None else None,
@@ -102,6 +110,7 @@ def nl_row(cid: str, i: int, met: bool | None) -> dict:
         raw_output="{}", prompt_tokens=10, completion_tokens=2, cost_usd=None, latency_s=0.2,
         created_at=T0,
     )
+    return {**row, **{k: v for k, v in JUDGE_PROVENANCE.items() if k in NLAssertionRecord.model_fields}}
 
 
 def visible_files(folder: Path) -> list[Path]:
@@ -156,7 +165,7 @@ def test_tables_and_schemas_cover_the_same_names():
 
 
 def test_unknown_table_error_lists_known_tables(tmp_path):
-    for call in (lambda: schema_for("convos"), lambda: read_table(tmp_path, "convos")):
+    for call in (lambda: schema_for("convos"), lambda: table_df(tmp_path, "convos")):
         with pytest.raises(UnknownTableError) as info:
             call()
         message = str(info.value)
@@ -220,7 +229,7 @@ def test_round_trip_through_writer_and_both_readers(tmp_path):
     assert stats.files["nl_assertion_verdicts"] == 0
     assert list_tables(tmp_path) == ["conversations", "predicate_verdicts", "actions", "messages"]
 
-    conv = read_conversations(tmp_path).sort_values("conversation_id").reset_index(drop=True)
+    conv = conversations_df(tmp_path).sort_values("conversation_id").reset_index(drop=True)
     assert list(conv.columns) == list(ConversationRecord.model_fields)
     assert conv["conversation_id"].tolist() == [f"c{i}" for i in range(5)]
     assert str(conv["turns"].dtype) == "int64"
@@ -245,7 +254,7 @@ def test_round_trip_through_writer_and_both_readers(tmp_path):
     assert str(plain["started_at"].dt.tz) == "UTC"
     assert list(plain.loc[0, "gating_signals"]) == ["db_state_assertion", "action_match"]
 
-    msgs = read_messages(tmp_path)
+    msgs = messages_df(tmp_path)
     assert len(msgs) == sum(len(r.messages) for r in results)
     assert set(msgs["role"]) == {"assistant", "user"}
     with_calls = msgs[msgs["tool_calls"].notna()]
@@ -253,12 +262,12 @@ def test_round_trip_through_writer_and_both_readers(tmp_path):
     assert json.loads(with_calls.iloc[0]["tool_calls"])[0]["name"] == "get_line"
     assert str(msgs["created_at"].dt.tz) == "UTC"
 
-    preds = read_predicates(tmp_path, conversation_id="c3")
+    preds = predicates_df(tmp_path, conversation_id="c3")
     assert preds["index"].tolist() == [0, 1] and preds["met"].tolist() == [True, False]
     assert str(preds["met"].dtype) == "bool" and str(preds["index"].dtype) == "int64"
     assert json.loads(preds.loc[0, "arguments"]) == {"on": True, "i": 0}
 
-    acts = read_actions(tmp_path, kind="sync")
+    acts = actions_df(tmp_path, kind="sync")
     assert len(acts) == 5 and acts["tool"].isna().all()
     assert json.loads(acts.iloc[0]["sync_agent"]) == {"roaming": True}
 
@@ -267,16 +276,16 @@ def test_filters_and_columns(tmp_path):
     with TableWriter(tmp_path, RUN) as writer:
         for i in range(4):
             writer.add(result(f"c{i}", success=None if i == 3 else i % 2 == 0))
-    assert read_conversations(tmp_path, success=True)["conversation_id"].tolist() == ["c0", "c2"]
-    assert read_conversations(tmp_path, success=None)["conversation_id"].tolist() == ["c3"]
-    assert sorted(read_table(tmp_path, "conversations", {"conversation_id": ["c1", "c3"]})["conversation_id"]) == ["c1", "c3"]
-    assert read_conversations(tmp_path, scenario="scn_c1", success=True).empty
-    sub = read_conversations(tmp_path, columns=["scenario", "turns"], agent_kind="llm")
+    assert conversations_df(tmp_path, success=True)["conversation_id"].tolist() == ["c0", "c2"]
+    assert conversations_df(tmp_path, success=None)["conversation_id"].tolist() == ["c3"]
+    assert sorted(conversations_df(tmp_path, conversation_id=["c1", "c3"])["conversation_id"]) == ["c1", "c3"]
+    assert conversations_df(tmp_path, scenario="scn_c1", success=True).empty
+    sub = conversations_df(tmp_path, columns=["scenario", "turns"], agent_kind="llm")
     assert list(sub.columns) == ["scenario", "turns"] and len(sub) == 4
     with pytest.raises(KeyError, match="unknown column 'nope'"):
-        read_conversations(tmp_path, nope=1)
+        conversations_df(tmp_path, nope=1)
     with pytest.raises(KeyError, match="unknown columns"):
-        read_table(tmp_path, "conversations", columns=["nope"])
+        conversations_df(tmp_path, columns=["nope"])
 
 
 # ---------------------------------------------------------------- crash safety
@@ -287,8 +296,8 @@ def test_leftover_temp_file_is_ignored_by_both_readers(tmp_path):
         writer.add(result("c0"))
     for table in ("conversations", "messages"):
         (tmp_path / table / f".part-{RUN}-000099-deadbeef.parquet.tmp").write_bytes(b"PAR1 garbage \x00\x01")
-    assert len(read_conversations(tmp_path)) == 1
-    assert len(read_messages(tmp_path)) == 3
+    assert len(conversations_df(tmp_path)) == 1
+    assert len(messages_df(tmp_path)) == 3
     assert len(pd.read_parquet(tmp_path / "conversations")) == 1
     assert len(pd.read_parquet(tmp_path / "messages")) == 3
     # Unknown-name garbage would not be skipped, which is why the prefix matters.
@@ -335,20 +344,22 @@ def test_failed_flush_never_writes_conversations_before_details(tmp_path, monkey
     monkeypatch.setattr(writer_mod.pq, "write_table", failing)
     with pytest.raises(OSError, match="disk full"):
         writer.flush()
-    assert read_conversations(tmp_path).empty
-    assert len(read_actions(tmp_path)) == 2  # committed before the failure
+    assert conversations_df(tmp_path).empty
+    assert actions_df(tmp_path).empty  # no conversation row for the attempt: its details do not count yet
+    assert len(actions_df(tmp_path, all_attempts=True)) == 2  # committed before the failure
     assert not list((tmp_path / "messages").glob(".*.tmp"))  # temp file cleaned up
     monkeypatch.setattr(writer_mod.pq, "write_table", real_write)
     writer.close()
-    assert len(read_conversations(tmp_path)) == 1
-    assert len(read_messages(tmp_path)) == 3
-    assert len(read_actions(tmp_path)) == 2  # not written twice
+    assert len(conversations_df(tmp_path)) == 1
+    assert len(messages_df(tmp_path)) == 3
+    assert len(actions_df(tmp_path, all_attempts=True)) == 2  # not written twice
+    assert len(actions_df(tmp_path)) == 2
 
 
 def test_time_based_flush_and_writer_guards(tmp_path):
     writer = TableWriter(tmp_path, RUN, flush_rows=10_000, flush_seconds=0.0)
     writer.add(result("c0"))
-    assert writer.pending_rows == 0 and len(read_conversations(tmp_path)) == 1
+    assert writer.pending_rows == 0 and len(conversations_df(tmp_path)) == 1
     with pytest.raises(ValueError, match="belongs to run"):
         writer.add(result("c1", run_id="other-run"))
     writer.close()
@@ -365,18 +376,21 @@ def test_second_writer_continues_sequence_numbers(tmp_path):
         w.add(result("c1"))
     names = sorted(p.name for p in visible_files(tmp_path / "conversations"))
     assert [n.split("-")[-2] for n in names] == ["000000", "000001"]
-    assert len(read_conversations(tmp_path)) == 2
+    assert len(conversations_df(tmp_path)) == 2
 
 
 # ---------------------------------------------------------------- write_rows and empty runs
 
 
 def test_write_rows_appends_validated_rows(tmp_path):
+    with TableWriter(tmp_path, RUN) as w:  # the conversations the verdicts belong to
+        w.add(result("c0"))
+        w.add(result("c1"))
     path = write_rows(tmp_path, "nl_assertion_verdicts", [nl_row("c0", 0, True), nl_row("c0", 1, None)], RUN)
     assert path is not None and path.parent == tmp_path / "nl_assertion_verdicts"
     write_rows(tmp_path, "nl_assertion_verdicts", [NLAssertionRecord(**nl_row("c1", 0, False))], RUN)
     assert write_rows(tmp_path, "nl_assertion_verdicts", [], RUN) is None
-    nl = read_nl_assertions(tmp_path).sort_values(["conversation_id", "assertion_index"])
+    nl = nl_verdicts_df(tmp_path).sort_values(["conversation_id", "assertion_index"])
     met = nl["met"].tolist()
     assert met[0] is True and pd.isna(met[1]) and met[2] is False
     assert str(nl["met"].dtype) == "boolean"
@@ -392,11 +406,11 @@ def test_write_rows_appends_validated_rows(tmp_path):
 def test_empty_run_dir_gives_empty_frames_with_columns(tmp_path):
     assert list_tables(tmp_path) == []
     for table, record in TABLES.items():
-        df = read_table(tmp_path, table)
+        df = table_df(tmp_path, table)
         assert df.empty and list(df.columns) == list(record.model_fields)
-    conv = read_conversations(tmp_path, scenario="x")
+    conv = conversations_df(tmp_path, scenario="x")
     assert str(conv["turns"].dtype) == "int64"
     assert str(conv["success"].dtype) == "boolean"
     assert str(conv["started_at"].dt.tz) == "UTC"
     (tmp_path / "messages").mkdir()
-    assert read_messages(tmp_path).empty and list_tables(tmp_path) == []
+    assert messages_df(tmp_path).empty and list_tables(tmp_path) == []

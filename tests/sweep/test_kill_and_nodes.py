@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from tauray.actors.endpoint import start_endpoint
-from tauray.results import read_conversations, read_messages
+from tauray.results import conversations_df, messages_df
 
 SWEEP = """
 name = "k"
@@ -56,16 +56,16 @@ def test_sigkill_driver_then_rerun_leaves_each_unit_once(tmp_path):
         assert proc.poll() is None, proc.communicate()[1][-2000:]
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        partial = len(read_conversations(out))
+        partial = len(conversations_df(out))
         assert 0 < partial < 20
         rerun = _sweep(path, out, env, "--resume")
         stdout, stderr = rerun.communicate(timeout=120)
     assert rerun.returncode == 0, stderr[-2000:]
     summary = json.loads(stdout)
     assert summary["units"] == summary["rows"] == 20 and summary["skipped"] >= partial
-    conv = read_conversations(out)
+    conv = conversations_df(out)
     assert len(conv) == 20 and conv["conversation_id"].is_unique
-    msgs = read_messages(out)
+    msgs = messages_df(out)
     assert set(msgs["conversation_id"]) == set(conv["conversation_id"])
     assert not msgs.duplicated(["conversation_id", "seq"]).any()
 
@@ -116,5 +116,5 @@ def test_two_node_cluster_spreads_actors(tmp_path):
     for role in ("coordinator", "agent", "user"):
         assert set(data["placement"][role]) == set(data["nodes"]), data["placement"]  # one of each on each node
     assert data["summary"]["rows"] == data["summary"]["units"] == 6
-    conv = read_conversations(tmp_path / "out")
+    conv = conversations_df(tmp_path / "out")
     assert len(conv) == 6 and conv["error_kind"].isna().all()

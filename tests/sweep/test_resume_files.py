@@ -1,73 +1,49 @@
-"""Exactly once on disk, without Ray: orphan files of a killed flush, superseded attempts."""
+"""Exactly once on disk, without Ray: what resume skips and reruns, attempts, cells totals."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 import pandas as pd
 
-from tauray.pipeline.resume import ORPHAN_PREFIX, cleanup_orphans, resume_state
-from tauray.results import TableWriter, read_actions, read_conversations, read_messages, read_table
-from tauray.results.records import CellRecord
+from tauray.pipeline.resume import resume_state
+from tauray.results import CellRecord, TableWriter, cells_df, conversations_df, messages_df
 from tests.results.test_tables import RUN, result
 
 
-def _kill_mid_flush(out):
-    """What SIGKILL between the detail files and the conversations file of a flush leaves."""
-    with TableWriter(out, RUN) as w:
-        w.add(result("c0"))
-    with TableWriter(out, RUN) as w:
-        w.add(result("c1", n_messages=4))
-    last = max((out / "conversations").glob("part-*.parquet"))
-    last.unlink()
-
-
-def test_orphans_of_a_killed_flush_are_moved_aside_and_rerun_once(tmp_path):
-    _kill_mid_flush(tmp_path)
-    assert resume_state(tmp_path, RUN).done == {"c0"}
-    moved = cleanup_orphans(tmp_path)
-    assert len(moved) == 3 and all(p.name.startswith(ORPHAN_PREFIX) for p in moved)
-    assert cleanup_orphans(tmp_path) == []  # idempotent
-    with TableWriter(tmp_path, RUN) as w:  # the rerun of c1
-        w.add(result("c1", n_messages=4))
-    assert sorted(read_conversations(tmp_path)["conversation_id"]) == ["c0", "c1"]
-    msgs = read_messages(tmp_path)
-    assert msgs.groupby("conversation_id").size().to_dict() == {"c0": 3, "c1": 4}
-    # plain pandas agrees: orphans are skipped by name
-    assert len(pd.read_parquet(tmp_path / "messages")) == 7
-    assert len(pd.read_parquet(tmp_path / "actions")) == 4
-
-
-def test_retry_supersedes_infra_row_and_its_details(tmp_path):
+def test_resume_skips_done_units_and_retry_errors_reruns_infra_once(tmp_path):
     with TableWriter(tmp_path, RUN) as w:
         w.add(result("c0"))
-        w.add(result("c1", error_kind="infra", error_message="429", success=None, termination_reason="infra_error"))
-    st = resume_state(tmp_path, RUN, retry_errors=True)
-    assert st.done == {"c0"} and st.to_retry == {"c1"} and st.infra_rows == 1
+        w.add(result("c1", success=None, error_kind="infra", error_message="provider down"))
     assert resume_state(tmp_path, RUN).done == {"c0", "c1"}  # without --retry-errors both count as done
+    st = resume_state(tmp_path, RUN, retry_errors=True)
+    assert (st.done, st.to_retry, st.infra_rows, st.rows) == ({"c0"}, {"c1"}, 1, 2)
     with TableWriter(tmp_path, RUN) as w:
-        w.add(result("c1", n_messages=5).model_copy(update={"actions": []}))
-    conv = read_conversations(tmp_path)
-    assert conv["conversation_id"].is_unique and len(conv) == 2
-    assert pd.isna(conv.set_index("conversation_id").loc["c1", "error_kind"])
-    msgs = read_messages(tmp_path)
-    assert msgs.groupby("conversation_id").size().to_dict() == {"c0": 3, "c1": 5}
-    acts = read_actions(tmp_path)  # the new attempt had none: the old attempt's must not show
-    assert acts.groupby("conversation_id").size().to_dict() == {"c0": 2}
-    assert len(read_conversations(tmp_path, conversation_id="c1")) == 1
-    assert resume_state(tmp_path, RUN, retry_errors=True).to_retry == set()
+        w.add(result("c1", n_messages=1))
+    conv = conversations_df(tmp_path)
+    assert sorted(conv["unit_id"]) == ["c0", "c1"] and conv["error_kind"].isna().all()
+    assert messages_df(tmp_path).groupby("unit_id", observed=True).size().to_dict() == {"c0": 3, "c1": 1}
+    st = resume_state(tmp_path, RUN, retry_errors=True)
+    assert st.to_retry == set() and st.attempts == 3 and st.rows == 2
+    # plain pandas, filtered on the documented columns, agrees
+    raw = pd.read_parquet(tmp_path / "conversations")
+    newest = raw[raw["attempt"] == raw.groupby(["run_id", "unit_id"])["attempt"].transform("max")]
+    assert len(raw) == 3 and sorted(newest["unit_id"]) == ["c0", "c1"]
 
 
 def test_cells_keep_latest_totals(tmp_path):
-    from datetime import datetime, timezone
-
     from tauray.pipeline.accounting import write_cells
 
-    def cell(done):
+    now = datetime.now(timezone.utc)
+
+    def cell(done, at):
         return CellRecord(sweep_id="s", cell_id="c", agent_model="a", user_model="u", judge_configs=[], units=4,
                           done=done, success=0, failed=done, unscored=0, infra_errors=0, model_errors=0,
                           agent_prompt_tokens=0, agent_completion_tokens=0, user_prompt_tokens=0,
                           user_completion_tokens=0, judge_prompt_tokens=0, judge_completion_tokens=0, cost_usd=None,
-                          updated_at=datetime.now(timezone.utc))
+                          updated_at=at)
 
-    write_cells(tmp_path, "s", [cell(2)])
-    write_cells(tmp_path, "s", [cell(4)])
-    assert read_table(tmp_path, "cells")["done"].tolist() == [4]
+    write_cells(tmp_path, "s", [cell(4, now)])
+    write_cells(tmp_path, "s", [cell(2, now - timedelta(seconds=5))])  # an older total written later
+    assert cells_df(tmp_path)["done"].tolist() == [4]
+    assert len(cells_df(tmp_path, all_attempts=True)) == 2

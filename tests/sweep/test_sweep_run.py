@@ -8,7 +8,7 @@ import pytest
 from tauray.actors.endpoint import start_endpoint
 from tauray.pipeline.scheduler import Hooks
 from tauray.pipeline.sweep_run import SweepError
-from tauray.results import read_conversations, read_messages, read_table
+from tauray.results import cells_df, conversations_df, messages_df
 
 from .conftest import make_sweep
 
@@ -29,7 +29,7 @@ def run_sweep(*args, **kw):
 
 
 def _exactly_once(out, summary):
-    conv = read_conversations(out)
+    conv = conversations_df(out)
     assert conv["conversation_id"].is_unique
     assert len(conv) == summary.units
     return conv
@@ -57,7 +57,7 @@ def test_sweep_runs_grid_with_per_model_totals_and_resumes(ray_local, endpoint, 
     judged = conv[conv["judge_prompt_tokens"] > 0]
     assert judge.as_judge == len(judged) > 0 and judge.prompt_tokens == judged["judge_prompt_tokens"].sum()
     assert (judged["judge_cost_usd"] > 0).all()
-    cells = read_table(out, "cells")
+    cells = cells_df(out)
     assert len(cells) == 4 and cells["done"].eq(6).all() and cells["judge_configs"].map(len).eq(1).all()
     assert cells["cost_usd"].sum() == pytest.approx(s.cost_usd)
     # rerunning needs --resume, and then skips everything
@@ -68,7 +68,7 @@ def test_sweep_runs_grid_with_per_model_totals_and_resumes(ray_local, endpoint, 
     # more trials later: only the new ones run
     more = run_sweep(cfg.model_copy(update={"trials": 3}), out=out, resume=True, progress=False)
     assert more.ran == 12 and more.rows == 36
-    assert len(read_table(out, "cells")) == 4
+    assert len(cells_df(out)) == 4
 
 
 def test_faults_give_infra_rows_and_retry_errors_replaces_them(ray_local, tmp_path):
@@ -86,7 +86,7 @@ def test_faults_give_infra_rows_and_retry_errors_replaces_them(ray_local, tmp_pa
     assert second.retried_errors == len(infra_ids) == second.ran
     conv = _exactly_once(out, second)
     assert second.infra_errors == 0 and conv["error_kind"].isna().all()
-    msgs = read_messages(out)
+    msgs = messages_df(out)
     assert msgs.groupby("conversation_id")["seq"].apply(lambda s: s.is_unique).all()  # old attempts' rows gone
     assert set(msgs["conversation_id"]) == set(conv["conversation_id"])
 
