@@ -24,7 +24,7 @@ from enum import Enum
 from typing import Any
 
 from tauray.actors.policies import GREETING, STOP_TOKENS
-from tauray.actors.session import StepResult
+from tauray.actors.session import StepResult, seed_applied
 from tauray.results.records import (
     ActionRecord,
     ConversationRecord,
@@ -320,6 +320,7 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
         judge_prompt_tokens=0, judge_completion_tokens=0, judge_cost_usd=None,
         started_at=started, duration_s=max(duration, 0.0),
         error_kind=error_kind, error_message=error_message,
+        seed_applied=seed_applied(count("agent", "seed_applied", None), count("user", "seed_applied", None)),
         agent_db_hash=scored.agent_hash if scored else None,
         user_db_hash=scored.user_hash if scored else None,
         gold_agent_db_hash=scored.gold_agent_hash if scored else None,

@@ -220,6 +220,9 @@ class ModelReply(BaseModel):
 _SECRET_PATTERNS = (
     (re.compile(r"(?i)\b(bearer)\s+[^\s'\",;]+"), r"\1 [REDACTED]"),
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{4,}"), "sk-[REDACTED]"),
+    seed_applied: bool | None = Field(
+        None, description="True when a seed was sent with the call, False when one was asked for but the provider "
+        "takes none (left out), None when no seed was asked for.")
     (re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization)['\"]?\s*[:=]\s*['\"]?)[^\s'\",;}]+"), r"\1[REDACTED]"),
 )
 
@@ -350,6 +353,68 @@ def retry_policy(num_retries: int) -> Any:
     model, credentials) gets none, because an identical retry cannot succeed.
     """
     from litellm.types.router import RetryPolicy
+
+# --------------------------------------------------------------------------- provider-safe parameters
+
+
+def supported_params(model: str, provider: str) -> frozenset[str] | None:
+    """The OpenAI parameters litellm maps for ``model`` at ``provider``; None when litellm cannot say."""
+    litellm = _litellm()
+    try:
+        bare = litellm.get_llm_provider(model=model, custom_llm_provider=provider)[0]
+        params = litellm.get_supported_openai_params(model=bare, custom_llm_provider=provider)
+    except Exception:
+        return None
+    return frozenset(params) if params else None
+
+
+class RequestParams(BaseModel):
+    """What a client sends with every call, after leaving out what the provider does not take."""
+
+    model_config = ConfigDict(frozen=True)
+
+    params: dict[str, Any] = Field(description="Parameters sent with every call (temperature, max_tokens, extras).")
+    seed: bool = Field(description="Whether a seed may be sent; False when a provider of the spec takes none.")
+    dropped: tuple[str, ...] = Field(description="Parameters of the spec left out because a provider takes none.")
+
+
+def request_params(spec: ModelSpec, providers: list[str] | None = None) -> RequestParams:
+    """The spec's call parameters that every deployment (the model and its fallbacks) accepts.
+
+    litellm refuses, before any network call, an OpenAI parameter that a provider
+    does not map (``seed`` at Anthropic or Bedrock), which would end every
+    conversation on its first call. The parameters litellm's table says a provider
+    does not take are left out and named in ``dropped``; provider-specific extras
+    (not OpenAI parameters, e.g. ``top_k`` or ``thinking``) pass through as given,
+    for the provider to judge. Where litellm cannot tell, everything is sent.
+    """
+    litellm = _litellm()
+    if providers is None:
+        main, fallback_providers = _providers(spec)
+        providers = [main, *fallback_providers]
+    models = [spec.model, *spec.fallbacks]
+    known = [supported_params(m, p) for m, p in zip(models, providers)]
+    openai_params = frozenset(getattr(litellm, "OPENAI_CHAT_COMPLETION_PARAMS", ()) or ())
+
+    def accepted(name: str) -> bool:
+        return all(k is None or name in k for k in known)
+
+    wanted: dict[str, Any] = dict(spec.extra_params)
+    if spec.temperature is not None:
+        wanted["temperature"] = spec.temperature
+    if spec.max_tokens is not None:
+        wanted["max_tokens"] = spec.max_tokens
+    params, dropped = {}, []
+    for name, value in wanted.items():
+        if name in openai_params and not accepted(name):
+            dropped.append(name)
+        else:
+            params[name] = value
+    seed = accepted("seed")
+    if not seed and spec.seed is not None:
+        dropped.append("seed")
+    return RequestParams(params=params, seed=seed, dropped=tuple(dropped))
+
 
     return RetryPolicy(
         RateLimitErrorRetries=num_retries,
@@ -537,12 +602,8 @@ class ModelClient:
 
 
         # Built once: per call only messages, tools, seed and the key are added.
-        base: dict[str, Any] = dict(spec.extra_params)
-        if spec.temperature is not None:
-            base["temperature"] = spec.temperature
-        if spec.max_tokens is not None:
-            base["max_tokens"] = spec.max_tokens
-        self._base_kwargs = base
+        self.request = request_params(spec, [main_provider, *fallback_providers])
+        self._base_kwargs = dict(self.request.params)
         self._priced = {
             model: _has_price(litellm, model, provider)
             for model, provider in [(spec.model, main_provider), *zip(spec.fallbacks, fallback_providers)]
@@ -578,7 +639,8 @@ class ModelClient:
         if tools:
             kwargs["tools"] = tools
         seed = self.spec.seed if seed is None else seed
-        if seed is not None:
+        seed_applied = None if seed is None else self.request.seed
+        if seed_applied:
             kwargs["seed"] = seed
         key: str | None = None
         if self._key_env:
@@ -598,9 +660,9 @@ class ModelClient:
                 text = scrub(f"{self.spec.model}: {type(error).__name__}: {error}", key)
                 raise ModelCallError(kind, text[:4000], status_code=status, error_type=type(error).__name__) from None
             latency = time.perf_counter() - started
-        return self._reply(response, latency)
+        return self._reply(response, latency, seed_applied)
 
-    def _reply(self, response: Any, latency: float) -> ModelReply:
+    def _reply(self, response: Any, latency: float, seed_applied: bool | None = None) -> ModelReply:
         choice = response.choices[0]
         message = choice.message
         calls = [
@@ -641,6 +703,7 @@ class ModelClient:
 
 _CLIENTS: dict[str, ModelClient] = {}
 
+            seed_applied=seed_applied,
 
 def get_client(spec: ModelSpec) -> ModelClient:
     """The process's client for ``spec``: one Router per distinct spec, so rate limits and
@@ -675,3 +738,6 @@ __all__ = [
     "retry_policy",
     "scrub",
 ]
+    "RequestParams",
+    "request_params",
+    "supported_params",

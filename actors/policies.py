@@ -44,6 +44,8 @@ class PolicyReply(Frozen):
     completion_tokens: int = 0
     cost_usd: float | None = None
     latency_s: float = 0.0
+    seed_applied: bool | None = Field(default=None, description="Whether the call carried the seed (None: none asked "
+                                      "for, or no model called).")
 
 
 class Policy(Protocol):
@@ -63,7 +65,7 @@ class LLMPolicy:
             content=r.content,
             tool_calls=tuple(PolicyToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in r.tool_calls),
             llm_call=True, prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
-            cost_usd=r.cost_usd, latency_s=r.latency_s,
+            cost_usd=r.cost_usd, latency_s=r.latency_s, seed_applied=r.seed_applied,
         )
 
 

@@ -19,8 +19,11 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.actors.models import ModelCallError, ModelClient, ModelConfigError, ModelSpec, check_model_ready
 
@@ -41,6 +44,24 @@ PROBE_TOOLS: list[dict[str, Any]] = [{
 
 TOOL_ROLES = ("agent", "user")
 """Roles whose calls carry tools; a label's first word names its roles, e.g. "agent/judge (models.a)"."""
+
+
+class ProbeReport(BaseModel):
+    """One model that answered its probe."""
+
+    model_config = ConfigDict(frozen=True)
+
+    roles: tuple[str, ...] = Field(description="Roles the spec plays (labels as given).")
+    model: str = Field(description="litellm model string.")
+    dropped: tuple[str, ...] = Field(description="Parameters of the spec left out because the provider takes none.")
+    seconds: float = Field(description="Seconds the probe call took.")
+
+    def note(self) -> str | None:
+        """A line for the user when the provider takes some of the spec's parameters not."""
+        if not self.dropped:
+            return None
+        return (f"note: the {' and '.join(self.roles)} model {self.model!r} takes no {', '.join(self.dropped)}; "
+                "left out of every call" + (" (rows record seed_applied=false)" if "seed" in self.dropped else ""))
 
 
 class ProbeError(ModelConfigError):
@@ -81,10 +102,14 @@ def _answer(message: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-async def _probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> ProbeError | None:
+async def _probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> ProbeError | ProbeReport:
     # A fresh client built exactly as the engine's (same retries for transient failures), so that
     # the run's own clients inherit no state from the probe.
     client = ModelClient(spec)
+    dropped = client.request.dropped
+    if seed is not None and not client.request.seed and "seed" not in dropped:  # the runs' unit seeds
+        dropped += ("seed",)
+    started = time.perf_counter()
     try:
         await client.complete(PROBE_MESSAGES, PROBE_TOOLS if _uses_tools(roles) else None, seed=seed)
     except ModelCallError as error:
@@ -100,10 +125,12 @@ async def _probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> Pro
         return ProbeError(f"{' and '.join(roles)}: {error}", roles=tuple(roles), model=spec.model)
     finally:
         await client.aclose()
-    return None
+    return ProbeReport(roles=tuple(roles), model=spec.model, dropped=dropped,
+                       seconds=round(time.perf_counter() - started, 3))
 
 
-async def probe_models_async(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *, seed: int | None = 0) -> None:
+async def probe_models_async(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *,
+                             seed: int | None = 0) -> list[ProbeReport]:
     """:func:`probe_models` for callers already inside an event loop."""
     groups = _distinct(specs)
     for spec, roles in groups:
@@ -113,16 +140,19 @@ async def probe_models_async(specs: Mapping[str, ModelSpec | Mapping[str, Any] |
             raise
         except ModelConfigError as error:
             raise ProbeError(f"{' and '.join(roles)}: {error}", roles=tuple(roles), model=spec.model) from None
-    failures = [f for f in await asyncio.gather(*(_probe_one(s, r, seed) for s, r in groups)) if f is not None]
+    outcomes = await asyncio.gather(*(_probe_one(s, r, seed) for s, r in groups))
+    failures = [f for f in outcomes if isinstance(f, ProbeError)]
     if len(failures) == 1:
         raise failures[0]
     if failures:
         first = failures[0]
         raise ProbeError("; ".join(str(f) for f in failures), roles=first.roles, model=first.model,
                          status_code=first.status_code)
+    return [o for o in outcomes if isinstance(o, ProbeReport)]
 
 
-def probe_models(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *, seed: int | None = 0) -> None:
+def probe_models(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *, seed: int | None = 0,
+                 notes: Any = None) -> list[ProbeReport]:
     """Probe every distinct model spec in ``specs`` (role label -> spec) once, concurrently.
 
     Reference policies (``oracle``, ``scripted``) are skipped; identical specs under
@@ -130,27 +160,34 @@ def probe_models(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *, se
     engine sends a unit's seed (dropped where the provider does not take one), so a
     provider that refuses it fails here. Raises :class:`ProbeError` (a
     :class:`ModelConfigError`) naming the role(s), the model and the provider's answer,
-    scrubbed of secrets.
+    scrubbed of secrets. Returns one :class:`ProbeReport` per model probed; ``notes``
+    (e.g. ``print`` to stderr) receives a line for each model whose provider takes some
+    of the spec's parameters not (they are left out of every call).
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(probe_models_async(specs, seed=seed))
-        return
-    # Called from inside a loop (a notebook, an async caller): run the probe on its own loop.
+    reports: list[ProbeReport] = []
     errors: list[BaseException] = []
 
     def target() -> None:
         try:
-            asyncio.run(probe_models_async(specs, seed=seed))
+            reports.extend(asyncio.run(probe_models_async(specs, seed=seed)))
         except BaseException as error:  # re-raised in the caller's thread
             errors.append(error)
 
-    thread = threading.Thread(target=target, name="tauray-probe")
-    thread.start()
-    thread.join()
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        target()
+    else:  # called from inside a loop (a notebook, an async caller): the probe gets its own
+        thread = threading.Thread(target=target, name="tauray-probe")
+        thread.start()
+        thread.join()
     if errors:
         raise errors[0]
+    for report in reports:
+        line = report.note()
+        if line and notes is not None:
+            notes(line)
+    return reports
 
 
-__all__ = ["PROBE_MESSAGES", "PROBE_TOOLS", "ProbeError", "probe_models", "probe_models_async"]
+__all__ = ["PROBE_MESSAGES", "PROBE_TOOLS", "ProbeError", "ProbeReport", "probe_models", "probe_models_async"]

@@ -57,6 +57,14 @@ class SideCounters(Frozen):
     tool_calls: int = 0
     tool_errors: int = 0
     malformed_tool_calls: int = 0
+    seed_applied: bool | None = None
+
+
+def seed_applied(*values: bool | None) -> bool | None:
+    """True when every call that asked for a seed carried it, False when any left it out
+    (the provider takes none), None when no call asked for one."""
+    known = [v for v in values if v is not None]
+    return all(known) if known else None
 
 
 class SideSession:
@@ -184,6 +192,7 @@ class SideSession:
             c["completion_tokens"] += reply.completion_tokens
             if reply.cost_usd is not None:
                 c["cost_usd"] = (c["cost_usd"] or 0.0) + reply.cost_usd
+            c["seed_applied"] = seed_applied(c["seed_applied"], reply.seed_applied)
 
     # --- state for the coordinator -----------------------------------------------------
     def apply_sync(self, updates: dict[str, Any], apply_fn: Any) -> None:

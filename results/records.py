@@ -118,6 +118,9 @@ class ConversationRecord(BaseModel):
     judge_model: str | None = Field(description="Model bound to the judge role, if judged.")
     trial: int = Field(ge=0, description="Trial index within the cell.")
     seed: int = Field(description="Seed used for this conversation.")
+    seed_applied: bool | None = Field(
+        default=None, description="Whether the seed reached the models: true when every model call carried it, "
+        "false when a provider takes no seed and it was left out, null when no model was called.")
     termination_reason: str = Field(description="Why the conversation stopped.")
     success: bool | None = Field(description="Overall verdict; null when unscored.")
     success_reason: str = Field(description="Short explanation of the verdict.")

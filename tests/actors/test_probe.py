@@ -96,3 +96,13 @@ def test_cli_run_with_unknown_model_exits_fast_and_writes_nothing(endpoint, tmp_
     err = capsys.readouterr().err
     assert "openai/scripted-agnt" in err and "agent" in err and "404" in err
     assert not out.exists()
+
+
+def test_parameters_the_provider_takes_not_are_reported(endpoint):
+    notes: list[str] = []
+    reports = probe_models({"agent": {"model": "deepinfra/scripted-agent", "api_base": endpoint.base_url}},
+                           seed=3, notes=notes.append)
+    assert [r.dropped for r in reports] == [("seed",)]
+    assert len(notes) == 1 and "deepinfra/scripted-agent" in notes[0] and "takes no seed" in notes[0]
+    assert probe_models({"agent": _spec(endpoint, "scripted-agent")}, seed=3, notes=notes.append)[0].dropped == ()
+    assert len(notes) == 1
