@@ -212,6 +212,9 @@ class ModelReply(BaseModel):
     cost_usd: float | None = Field(None, description="litellm's cost estimate; None when litellm has no price for the model.")
     latency_s: float = Field(0.0, ge=0.0, description="Seconds from sending the request to the reply, retries included.")
     model: str = Field(description="litellm model string of the deployment that answered (a fallback if one did).")
+    seed_applied: bool | None = Field(
+        None, description="True when a seed was sent with the call, False when one was asked for but the provider "
+        "takes none (left out), None when no seed was asked for.")
 
 
 # --------------------------------------------------------------------------- secrets
@@ -220,9 +223,6 @@ class ModelReply(BaseModel):
 _SECRET_PATTERNS = (
     (re.compile(r"(?i)\b(bearer)\s+[^\s'\",;]+"), r"\1 [REDACTED]"),
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{4,}"), "sk-[REDACTED]"),
-    seed_applied: bool | None = Field(
-        None, description="True when a seed was sent with the call, False when one was asked for but the provider "
-        "takes none (left out), None when no seed was asked for.")
     (re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization)['\"]?\s*[:=]\s*['\"]?)[^\s'\",;}]+"), r"\1[REDACTED]"),
 )
 
@@ -341,19 +341,6 @@ def check_model_ready(spec: ModelSpec) -> None:
             )
 
 
-# --------------------------------------------------------------------------- retry policy
-
-
-def retry_policy(num_retries: int) -> Any:
-    """Which failures the Router retries (with its exponential backoff) and which it does not.
-
-    Transient provider trouble (429, timeouts, 5xx, unavailable, connection errors,
-    which fall under ``DefaultRetries``) gets ``num_retries``; a request the provider
-    refused for what it is (bad request, context window, content policy, unknown
-    model, credentials) gets none, because an identical retry cannot succeed.
-    """
-    from litellm.types.router import RetryPolicy
-
 # --------------------------------------------------------------------------- provider-safe parameters
 
 
@@ -415,6 +402,19 @@ def request_params(spec: ModelSpec, providers: list[str] | None = None) -> Reque
         dropped.append("seed")
     return RequestParams(params=params, seed=seed, dropped=tuple(dropped))
 
+
+# --------------------------------------------------------------------------- retry policy
+
+
+def retry_policy(num_retries: int) -> Any:
+    """Which failures the Router retries (with its exponential backoff) and which it does not.
+
+    Transient provider trouble (429, timeouts, 5xx, unavailable, connection errors,
+    which fall under ``DefaultRetries``) gets ``num_retries``; a request the provider
+    refused for what it is (bad request, context window, content policy, unknown
+    model, credentials) gets none, because an identical retry cannot succeed.
+    """
+    from litellm.types.router import RetryPolicy
 
     return RetryPolicy(
         RateLimitErrorRetries=num_retries,
@@ -690,6 +690,7 @@ class ModelClient:
             cost_usd=cost_usd,
             latency_s=latency,
             model=served,
+            seed_applied=seed_applied,
         )
 
     async def aclose(self) -> None:
@@ -703,7 +704,6 @@ class ModelClient:
 
 _CLIENTS: dict[str, ModelClient] = {}
 
-            seed_applied=seed_applied,
 
 def get_client(spec: ModelSpec) -> ModelClient:
     """The process's client for ``spec``: one Router per distinct spec, so rate limits and
@@ -732,12 +732,12 @@ __all__ = [
     "ModelReply",
     "ModelSpec",
     "RawToolCall",
+    "RequestParams",
     "check_model_ready",
     "close_clients",
     "get_client",
+    "request_params",
     "retry_policy",
     "scrub",
-]
-    "RequestParams",
-    "request_params",
     "supported_params",
+]
