@@ -30,6 +30,8 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tauray.actors.serving.spec import ServeSpec, served_name
+
 REFERENCE_POLICIES: frozenset[str] = frozenset({"oracle", "scripted"})
 
 # Sent when a loopback or self-hosted endpoint needs *some* key; deliberately not key-shaped.
@@ -115,6 +117,10 @@ class ModelSpec(BaseModel):
         "ground-truth agent, as τ²'s llm_agent_gt), to check user simulators against a known resolution and "
         "for benchmarks whose scripted agent follows the steps (endpoint behaviour scripted-agent-writes).",
     )
+    serve: ServeSpec | None = Field(
+        None, description="Bring the model up on the Ray cluster for the run (Ray Serve: llama.cpp or vLLM) "
+        "instead of calling a running provider; model must then read 'openai/<name>'. See docs/serve.md.",
+    )
 
     @field_validator("model")
     @classmethod
@@ -161,6 +167,8 @@ class ModelSpec(BaseModel):
     def _fallbacks_differ(self) -> ModelSpec:
         if self.model in self.fallbacks:
             raise ValueError(f"model {self.model!r} is listed among its own fallbacks")
+        if self.serve is not None:
+            served_name(self.model)
         return self
 
     @property
@@ -313,6 +321,11 @@ def check_model_ready(spec: ModelSpec) -> None:
     provider, so it costs nothing and is safe offline.
     """
     if spec.is_reference:
+        return
+    if spec.serve is not None and spec.api_base is None:  # not deployed yet: tauray brings it up
+        from tauray.actors.serving.lifecycle import check_backend
+
+        check_backend(spec.serve)
         return
     litellm = _litellm()
     main, fallback_providers = _providers(spec)

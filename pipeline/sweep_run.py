@@ -146,9 +146,10 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
                 raise SweepFileError(f"{cfg.name}: field 'models.{name}': {exc}") from None
     if probe:  # one real call per distinct model, before any directory or row exists
         from tauray.actors.probe import ProbeError, probe_models
+        from tauray.actors.serving.lifecycle import unserved
 
         try:
-            probe_models(cfg.probe_specs(), seed=cfg.seed)
+            probe_models(unserved(cfg.probe_specs()), seed=cfg.seed)  # served ones: once deployed
         except ProbeError as exc:
             raise SweepFileError(f"{cfg.name}: {exc}") from None
     started = time.perf_counter()
@@ -161,6 +162,9 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
     elif cfg.cluster.runtime_env and not _ray.is_initialized():
         runtime_env = cfg.cluster.runtime_env
     ray = ensure_ray(address, runtime_env=runtime_env)
+    from tauray.actors.serving.lifecycle import serve_for_sweep
+
+    cfg, served = serve_for_sweep(cfg, probe=probe)  # `serve:` models up for the sweep (docs/serve.md)
     counts = counts_for_cluster(cfg.cluster)
     plan = plan_sweep(cfg, {"agent": counts[1], "user": counts[2]})
     out.mkdir(parents=True, exist_ok=True)
@@ -195,6 +199,7 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
     finally:
         display.close()
         lock.release()
+        served.stop()
         if pool is not None and not keep_actors:
             drop_pool()
     seconds = time.perf_counter() - t0

@@ -46,7 +46,12 @@ def model_identity(spec: dict[str, Any]) -> dict[str, Any]:
     """The part of a model spec that decides what the model is asked (for ids)."""
     from tauray.actors.models import ModelSpec
 
-    full = ModelSpec.model_validate(spec).model_dump()
+    model = ModelSpec.model_validate(spec)
+    full = model.model_dump()
+    if model.serve is None:  # ids of models that are not served stay what they were
+        full.pop("serve", None)
+    else:  # replicas, placement and timeouts do not change the answers either
+        full["serve"] = model.serve.identity()
     return {k: v for k, v in full.items() if k not in OPERATIONAL_FIELDS}
 
 

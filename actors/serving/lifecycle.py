@@ -1,0 +1,281 @@
+"""Bringing ``serve:`` models up on the cluster for one run, and down again however it ends.
+
+Each distinct served model becomes one Ray Serve application whose route is
+``/tauray-<name>``, behind Serve's HTTP proxy bound to 127.0.0.1 on a free
+port (Serve runs a proxy on every node, so a host on any node reaches the model
+at the same loopback address). The model specs are then rewritten to point
+``api_base`` at that route, and from there on a served model is an ordinary
+OpenAI-compatible model to litellm: the Router retries what a dying replica
+dropped, costs and tables do not know the difference. ``api_base`` is an
+operational field, so unit ids (and resume) do not depend on the port.
+
+Startup is bounded by the spec's ``startup_timeout_s``; a deployment that fails,
+cannot be placed (no node has the GPUs or custom resources asked for) or does
+not answer in time stops the run with Serve's own explanation, before any unit.
+Teardown deletes the applications (and shuts Serve down when this run started
+it) on normal exit, on an exception or Ctrl-C, and, as a backstop, at
+interpreter exit, because Serve's controller outlives the driver on a cluster.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import logging
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from tauray.actors.serving.spec import ServeSpec, ServeSpecError, served_name
+
+log = logging.getLogger(__name__)
+
+APP_PREFIX = "tauray-"
+_QUIET = {"log_level": "WARNING"}
+
+
+class ServeStartError(RuntimeError):
+    """A served model did not come up; the message names it and says what Serve reported."""
+
+
+def collect(specs: Iterable[Mapping[str, Any]]) -> dict[str, ServeSpec]:
+    """The distinct served models among model-spec dicts, by served name.
+
+    The same name with two different ``serve`` blocks is refused: both would answer at one route.
+    """
+    found: dict[str, ServeSpec] = {}
+    for spec in specs:
+        raw = spec.get("serve")
+        if not raw:
+            continue
+        name = served_name(str(spec.get("model", "")))
+        serve = raw if isinstance(raw, ServeSpec) else ServeSpec.model_validate(raw)
+        if name in found and found[name] != serve:
+            raise ServeSpecError(f"model 'openai/{name}' is served with two different serve blocks; "
+                                 "give them different names")
+        found[name] = serve
+    return found
+
+
+def check_backend(spec: ServeSpec) -> None:
+    """The driver can deploy ``spec``: Ray Serve and the backend's package are installed."""
+    extra = "llamacpp" if spec.backend == "llamacpp" else "vllm"
+    need = ["ray.serve", "starlette"] + (["llama_cpp"] if spec.backend == "llamacpp" else ["vllm"])
+    for module in need:
+        try:
+            ok = importlib.util.find_spec(module) is not None
+            if ok and module == "ray.serve":
+                import ray.serve  # noqa: F401  (fails when ray[serve]'s own dependencies are missing)
+        except ImportError:
+            ok = False
+        if not ok:
+            raise ServeSpecError(f"serve backend {spec.backend!r} needs the Python module {module!r}: "
+                                 f"pip install 'tauray[{extra}]'")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str, timeout: float) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return int(r.status)
+    except urllib.error.HTTPError as e:
+        return int(e.code)
+    except OSError:
+        return 0
+
+
+class ServedModels:
+    """The served models of one run; a context manager (``with ServedModels(specs) as s:``)."""
+
+    def __init__(self, specs: Iterable[Mapping[str, Any]]) -> None:
+        self.models = collect(specs)
+        self.port: int | None = None
+        self.bases: dict[str, str] = {}
+        self._apps: list[str] = []
+        self._own_serve = False
+        self._stopped = False
+
+    def __bool__(self) -> bool:
+        return bool(self.models)
+
+    # ------------------------------------------------------------------ start
+
+    def start(self) -> dict[str, str]:
+        """Deploy every served model and wait until each answers; returns name -> api_base."""
+        if not self.models or self.bases:
+            return self.bases
+        for spec in self.models.values():
+            check_backend(spec)
+        atexit.register(self.stop)
+        try:
+            self._start_serve()
+            for name, spec in self.models.items():
+                self._deploy(name, spec)
+        except BaseException:
+            self.stop()
+            raise
+        return self.bases
+
+    def _start_serve(self) -> None:
+        from ray import serve
+        from ray.serve.context import _get_global_client
+
+        try:
+            client = _get_global_client(raise_if_no_controller_running=True)
+        except Exception:
+            client = None
+        if client is None:
+            serve.start(http_options={"host": "127.0.0.1", "port": _free_port()}, proxy_location="EveryNode",
+                        logging_config=_QUIET)
+            client = _get_global_client()
+            self._own_serve = True
+        self.port = int(client.http_config.port)
+        if client.http_config.host not in ("127.0.0.1", "localhost"):
+            log.warning("Ray Serve was already running with its proxy on %s; served models are reached "
+                        "through 127.0.0.1:%s", client.http_config.host, self.port)
+
+    def _deploy(self, name: str, spec: ServeSpec) -> None:
+        from ray import serve
+
+        if spec.backend == "llamacpp":
+            from tauray.actors.serving.llamacpp import llamacpp_app as build
+        else:
+            from tauray.actors.serving.vllm import vllm_app as build
+        app_name = APP_PREFIX + name
+        base = f"http://127.0.0.1:{self.port}/{app_name}/v1"
+        serve.run_many([serve.RunTarget(target=build(name, spec), name=app_name, route_prefix=f"/{app_name}",
+                                        logging_config=_QUIET)],
+                       wait_for_ingress_deployment_creation=False, wait_for_applications_running=False)
+        self._apps.append(app_name)
+        deadline = time.monotonic() + spec.startup_timeout_s
+        last = self._wait_running(name, app_name, spec, deadline)
+        # The application is running; the proxy learns its route a moment later.
+        while time.monotonic() < deadline:
+            if _get(f"{base}/models", timeout=5.0) == 200:
+                self.bases[name] = base
+                return
+            time.sleep(0.25)
+        raise ServeStartError(f"served model 'openai/{name}': running in Serve ({last}) but {base}/models "
+                              f"did not answer within startup_timeout_s={spec.startup_timeout_s:g}")
+
+    def _wait_running(self, name: str, app_name: str, spec: ServeSpec, deadline: float) -> str:
+        from ray import serve
+
+        detail = "not reported yet"
+        while True:
+            app = serve.status().applications.get(app_name)
+            if app is not None:
+                status = str(getattr(app.status, "value", app.status))
+                notes = [f"{d}: {s.message}" for d, s in app.deployments.items() if s.message]
+                detail = "; ".join([f"status {status}", *([app.message] if app.message else []), *notes])
+                if status == "RUNNING":
+                    return detail
+                if status in ("DEPLOY_FAILED", "UNHEALTHY"):
+                    raise ServeStartError(f"served model 'openai/{name}' ({spec.backend}) failed to start: {detail}")
+            if time.monotonic() >= deadline:
+                raise ServeStartError(
+                    f"served model 'openai/{name}' ({spec.backend}) not running after startup_timeout_s="
+                    f"{spec.startup_timeout_s:g} ({detail}); if it waits for resources, no node offers "
+                    f"num_cpus={spec.num_cpus:g}, num_gpus={spec.num_gpus:g}, resources={spec.resources}")
+            time.sleep(0.5)
+
+    # ------------------------------------------------------------------ use
+
+    def resolve(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """``spec`` with ``api_base`` pointing at its deployment (unchanged when it is not served)."""
+        out = dict(spec)
+        if out.get("serve"):
+            out["api_base"] = self.bases[served_name(str(out["model"]))]
+        return out
+
+    def replicas(self) -> dict[str, list[str]]:
+        """Names of the live replica actors (namespace ``serve``) per served model, for fault tests."""
+        import ray
+
+        named = ray.util.list_named_actors(all_namespaces=True)
+        return {name: sorted(a["name"] for a in named if a.get("namespace") == "serve"
+                             and a["name"].startswith(f"SERVE_REPLICA::{APP_PREFIX}{name}#"))
+                for name in self.models}
+
+    # ------------------------------------------------------------------ stop
+
+    def stop(self) -> None:
+        """Delete this run's applications (and Serve, when this run started it); safe to call twice."""
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            atexit.unregister(self.stop)
+        except Exception:
+            pass
+        try:
+            import ray
+
+            if not ray.is_initialized():
+                return
+            from ray import serve
+
+            for app in self._apps:
+                try:
+                    serve.delete(app)
+                except Exception as exc:  # teardown goes on with the others
+                    log.warning("could not delete Serve application %s: %s", app, exc)
+            if self._own_serve:
+                serve.shutdown()
+        except Exception as exc:
+            log.warning("Ray Serve teardown failed: %s", exc)
+
+    def __enter__(self) -> ServedModels:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def serve_for_sweep(cfg: Any, probe: bool = True) -> tuple[Any, ServedModels]:
+    """Deploy the sweep's served models; returns the sweep with their ``api_base`` filled in and the
+    handle whose ``stop()`` the caller must call in a ``finally`` (it is a no-op without served models).
+
+    With ``probe``, each served model then gets the same one-call probe as every other model
+    (which ran before Ray started, when these had no address yet).
+    """
+    from tauray.pipeline.sweep import ModelEntry
+
+    served = ServedModels(entry.spec for entry in cfg.models.values())
+    if not served:
+        return cfg, served
+    served.start()
+    try:
+        models = {}
+        for name, entry in cfg.models.items():
+            if entry.spec.get("serve"):
+                price = {"price": entry.price} if entry.price is not None else {}
+                entry = ModelEntry.model_validate({**served.resolve(entry.spec), **price})
+            models[name] = entry
+        cfg = cfg.model_copy(update={"models": models})
+        if probe:
+            from tauray.actors.probe import probe_models
+
+            probe_models({label: spec for label, spec in cfg.probe_specs().items() if spec.get("serve")},
+                         seed=cfg.seed)
+    except BaseException:
+        served.stop()
+        raise
+    return cfg, served
+
+
+def unserved(specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """``specs`` without the served models that have no address yet (probed once deployed)."""
+    return {k: v for k, v in specs.items() if not (v.get("serve") and not v.get("api_base"))}
+
+
+__all__ = ["APP_PREFIX", "ServeStartError", "ServedModels", "check_backend", "collect", "serve_for_sweep", "unserved"]

@@ -1,0 +1,136 @@
+"""A GGUF model behind an OpenAI-compatible route, as a Ray Serve deployment (llama-cpp-python).
+
+llama-cpp-python already speaks OpenAI's chat-completion shapes
+(``Llama.create_chat_completion``: messages, tools, tool calls, usage); this
+deployment only puts that call behind Serve's HTTP proxy so that litellm can
+reach it like any OpenAI-compatible server, and lets Serve own the replicas:
+placement by resources, health checks, and replacement of one that dies.
+
+One ``Llama`` object is not safe to call from two threads, so a replica answers
+one request at a time (in a worker thread, so the replica stays responsive to
+health checks while it generates); Serve queues the rest and spreads them over
+replicas. Errors come back in OpenAI's error shape with the status a provider
+would use: 400 for a request the model cannot take (context window exceeded,
+bad parameters), which litellm does not retry, and 500 for anything else,
+which it does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from tauray.actors.serving.spec import ServeSpec, resolve_weights
+from tauray.actors.serving.toolcalls import parse_reply, render_messages
+
+# OpenAI chat parameters handed to llama-cpp-python as they are.
+_PASSED = frozenset({
+    "messages", "tools", "tool_choice", "temperature", "top_p", "max_tokens", "stop", "seed",
+    "presence_penalty", "frequency_penalty", "logit_bias", "logprobs", "top_logprobs",
+})
+# Parameters that need no action here (the model field names this deployment; n=1 is all it does).
+_IGNORED = frozenset({"model", "user", "n", "stream_options", "parallel_tool_calls"})
+
+
+def _error(status: int, message: str, kind: str, code: str | None = None) -> Any:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": code}},
+                        status_code=status)
+
+
+def _response_format(value: Any) -> Any:
+    """OpenAI's ``json_schema`` response format in llama-cpp-python's ``json_object`` + schema form."""
+    if isinstance(value, dict) and value.get("type") == "json_schema":
+        schema = (value.get("json_schema") or {}).get("schema")
+        return {"type": "json_object", **({"schema": schema} if schema else {})}
+    return value
+
+
+class LlamaCppServer:
+    """One replica: one ``Llama`` on the spec's GGUF file."""
+
+    def __init__(self, served: str, spec: dict[str, Any]) -> None:
+        from llama_cpp import Llama
+
+        self.served = served
+        self.spec = ServeSpec.model_validate(spec)
+        started = time.perf_counter()
+        self.llm = Llama(model_path=str(resolve_weights(self.spec.gguf or "")), n_ctx=self.spec.n_ctx,
+                         n_threads=self.spec.threads, n_gpu_layers=self.spec.n_gpu_layers,
+                         chat_format=self.spec.chat_format, verbose=False)
+        self.load_s = time.perf_counter() - started
+        self._lock = asyncio.Lock()
+
+    def check_health(self) -> None:
+        """Serve calls this periodically; a replica whose model is gone is replaced."""
+        if getattr(self, "llm", None) is None:
+            raise RuntimeError(f"{self.served}: model not loaded")
+
+    async def __call__(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        path = request.url.path.rstrip("/")
+        if request.method == "GET" and path.endswith("/v1/models"):
+            return JSONResponse({"object": "list", "data": [{"id": self.served, "object": "model",
+                                                             "owned_by": "tauray"}]})
+        if request.method != "POST" or not path.endswith("/chat/completions"):
+            return _error(404, f"{request.method} {path}: this deployment serves POST .../v1/chat/completions",
+                          "invalid_request_error")
+        try:
+            body = await request.json()
+        except Exception:
+            return _error(400, "request body is not JSON", "invalid_request_error")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return _error(400, "expected a JSON object with a 'messages' list", "invalid_request_error")
+        if body.get("stream"):
+            return _error(400, "stream=true is not supported by this deployment", "invalid_request_error")
+        unknown = sorted(set(body) - _PASSED - _IGNORED - {"stream", "response_format"})
+        if unknown:
+            return _error(400, f"unsupported parameters: {unknown}", "invalid_request_error")
+        kwargs = {k: v for k, v in body.items() if k in _PASSED}
+        if body.get("response_format") is not None:
+            kwargs["response_format"] = _response_format(body["response_format"])
+        tagged = self.spec.tool_calls == "tags"
+        if tagged:  # tools written into the prompt, read back from the reply (see toolcalls)
+            kwargs["messages"] = render_messages(kwargs["messages"], kwargs.pop("tools", None))
+            kwargs.pop("tool_choice", None)
+        elif kwargs.get("tools") and kwargs.get("tool_choice") is None:
+            kwargs["tool_choice"] = "auto"  # OpenAI's default when tools are given
+        async with self._lock:
+            try:
+                result = await asyncio.to_thread(self.llm.create_chat_completion, **kwargs)
+            except ValueError as exc:  # llama-cpp-python's way of refusing a request (context window, args)
+                code = "context_length_exceeded" if "context window" in str(exc) else None
+                return _error(400, f"{self.served}: {exc}", "invalid_request_error", code)
+            except Exception as exc:
+                return _error(500, f"{self.served}: {type(exc).__name__}: {exc}", "server_error")
+        if tagged:
+            choice = result["choices"][0]
+            content, calls = parse_reply(choice["message"].get("content") or "")
+            if calls:
+                choice["message"] = {"role": "assistant", "content": content, "tool_calls": calls}
+                choice["finish_reason"] = "tool_calls"
+        result["model"] = self.served
+        return JSONResponse(result)
+
+
+def llamacpp_app(served: str, spec: ServeSpec) -> Any:
+    """The Serve application for ``spec`` (not yet running)."""
+    from ray import serve
+
+    actor_options: dict[str, Any] = {"num_cpus": spec.num_cpus}
+    if spec.num_gpus:
+        actor_options["num_gpus"] = spec.num_gpus
+    if spec.resources:
+        actor_options["resources"] = dict(spec.resources)
+    deployment = serve.deployment(
+        LlamaCppServer, name=f"llamacpp-{served}", num_replicas=spec.replicas, ray_actor_options=actor_options,
+        max_ongoing_requests=spec.max_ongoing_requests, health_check_period_s=spec.health_check_period_s,
+        health_check_timeout_s=spec.health_check_timeout_s,
+    )
+    return deployment.bind(served, spec.model_dump())
+
+
+__all__ = ["LlamaCppServer", "llamacpp_app"]

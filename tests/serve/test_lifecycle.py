@@ -1,0 +1,95 @@
+"""Deploy, route, refuse and tear down served models on the shared local Ray.
+
+The vLLM backend runs with its engine faked (``fake_engine``: Ray's real
+``LLMConfig``, a stand-in OpenAI ingress), which is how it is verified on a
+machine without a GPU; the startup failure uses llama.cpp with resources no
+node has, so no model is ever loaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tauray.actors.models import ModelClient, ModelSpec
+from tauray.actors.serving import ServedModels, ServeStartError, lifecycle, llm_config_kwargs
+from tauray.actors.serving.spec import ServeSpec
+
+from . import fake_engine
+from .conftest import smollm2_spec
+
+
+def _tauray_apps() -> list[str]:
+    from ray import serve
+
+    try:
+        return [a for a in serve.status().applications if a.startswith(lifecycle.APP_PREFIX)]
+    except Exception:  # Serve shut down
+        return []
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:
+        return 0
+
+
+def test_vllm_config_follows_the_spec():
+    spec = ServeSpec(backend="vllm", model_source="Qwen/Qwen2.5-0.5B-Instruct", replicas=2, num_gpus=1,
+                     resources={"gpu_node": 1}, engine_kwargs={"max_model_len": 4096, "tensor_parallel_size": 1},
+                     accelerator_type="A10G", health_check_timeout_s=60)
+    kwargs = llm_config_kwargs("qwen-small", spec)
+    config = fake_engine.module().LLMConfig(**kwargs)  # Ray Serve LLM's own validation
+    assert config.model_id == "qwen-small"
+    assert config.deployment_config["num_replicas"] == 2
+    assert config.deployment_config["health_check_timeout_s"] == 60
+    assert config.engine_kwargs == {"max_model_len": 4096, "tensor_parallel_size": 1}
+    assert config.accelerator_type == "A10G"
+    assert config.placement_group_config == {"bundle_per_worker": {"GPU": 1.0, "gpu_node": 1.0, "CPU": 1.0}}
+
+
+def test_vllm_backend_with_faked_engine_serves_and_tears_down(ray_local, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray.serve.llm", fake_engine.module())
+    monkeypatch.setattr(lifecycle, "check_backend", lambda spec: None)  # no vLLM on this machine
+    spec = {"model": "openai/fake-vllm", "serve": {"backend": "vllm", "model_source": "org/some-model",
+                                                   "replicas": 1, "num_cpus": 0, "startup_timeout_s": 60}}
+    with ServedModels([spec]) as served:
+        base = served.bases["fake-vllm"]
+        assert base.startswith("http://127.0.0.1:") and base.endswith("/tauray-fake-vllm/v1")
+        resolved = ModelSpec.model_validate(served.resolve(spec))
+        reply = asyncio.run(ModelClient(resolved).complete([{"role": "user", "content": "hi"}]))
+        assert reply.content == "fake engine: 1 messages" and reply.prompt_tokens == 7
+        assert fake_engine.BUILT[-1].model_id == "fake-vllm"
+        assert _tauray_apps() == ["tauray-fake-vllm"]
+    assert _tauray_apps() == []
+    assert _status(f"{base}/models") != 200
+
+
+def test_unplaceable_replica_is_refused_with_serves_reason(ray_local):
+    spec = smollm2_spec("nowhere", resources={"gpu_node_that_does_not_exist": 1}, startup_timeout_s=4)
+    served = ServedModels([spec])
+    with pytest.raises(ServeStartError) as err:
+        served.start()
+    text = str(err.value)
+    assert "openai/nowhere" in text and "startup_timeout_s=4" in text
+    assert "gpu_node_that_does_not_exist" in text
+    assert _tauray_apps() == []  # nothing left behind
+
+
+def test_interrupt_tears_down(ray_local, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray.serve.llm", fake_engine.module())
+    monkeypatch.setattr(lifecycle, "check_backend", lambda spec: None)
+    spec = {"model": "openai/fake-int", "serve": {"backend": "vllm", "model_source": "org/m", "num_cpus": 0}}
+    with pytest.raises(KeyboardInterrupt):
+        with ServedModels([spec]) as served:
+            assert served.replicas()["fake-int"]
+            raise KeyboardInterrupt
+    assert _tauray_apps() == []
