@@ -8,9 +8,12 @@ a :class:`JudgeHost` (in-process, or on Ray as the judge actor) runs the
 samples concurrently through litellm, reads each reply with
 :mod:`judge_parse`, and returns finished rows with majority and agreement.
 
-Replies are cached on (judge model, sampling params, prompt hash, transcript
-hash, context hash, sample index): a repeated configuration costs nothing, and
-a changed prompt has another hash, so it is never served a stale reply. A
+Replies are cached on (judge config id, transcript hash, context hash, sample
+index), and the config id covers everything that shapes the request (model,
+api base, temperature, seed, max tokens, extra params, structured mode, prompt
+id/version/hash, NL pack id/version/hash): a repeated configuration costs
+nothing, and any change is another id, so it is never served a stale reply.
+Every row carries those fields as columns, so an ablation is a ``groupby``. A
 provider failure (after the Router's retries) yields no row, so a later
 re-judge retries it; a refused request yields an unscored row with the reason.
 """
@@ -22,6 +25,7 @@ import hashlib
 import inspect
 import json
 from collections import Counter
+from urllib.parse import urlsplit, urlunsplit
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -33,9 +37,19 @@ from tauray.actors.judge_render import render_transcript, text_hash
 from tauray.actors.models import ModelCallError, ModelReply, ModelSpec, get_client
 from tauray.results.records import ConversationResult, JudgeVerdictRecord, NLAssertionRecord
 
-# ModelSpec fields that can change what a judge answers (so they belong in the config id);
-# endpoint, key, timeouts, retries and concurrency do not.
+# ModelSpec fields that shape a judge request (so they belong in the config id); the key,
+# timeouts, retries, rate limits and concurrency do not.
 _OUTPUT_FIELDS = ("model", "temperature", "seed", "max_tokens", "extra_params")
+
+
+def public_api_base(api_base: str | None) -> str | None:
+    """``api_base`` without credentials, query or fragment: what may be hashed and stored."""
+    if not api_base:
+        return None
+    parts = urlsplit(api_base.strip())
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 class JudgeConfig(BaseModel):
@@ -76,12 +90,29 @@ class JudgeConfig(BaseModel):
         return self.model.model_dump(include=set(_OUTPUT_FIELDS), mode="json")
 
     @property
-    def config_id(self) -> str:
-        """Hash of judge model, output-shaping params, prompt id/version/hash (and pack)."""
+    def pack_hash(self) -> str | None:
+        return get_pack(self.nl_pack).pack_hash if self.nl_pack else None
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """Everything that shapes the request, as stored beside every verdict (and hashed into the id)."""
         t = self.template
-        payload = {"params": self.params, "prompt_id": t.id, "prompt_version": t.version,
-                   "prompt_hash": t.prompt_hash, "nl_pack": self.nl_pack}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        return {"params": self.params, "api_base": public_api_base(self.model.api_base),
+                "structured": self.structured, "prompt_id": t.id, "prompt_version": t.version,
+                "prompt_hash": t.prompt_hash, "nl_pack": self.nl_pack, "nl_pack_hash": self.pack_hash}
+
+    @property
+    def config_id(self) -> str:
+        """Hash of :attr:`identity`."""
+        return hashlib.sha256(json.dumps(self.identity, sort_keys=True).encode()).hexdigest()[:16]
+
+    def request_spec(self) -> ModelSpec:
+        """The model spec calls are made with: the config's, plus the reply schema as
+        ``response_format`` when the structured mode asks for it."""
+        if self.structured == "always" or (self.structured == "auto" and _supports_schema(self.model.model)):
+            return self.model.model_copy(update={"extra_params": {**self.model.extra_params,
+                                                                  "response_format": response_format(self.kind)}})
+        return self.model
 
     @property
     def label(self) -> str:
@@ -120,15 +151,22 @@ class JudgeOutcome(BaseModel):
 
 
 def majority(verdicts: list[bool | None]) -> tuple[bool | None, float | None]:
-    """Majority over the scored verdicts (None on a tie or none) and the share agreeing with it."""
+    """Majority over the scored verdicts (None on a tie or none) and the share of scored ones agreeing."""
+    return tally(verdicts)[:2]  # type: ignore[return-value]
+
+
+def tally(verdicts: list[bool | None]) -> tuple[bool | None, float | None, int, int]:
+    """(majority, agreement, scored, total): unscored samples are not votes, and how many
+    samples were scored is kept beside the majority, so [pass, unscored, unscored] reads
+    as one scored pass out of three, not as a unanimous pass."""
     scored = [v for v in verdicts if v is not None]
     if not scored:
-        return None, None
+        return None, None, 0, len(verdicts)
     yes = sum(scored)
     no = len(scored) - yes
     if yes == no:
-        return None, 0.5
-    return yes > no, max(yes, no) / len(scored)
+        return None, 0.5, len(scored), len(verdicts)
+    return yes > no, max(yes, no) / len(scored), len(scored), len(verdicts)
 
 
 def scenario_context(scenario: Any) -> dict[str, str]:
@@ -181,17 +219,12 @@ class JudgeHost:
         key = f"{config.model.model_dump_json()}|{config.kind}|{config.structured}"
         spec = self._specs.get(key)
         if spec is None:
-            spec = config.model
-            if config.structured == "always" or (config.structured == "auto" and _supports_schema(spec.model)):
-                spec = spec.model_copy(update={"extra_params": {**spec.extra_params,
-                                                                "response_format": response_format(config.kind)}})
-            self._specs[key] = spec
+            spec = self._specs[key] = config.request_spec()
         return spec
 
     async def _reply(self, item: JudgeItem, sample: int) -> tuple[ModelReply, bool]:
         c = item.config
-        key = (json.dumps(c.params, sort_keys=True), c.template.prompt_hash, item.transcript_hash,
-               item.context_hash, str(sample))
+        key = (c.config_id, item.transcript_hash, item.context_hash, str(sample))
         future = self._cache.get(key)
         if future is not None:
             try:
@@ -231,16 +264,23 @@ class JudgeHost:
         by_sample: dict[int, list[bool | None]] = dict(item.prior)
         for sample, parsed, _, _ in done:
             by_sample[sample] = [p.verdict for p in parsed]
-        majorities = [majority([v[q] for v in by_sample.values() if len(v) == questions]) for q in range(questions)]
+        tallies = [tally([v[q] for v in by_sample.values() if len(v) == questions]) for q in range(questions)]
         overall: list[JudgeVerdictRecord] = []
         nl: list[NLAssertionRecord] = []
         c, t = item.config, item.config.template
+        spec = self._spec(c)
         now = datetime.now(UTC)
         for sample, parsed, cached, reply in done:
             common = dict(
                 run_id=item.run_id, conversation_id=item.conversation_id, scenario=item.scenario,
                 judge_model=c.model.model, prompt_id=t.id, prompt_version=t.version, prompt_hash=t.prompt_hash,
-                judge_config_id=c.config_id, transcript_hash=item.transcript_hash, sample_index=sample,
+                judge_config_id=c.config_id, judge_api_base=public_api_base(c.model.api_base),
+                judge_temperature=c.model.temperature,
+                judge_seed=None if c.model.seed is None else c.model.seed + sample,
+                judge_max_tokens=c.model.max_tokens, judge_extra_params=c.model.extra_params,
+                structured=c.structured, response_format_sent="response_format" in spec.extra_params,
+                nl_pack=c.nl_pack, nl_pack_hash=c.pack_hash, context_hash=item.context_hash,
+                transcript_hash=item.transcript_hash, sample_index=sample,
                 raw_output=reply.content if isinstance(reply, ModelReply) else None,
                 prompt_tokens=0 if cached or not isinstance(reply, ModelReply) else reply.prompt_tokens,
                 completion_tokens=0 if cached or not isinstance(reply, ModelReply) else reply.completion_tokens,
@@ -248,17 +288,16 @@ class JudgeHost:
                 latency_s=(0.0 if cached else reply.latency_s) if isinstance(reply, ModelReply) else None,
                 created_at=now,
             )
-            if c.kind == "overall":
-                p = parsed[0]
-                maj, agree = majorities[0]
-                overall.append(JudgeVerdictRecord(**common, passed=p.verdict, majority=maj, agreement=agree,
-                                                  unscored_reason=p.unscored_reason, reasoning=p.reasoning))
-            else:
-                for q, p in enumerate(parsed):
-                    maj, agree = majorities[q]
-                    nl.append(NLAssertionRecord(**common, assertion_index=q, assertion=item.assertions[q],
-                                                met=p.verdict, majority=maj, agreement=agree,
-                                                unscored_reason=p.unscored_reason, reasoning=p.reasoning))
+            for q, p in enumerate(parsed):
+                maj, agree, scored, total = tallies[q]
+                figures = dict(majority=maj, agreement=agree, scored_samples=scored, item_samples=total,
+                               unscored_share=(total - scored) / total if total else None,
+                               unscored_reason=p.unscored_reason, reasoning=p.reasoning)
+                if c.kind == "overall":
+                    overall.append(JudgeVerdictRecord(**common, **figures, passed=p.verdict))
+                else:
+                    nl.append(NLAssertionRecord(**common, **figures, assertion_index=q, assertion=item.assertions[q],
+                                                met=p.verdict))
         return JudgeOutcome(overall=overall, nl=nl, calls=calls, cache_hits=hits, infra_errors=errors)
 
     async def _sample(self, item: JudgeItem, sample: int) -> tuple[int, list[ParsedVerdict], bool, Any] | str:
@@ -385,4 +424,5 @@ async def judge_result(result: ConversationResult, scenario: Any, judge_configs:
 
 
 __all__ = ["JudgeConfig", "JudgeHost", "JudgeItem", "JudgeOutcome", "build_item", "call_judge",
-           "judge_actor_class", "judge_result", "majority", "nl_signal", "overall_signal", "scenario_context"]
+           "judge_actor_class", "judge_result", "majority", "nl_signal", "overall_signal", "public_api_base",
+           "scenario_context", "tally"]

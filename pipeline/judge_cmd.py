@@ -39,6 +39,9 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--structured", choices=["auto", "always", "never"], default="auto",
                    help="send a JSON schema as response_format (auto: where litellm says the model supports it)")
     p.add_argument("--ray", action="store_true", help="judge on a Ray judge actor instead of in this process")
+    p.add_argument("--no-probe", action="store_true",
+                   help="skip the one call per judge model made before judging (a typo in a model name then "
+                        "shows up as unscored rows instead of stopping the command)")
     p.add_argument("--list-prompts", action="store_true", help="print the available prompts and packs, then exit")
     p.add_argument("--json", action="store_true", help="print one JSON document")
 
@@ -85,7 +88,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
         from tauray.pipeline.judging import rejudge
 
         summary = rejudge(args.run_dir, configs_from_args(args), concurrency=max(1, args.concurrency),
-                          use_ray=args.ray, progress=not args.json and sys.stderr.isatty())
+                          use_ray=args.ray, progress=not args.json and sys.stderr.isatty(),
+                          probe=not getattr(args, "no_probe", False),
+                          notes=lambda line: print(line, file=sys.stderr))
     except (UnknownPromptError, ModelConfigError, ValueError) as exc:
         print(f"tauray judge: error: {exc}", file=sys.stderr)
         return 2

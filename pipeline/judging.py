@@ -143,12 +143,25 @@ class _Sink:
             self.buffers[table] = []
 
 
+def probe_judges(configs: list[JudgeConfig], notes: Any = None) -> None:
+    """One real call per distinct judge request spec (the model with its ``response_format``
+    where the config sends one), before any item: an unknown model, a refused key or an
+    unsupported parameter stops here with :class:`~tauray.actors.probe.ProbeError` naming
+    the model and the provider's answer, instead of as a column of unscored rows."""
+    from tauray.actors.probe import probe_models
+
+    probe_models({f"judge ({c.label})": c.request_spec() for c in configs}, seed=None, notes=notes)
+
+
 def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int = 32, judge: Any = None,
-            use_ray: bool = False, progress: bool = False, flush_rows: int = 5000) -> JudgeRunSummary:
+            use_ray: bool = False, progress: bool = False, flush_rows: int = 5000, probe: bool = True,
+            notes: Any = None) -> JudgeRunSummary:
     """Judge the stored conversations of ``run_dir`` under every config; append the new rows.
 
     ``judge`` may be a :class:`JudgeHost` or a judge actor handle; by default an
-    in-process host is used (``use_ray`` starts a judge actor instead).
+    in-process host is used (``use_ray`` starts a judge actor instead). With
+    ``probe`` (the default) every judge model is called once first and a
+    failure raises before any row is written.
     """
     from tauray.actors.models import check_model_ready
 
@@ -162,6 +175,8 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
     run_dir = Path(run_dir)
     if not (run_dir / "conversations").is_dir():
         raise ValueError(f"{run_dir} holds no conversations table; is it a run directory?")
+    if probe:
+        probe_judges(configs, notes)
     started = time.perf_counter()
     lock = RunLock(run_dir)  # one writer per run directory: fails here, naming it, if a sweep is writing
     try:
@@ -218,4 +233,4 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
     )
 
 
-__all__ = ["JudgeRunSummary", "plan_items", "rejudge", "run_items"]
+__all__ = ["JudgeRunSummary", "plan_items", "probe_judges", "rejudge", "run_items"]

@@ -238,11 +238,30 @@ class _JudgeRow(_DetailRow):
     prompt_id: str = Field(description="Judge prompt template id.")
     prompt_version: str = Field(description="Version of that template.")
     prompt_hash: str = Field(description="Hash of the rendered template text.")
-    judge_config_id: str = Field(description="Hash of judge model, sampling params and prompt id/version/hash.")
+    judge_config_id: str = Field(description="Hash of everything that shapes the judge request: model, api base, "
+                                 "temperature, seed, max tokens, extra params, structured mode, prompt id/version/hash "
+                                 "and NL pack id/version/hash (the columns below).")
+    judge_api_base: str | None = Field(description="API base URL of the judge (credentials and query removed); null "
+                                       "for the provider's standard endpoint.")
+    judge_temperature: float | None = Field(description="Sampling temperature sent; null leaves the provider default.")
+    judge_seed: int | None = Field(description="Seed sent with this sample (base seed + sample index); null when none.")
+    judge_max_tokens: int | None = Field(description="Completion-token cap sent; null leaves the provider default.")
+    judge_extra_params: JsonText = Field(description="Further completion parameters of the judge spec, JSON.")
+    structured: Literal["auto", "always", "never"] = Field(
+        description="Structured mode of the config: send the reply schema as response_format auto/always/never.")
+    response_format_sent: bool = Field(description="Whether the reply schema was sent as response_format.")
+    nl_pack: str | None = Field(description="NL-assertion pack id@version whose assertions joined the scenario's.")
+    nl_pack_hash: str | None = Field(description="Hash of that pack's rules.")
+    context_hash: str = Field(description="Hash of the per-item context given to the judge (ticket, goal, domain, "
+                                          "assertions).")
     transcript_hash: str = Field(description="Hash of the rendered transcript that was judged.")
     sample_index: int = Field(ge=0, description="Judge sample number.")
     majority: bool | None = Field(description="Majority verdict over the item's scored samples; null on a tie or none.")
-    agreement: float | None = Field(description="Share of scored samples agreeing with the majority.")
+    agreement: float | None = Field(description="Share of the item's scored samples agreeing with the majority.")
+    scored_samples: Count = Field(description="Samples of the item with a verdict: the majority's base.")
+    item_samples: Count = Field(description="Samples of the item stored so far, scored or not.")
+    unscored_share: float | None = Field(description="Share of the item's samples that are unscored "
+                                         "(1 - scored_samples / item_samples).")
     unscored_reason: str | None = Field(description="Why no verdict could be read.")
     reasoning: str | None = Field(description="Judge's stated reasoning.")
     raw_output: str | None = Field(description="Raw judge reply.")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
+import pandas as pd
 import pytest
 
 from tauray.actors.judge import JudgeConfig, JudgeHost, judge_result
@@ -21,11 +23,11 @@ EXPECTED = {
     "judge-good": ("right", [True, False]),
     "judge-fenced": ("right", [True, False]),
     "judge-prose": ("right", [True, False]),
-    "judge-repeat": ("right", [True, False]),
+    "judge-repeat": ("ambiguous", ["ambiguous", "ambiguous"]),  # a correction is a second answer
     "judge-injected": ("right", [True, False]),
     "judge-extra": ("right", ["not asked", "not asked"]),
-    "judge-missing": ("no JSON verdict", [True, "no verdict for A2"]),
-    "judge-contradict": ("contradictory", ["contradictory verdicts for A1", False]),
+    "judge-missing": ("no 'verdict' key", [True, "no verdict for A2"]),
+    "judge-contradict": ("ambiguous", ["ambiguous: contradictory verdicts for A1", False]),
     "judge-empty": ("empty reply", ["empty reply", "empty reply"]),
 }
 
@@ -57,7 +59,7 @@ def test_stored_verdicts_are_exactly_right(behaviour, endpoint, reference_result
     judged = asyncio.run(main())
     for (_, fixed), out in zip(cases, judged):
         [v] = out.judge_verdicts
-        assert v.prompt_id == "overall-rubric" and v.prompt_version == "1" and len(v.prompt_hash) == 16
+        assert v.prompt_id == "overall-rubric" and v.prompt_version == "2" and len(v.prompt_hash) == 16
         if overall_expected == "right":
             assert v.passed is fixed and v.unscored_reason is None, (v.raw_output, v.unscored_reason)
             assert out.conversation.signal_judge_passed is fixed
@@ -106,6 +108,43 @@ def test_samples_majority_cache_and_prompt_change(endpoint, reference_result):
     assert other.config_id != cfg.config_id
     hotter = JudgeConfig(model={**spec, "temperature": 0.7}, prompt="overall-plain", samples=3)
     assert hotter.config_id != cfg.config_id
+
+
+@pytest.mark.parametrize("change", [
+    {"structured": "always"}, {"structured": "never"}, {"model": {"temperature": 0.5}}, {"model": {"seed": 8}},
+    {"model": {"max_tokens": 300}}, {"model": {"extra_params": {"top_p": 0.9}}}, {"model": {"api_base": "/v1/"}},
+])
+def test_every_request_shaping_field_changes_the_id_and_misses_the_cache(change, endpoint, reference_result):
+    """structured mode and sampling parameters are part of the config id and of the cache key, and every
+    row carries them as columns (so an ablation is a groupby)."""
+    host = JudgeHost()
+    spec = {"model": "openai/judge-good", "api_base": endpoint.base_url, "seed": 7}
+    base = JudgeConfig(model=spec, prompt="overall-plain", samples=2, structured="auto")
+    model = {**spec, **change.get("model", {})}
+    if "api_base" in change.get("model", {}):
+        model["api_base"] = endpoint.base_url.rstrip("/") + "/../v1"  # same server, another base string
+    changed = JudgeConfig(model=model, prompt="overall-plain", samples=2,
+                          structured=change.get("structured", "auto"))
+    assert changed.config_id != base.config_id
+    scenario = get_scenario(reference_result.conversation.scenario)
+    first = asyncio.run(judge_result(reference_result, scenario, [base], host))
+    assert host.counts["calls"] == 2
+    second = asyncio.run(judge_result(reference_result, scenario, [changed], host))
+    assert host.counts["calls"] == 4 and host.counts["cache_hits"] == 0  # never served the other's replies
+    for out, cfg in ((first, base), (second, changed)):
+        for v in out.judge_verdicts:
+            assert v.judge_config_id == cfg.config_id and v.structured == cfg.structured
+            assert v.judge_temperature == cfg.model.temperature and v.judge_max_tokens == cfg.model.max_tokens
+            assert v.judge_seed == cfg.model.seed + v.sample_index
+            assert json.loads(v.judge_extra_params) == cfg.model.extra_params
+            assert v.judge_api_base == cfg.model.api_base.rstrip("/")
+            assert v.response_format_sent is (cfg.structured == "always")  # the endpoint's model is unknown to litellm
+            assert v.context_hash and v.nl_pack is None and v.scored_samples == 2 and v.item_samples == 2
+    table = pd.DataFrame([v.model_dump() for v in [*first.judge_verdicts, *second.judge_verdicts]])
+    table["base_seed"] = table["judge_seed"] - table["sample_index"]
+    by = table.groupby(["structured", "judge_temperature", "judge_max_tokens", "judge_api_base", "judge_extra_params",
+                        "base_seed"], dropna=False)
+    assert by.ngroups == 2 and table["judge_config_id"].nunique() == 2
 
 
 def test_judge_gates_only_when_asked(endpoint, reference_result):

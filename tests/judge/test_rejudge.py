@@ -120,12 +120,34 @@ def test_two_prompts_by_two_judges(mixed_run, endpoint, ray_local, capsys, monke
     inter = report["inter_judge"]
     assert inter["configs"] == 5 and inter["fleiss_kappa"] is not None
     pair = next(p for p in inter["pairs"] if {p["a_label"], p["b_label"]} == {
-        "openai/judge-good overall-plain@1", "openai/judge-always-pass overall-plain@1"})
+        "openai/judge-good overall-plain@2", "openai/judge-always-pass overall-plain@2"})
     flips = pair["flips"]
     good_first = pair["a_label"].startswith("openai/judge-good")
     good_plain = judges[("openai/judge-good", "overall-plain")]
     assert (flips["fail"]["pass"] if good_first else flips["pass"]["fail"]) == good_plain["tn"] + good_plain["fn"]
     assert report["nl_judges"] and report["nl_judges"][0]["assertion_items"] == expected
+
+
+def test_unknown_judge_model_stops_before_any_row(mixed_run, endpoint, tmp_path, capsys):
+    """A typo in the judge model is found by the probe (one call), named with the provider's answer, and
+    nothing is written; without the probe every item would become a refused, unscored row."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(mixed_run, run)
+    before = len(judge_verdicts_df(run))
+    args = ["judge", str(run), "--judge-model", "openai/no-such-model", "--judge-api-base", endpoint.base_url,
+            "--prompt", "overall-plain"]
+    assert judge_main(args) == 2
+    err = capsys.readouterr().err
+    assert "'openai/no-such-model'" in err and "404" in err and "does not exist" in err
+    assert len(judge_verdicts_df(run)) == before
+    # what the probe prevents: every item a refused (not an infra-error) unscored row
+    assert judge_main([*args, "--no-probe", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["infra_errors"] == 0 and summary["unscored_rows"] == summary["rows"]["judge_verdicts"] == 40
+    rows = judge_verdicts_df(run).query("judge_model == 'openai/no-such-model'")
+    assert len(rows) == 40 and rows["unscored_reason"].astype(str).str.startswith("judge request refused").all()
 
 
 def test_list_prompts(capsys):
