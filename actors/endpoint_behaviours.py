@@ -409,7 +409,7 @@ def judge_prose(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
 
 
 def judge_repeat(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """A wrong answer, then a correction: the last verdict is the right one."""
+    """A wrong answer, then a correction: two different verdicts in one reply (stored as unscored, ambiguous)."""
     answer, _ = _good_answer(body)
     return text_reply(f"First take: {json.dumps(_flip(answer))}\nOn reflection I correct that: {json.dumps(answer)}")
 

@@ -167,6 +167,12 @@ def scan(text: str) -> Scan:
             out.broken.append((j, "value is followed by unbalanced text", text[j:end]))
             i = end
             continue
+        if text[j - 1:j] == '"' or text[stop:stop + 1] == '"':
+            # A value glued to a double quote sits inside a string the reply failed to
+            # escape (a quote in a broken reasoning), not at the reply's own level.
+            out.broken.append((j, "value sits inside an unescaped quoted string", text[j:stop]))
+            i = stop
+            continue
         out.values.append((j, value))
         i = stop
     return out
