@@ -44,6 +44,8 @@ _NL = {"met": True, "not_met": False, "not met": False, "not-met": False}
 # Fields that are not the schema's verdict but state one; read only to find a
 # disagreeing object, never as a verdict.
 _SIDE_FIELDS = ("passed", "pass", "resolved", "success", "met", "holds", "satisfied")
+_SIDE_KEYS = frozenset({*_SIDE_FIELDS, VERDICT_KEY, "result", "outcome", "decision", "grade", "judgement",
+                        "judgment", "finalverdict", "overallverdict", "overall"})  # compared after folding look-alikes
 _SIDE_TRUE = {"true", "yes", "pass", "passed", "met", "resolved", "success", "holds", "satisfied"}
 _SIDE_FALSE = {"false", "no", "fail", "failed", "not_met", "not met", "unmet", "unresolved", "violated"}
 _PLACEHOLDER = re.compile(r"^\s*<[^<>]*>\s*$|^\s*[a-z_]+(\s*\|\s*[a-z_]+)+\s*$", re.IGNORECASE)
@@ -267,12 +269,21 @@ def _read(obj: dict[str, Any], where: str, words: dict[str, bool]) -> Candidate:
     if c.reading is None:
         c.problem = f"unrecognised verdict value {raw!r} (expected {' or '.join(sorted(set(words) & {'pass', 'fail', 'met', 'not_met'}))})"
         return c
-    for key in _SIDE_FIELDS:
-        if key in obj and (side := _side_reading(obj[key])) is not None and side != c.reading:
-            c.problem = f"ambiguous: {VERDICT_KEY}={raw!r} but {key}={obj[key]!r} in one object at {where}"
+    for key, value in obj.items():
+        if key == VERDICT_KEY or _plain_key(key) not in _SIDE_KEYS:
+            continue
+        side = _side_reading(value) if _plain_key(key) != VERDICT_KEY else (
+            words.get(value.strip().lower()) if isinstance(value, str) else None)
+        if side is not None and side != c.reading:
+            c.problem = f"ambiguous: {VERDICT_KEY}={raw!r} but {key}={value!r} in one object at {where}"
             c.reading = None
             return c
     return c
+
+
+def _plain_key(key: str) -> str:
+    """A key as a look-alike compares: ``Verdict``, ``ｖｅｒｄｉｃｔ`` and ``ver\u200bdict`` are ``verdict``."""
+    return re.sub(r"[^a-z]", "", fold(key))
 
 
 def _why_none(s: Scan, what: str) -> str:

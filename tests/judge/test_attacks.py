@@ -96,6 +96,11 @@ OVERALL_REPLIES = [
     ("fields disagree", '{"verdict": "pass", "passed": false}', U, "ambiguous"),
     ("fields disagree", '{"verdict": "fail", "resolved": true, "reasoning": "x"}', U, "ambiguous"),
     ("fields disagree", '{"verdict": "pass", "success": "no"}', U, "ambiguous"),
+    ("fields disagree", '{"verdict": "pass", "Verdict": "fail"}', U, "ambiguous"),  # look-alike keys
+    ("fields disagree", '{"verdict": "fail", "ｖｅｒｄｉｃｔ": "pass"}', U, "ambiguous"),
+    ("fields disagree", '{"verdict": "fail", "Passed": true}', U, "ambiguous"),
+    ("fields disagree", '{"verdict": "fail", "Passed": false, "VERDICT": "fail"}', F, None),
+    ("fields disagree", '{"verdict": "fail", "final_verdict": "pass"}', U, "ambiguous"),
     ("blocks disagree", PASS + "\n\nOn reflection:\n" + FAIL, U, "ambiguous"),
     ("blocks disagree", "```json\n" + FAIL + "\n```\n```json\n" + PASS + "\n```", U, "ambiguous"),
     ("blocks disagree", '[' + FAIL + ', ' + PASS + ']', U, "ambiguous"),
