@@ -15,6 +15,7 @@ state is scored (pure) and the result records are built. Whatever happens, one
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import time
@@ -23,6 +24,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
+from tauray.actors.failures import classify
 from tauray.actors.policies import GREETING, STOP_TOKENS
 from tauray.actors.session import StepResult, seed_applied
 from tauray.results.records import (
@@ -79,15 +81,13 @@ class _Stop(Exception):
         self.reason, self.kind, self.message = reason, kind, message
 
 
-def _error_kind(exc: BaseException) -> tuple[str, str]:
-    """Model-call failures carry kind 'infra' or 'model'; everything else is ours."""
-    cause = getattr(exc, "cause", None) or exc
-    kind = getattr(cause, "kind", None)
-    if kind in ("infra", "model"):
-        return kind, str(getattr(cause, "message", None) or cause)
-    if type(cause).__name__ in ("RayActorError", "ActorDiedError", "ActorUnavailableError", "WorkerCrashedError"):
-        return "infra", f"{type(cause).__name__}: {cause}"
-    return "internal", f"{type(cause).__name__}: {cause}"
+_REASONS = {"infra": Termination.INFRA_ERROR, "model": Termination.MODEL_ERROR}
+
+
+def _failure(exc: BaseException) -> _Stop:
+    """The stop an exception means (classified in one place, ``tauray.actors.failures``)."""
+    failure = classify(exc)
+    return _Stop(_REASONS.get(failure.kind, Termination.INTERNAL_ERROR), failure.kind, failure.message)
 
 
 class Conversation:
@@ -189,10 +189,7 @@ class Conversation:
                 result: StepResult = await client("step", self.id, incoming, budget,
                                                   self.unit["max_errors"] - self.errors)
             except Exception as exc:
-                kind, message = _error_kind(exc)
-                reason = {"infra": Termination.INFRA_ERROR, "model": Termination.MODEL_ERROR}.get(
-                    kind, Termination.INTERNAL_ERROR)
-                raise _Stop(reason, kind, message) from exc
+                raise _failure(exc) from exc
             incoming = None
             self.record_step(result)
             if result.wrote:
@@ -219,17 +216,47 @@ class Conversation:
             to_user = await self.side_turn("agent", said)
 
 
-_INITIAL: dict[tuple[str, str], tuple[dict[str, Any], list[Any]]] = {}
+# About 44 KB per telecom task: a coordinator that meets every one of the 2285 tasks would
+# otherwise hold ~100 MB for the rest of its life. Units come trial-major with the cells of a
+# sweep side by side, so the tasks in use at once are about the units in flight.
+INITIAL_CACHE_TASKS = 256
+
+
+class _Task:
+    """Cache key of a scenario's initial state: its task (policy variants share it)."""
+
+    __slots__ = ("scenario", "key")
+
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+        self.key = (scenario.domain, scenario.upstream_id)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Task) and other.key == self.key
+
+
+@functools.lru_cache(maxsize=INITIAL_CACHE_TASKS)
+def _initial(task: _Task) -> tuple[dict[str, Any], list[Any]]:
+    state = fresh_state(task.scenario)
+    dbs = {"agent": state.agent.db.model_dump(), "user": state.user.db.model_dump() if state.user else None}
+    return dbs, list(state.sync_events)
 
 
 def initial_state(scenario: Scenario) -> tuple[dict[str, Any], list[Any]]:
-    """Both sides' DBs (as dumps) after initialization, and the syncs it took; per task."""
-    key = (scenario.domain, scenario.upstream_id)
-    if key not in _INITIAL:
-        state = fresh_state(scenario)
-        dbs = {"agent": state.agent.db.model_dump(), "user": state.user.db.model_dump() if state.user else None}
-        _INITIAL[key] = (dbs, list(state.sync_events))
-    return _INITIAL[key]
+    """Both sides' DBs (as dumps) after initialization, and the syncs it took; per task,
+    the last ``INITIAL_CACHE_TASKS`` tasks kept (least recently used first out)."""
+    return _initial(_Task(scenario))
+
+
+def initial_cache_size() -> int:
+    return _initial.cache_info().currsize
+
+
+def clear_initial_cache() -> None:
+    _initial.cache_clear()
 
 
 async def run_conversation(unit: dict[str, Any], agent_host: Any, user_host: Any) -> ConversationResult:
@@ -245,8 +272,8 @@ async def run_conversation(unit: dict[str, Any], agent_host: Any, user_host: Any
     except _Stop as stop:
         reason, error_kind, error_message = stop.reason, stop.kind, stop.message
     except Exception as exc:  # a bug of ours must still become a row
-        error_kind, error_message = _error_kind(exc)
-        reason = Termination.INFRA_ERROR if error_kind == "infra" else Termination.INTERNAL_ERROR
+        stop = _failure(exc)
+        reason, error_kind, error_message = stop.reason, stop.kind, stop.message
         if error_kind == "internal":
             error_message = f"{error_message}\n{traceback.format_exc(limit=6)}"
     finals = {}
@@ -256,8 +283,13 @@ async def run_conversation(unit: dict[str, Any], agent_host: Any, user_host: Any
         except Exception as exc:
             finals[side] = None
             if error_kind is None:
-                error_kind, error_message = _error_kind(exc)
-                reason = Termination.INFRA_ERROR if error_kind == "infra" else Termination.INTERNAL_ERROR
+                stop = _failure(exc)
+                reason, error_kind, error_message = stop.reason, stop.kind, stop.message
+    if error_kind == "config":  # the same for every unit: the driver stops the run with it
+        from tauray.actors.models import ModelConfigError
+
+        raise ModelConfigError(f"{error_message} (where the conversation ran: the variable must be set on "
+                               "every worker, e.g. in the cluster's runtime_env env_vars)")
     return build_result(conv, reason, error_kind, error_message, finals, started, time.perf_counter() - t0)
 
 
@@ -421,5 +453,5 @@ def failed_result(unit: dict[str, Any], kind: str, message: str) -> Conversation
     """The row of a unit whose conversation could not run at all (e.g. its coordinator died)."""
     scenario = default_registry().get(unit["scenario"])
     conv = Conversation(unit, scenario, SideClient(None), SideClient(None))
-    reason = Termination.INFRA_ERROR if kind == "infra" else Termination.INTERNAL_ERROR
-    return build_result(conv, reason, kind, message, {}, datetime.now(timezone.utc), 0.0)
+    return build_result(conv, _REASONS.get(kind, Termination.INTERNAL_ERROR), kind, message, {},
+                        datetime.now(timezone.utc), 0.0)

@@ -184,7 +184,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         agent=_model_spec(args, "agent"), user=_model_spec(args, "user"), trials=args.trials,
         concurrency=args.concurrency, max_steps=args.max_steps, max_errors=args.max_errors, seed=args.seed,
         address=args.address, agent_hosts=args.agent_hosts, user_hosts=args.user_hosts,
-        coordinators=args.coordinators,
+        coordinators=args.coordinators, max_attempts=args.max_attempts,
     )
     if args.run_id:
         kwargs["run_id"] = args.run_id
@@ -287,7 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent-hosts", type=int, default=1,
                    help="agent host actors (each a process; more spread model-call work over cores)")
     p.add_argument("--user-hosts", type=int, default=1, help="user-simulator host actors")
-    p.add_argument("--coordinators", type=int, default=1, help="coordinator actors")
+    p.add_argument("--coordinators", type=int, default=1, help="coordinator actors (work goes to the least loaded)")
+    p.add_argument("--max-attempts", type=int, default=3,
+                   help="tries per conversation when an actor dies under it (then an infra row)")
     add_probe_argument(p)
     p.set_defaults(func=cmd_run)
 

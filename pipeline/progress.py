@@ -25,7 +25,7 @@ def _tokens(n: float) -> str:
 
 class SweepProgress:
     def __init__(self, title: str, total: int, models: list[str], already: int = 0, enabled: bool | None = None,
-                 refresh_s: float = 0.5):
+                 refresh_s: float = 0.5, label: str = "sweep"):
         from tqdm import tqdm
 
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
@@ -34,10 +34,10 @@ class SweepProgress:
         self.bars = {}
         if not self.enabled:
             return
-        self.bars["_sweep"] = tqdm(total=total, desc=f"sweep {title}", unit="conv", dynamic_ncols=True,
+        self.bars["_sweep"] = tqdm(total=total, desc=f"{label} {title}", unit="conv", dynamic_ncols=True,
                                    file=sys.stderr, position=0, leave=True)
         if already:
-            self.bars["_sweep"].set_description(f"sweep {title} (+{already} done before)")
+            self.bars["_sweep"].set_description(f"{label} {title} (+{already} done before)")
         for i, name in enumerate(models, start=1):
             self.bars[name] = tqdm(total=0, desc=f"  {name}", bar_format="{desc}: {postfix}", file=sys.stderr,
                                    position=i, leave=True)

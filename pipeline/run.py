@@ -1,17 +1,18 @@
 """``tauray run``: scenarios × trials for one agent model and one user model.
 
-The driver expands the selection into work units, starts the hosts (agent,
-user simulator) and coordinators as Ray actors, keeps a bounded number of
-conversations in flight, and streams every result into the Parquet tables as
-it arrives, so memory stays flat however long the run. Every unit ends as a
-row: an actor that dies takes its units with it as infra-error rows.
+A run is a sweep of one cell: the selection is expanded into work units and
+handed to the sweep's scheduler (``tauray.pipeline.scheduler``), with the same
+actor pool, the same bounded number of conversations in flight, the same
+retry of units whose actor died, the same classification of failures and the
+same streaming of every result into the Parquet tables. Every unit ends as a
+row, except when a model turns out to be unusable where the calls run (a
+config error stops the run).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -42,6 +43,7 @@ class RunConfig(BaseModel):
     agent_hosts: int = Field(default=1, ge=1, description="Agent host actors.")
     user_hosts: int = Field(default=1, ge=1, description="User-simulator host actors.")
     address: str | None = Field(default=None, description="Ray address to join; None = local Ray on loopback.")
+    max_attempts: int = Field(default=3, ge=1, description="Tries per unit when an actor dies under it.")
 
     @field_validator("run_id")
     @classmethod
@@ -67,6 +69,8 @@ class RunSummary(OutcomeCounts):
     out: str
     conversations: int
     by_termination: dict[str, int]
+    actor_retries: int = Field(description="Units resubmitted after an actor died under them.")
+    actor_generations: int = Field(description="Sets of actors used (1 + replacements after a death).")
     seconds: float
     conversations_per_second: float
     agent_model: str
@@ -98,109 +102,74 @@ def units_for(cfg: RunConfig) -> list[WorkUnit]:
                       cfg.max_steps, cfg.max_errors, base_seed=cfg.seed)
 
 
-class Actors:
-    """The hosts and coordinators of one run."""
-
-    def __init__(self, cfg: RunConfig):
-        from tauray.actors.coordinator import coordinator_class
-        from tauray.actors.hosts import remote_classes
-
-        agent_cls, user_cls = remote_classes()
-        self.agents = [agent_cls.remote() for _ in range(cfg.agent_hosts)]
-        self.users = [user_cls.remote() for _ in range(cfg.user_hosts)]
-        coord = coordinator_class()
-        self.coordinators = [coord.remote(self.agents, self.users) for _ in range(cfg.coordinators)]
-
-    def kill(self) -> None:
-        import ray
-
-        for actor in self.coordinators + self.agents + self.users:
-            try:
-                ray.kill(actor)
-            except Exception:
-                pass
-
-
-_POOL: dict[tuple[int, int, int], Actors] = {}
-
-
-def get_actors(cfg: RunConfig) -> Actors:
-    """Actors for this run, reused across runs in one driver when asked to keep them."""
-    key = (cfg.agent_hosts, cfg.user_hosts, cfg.coordinators)
-    if key not in _POOL:
-        _POOL[key] = Actors(cfg)
-    return _POOL[key]
-
-
 def shutdown_actors() -> None:
-    while _POOL:
-        _POOL.popitem()[1].kill()
+    """Kill the actors kept between runs of this driver (``keep_actors=True``)."""
+    from tauray.pipeline.scheduler import KEPT
+
+    KEPT.drop()
+
+
+def run_cells(cfg: RunConfig, units: list[WorkUnit]) -> list[tuple[Any, list[WorkUnit]]]:
+    """The run's cells (one per distinct cell id among its units, usually one) with their
+    units in order: a run is a sweep of one agent model and one user model."""
+    from tauray.pipeline.sweep import Cell
+
+    by_cell: dict[str, list[WorkUnit]] = {}
+    for unit in units:
+        by_cell.setdefault(unit.cell_id or cfg.run_id, []).append(unit)
+    return [(Cell(cell_id=cid, agent_name=str(cfg.agent["model"]), user_name=str(cfg.user["model"]),
+                  agent=cfg.agent, user=cfg.user, judge_configs=[], judge_labels=[]), part)
+            for cid, part in by_cell.items()]
 
 
 def execute(cfg: RunConfig, units: list[WorkUnit] | None = None,
             on_result: Callable[[Any], None] | None = None, progress: bool = True,
-            keep_actors: bool = False) -> RunSummary:
-    from tqdm import tqdm
+            keep_actors: bool = False, pool: Any = None, hooks: Any = None) -> RunSummary:
+    """Run the units (default: the configured selection) through the sweep's scheduler
+    and return the summary. ``pool``: actors the caller owns (kept alive); otherwise the
+    driver's kept pool, dropped at the end unless ``keep_actors``."""
+    from types import SimpleNamespace
 
-    from tauray.actors.coordinator import failed_result
+    from tauray.pipeline.accounting import LiveTotals
+    from tauray.pipeline.progress import SweepProgress
     from tauray.pipeline.ray_runtime import ensure_ray
-    from tauray.results.writer import TableWriter
+    from tauray.pipeline.scheduler import CellQueue, Hooks, Limits, drive
 
     check_models(cfg)
     units = units if units is not None else units_for(cfg)
-    ray = ensure_ray(cfg.address)
-    actors = get_actors(cfg)
+    ensure_ray(cfg.address)
+    cells = run_cells(cfg, units)
+    queues = [CellQueue(cell, iter(part), len(part)) for cell, part in cells]
+    hooks = hooks or Hooks()
+    if on_result is not None:
+        chained = hooks.on_result
+
+        def both(result: Any) -> None:
+            if chained:
+                chained(result)
+            on_result(result)
+
+        hooks = Hooks(on_submit=hooks.on_submit, on_result=both, on_retry=hooks.on_retry)
     cfg.out.mkdir(parents=True, exist_ok=True)
-    counts: Counter[str] = Counter()
+    live = LiveTotals(SimpleNamespace(cells=[cell for cell, _ in cells]))
+    models = sorted({str(cfg.agent["model"]), str(cfg.user["model"])})
+    display = SweepProgress(cfg.run_id, len(units), models, enabled=progress, label="run")
     start = time.perf_counter()
-    pending: dict[Any, WorkUnit] = {}
-    queue = list(reversed(units))
     try:
-        with TableWriter(cfg.out, cfg.run_id) as writer, tqdm(
-                total=len(units), unit="conv", disable=not progress, dynamic_ncols=True,
-                desc=f"run {cfg.run_id}") as bar:
-            while queue or pending:
-                while queue and len(pending) < cfg.concurrency:
-                    unit = queue.pop()
-                    coord = actors.coordinators[len(pending) % len(actors.coordinators)]
-                    pending[coord.run.remote(unit.model_dump())] = unit
-                done, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
-                if len(done) == 1 and len(pending) > 1:  # take everything else already finished too
-                    more, _ = ray.wait([r for r in pending if r != done[0]], num_returns=len(pending) - 1,
-                                       timeout=0)
-                    done += more
-                for ref in done:
-                    unit = pending.pop(ref)
-                    try:
-                        result = ray.get(ref)
-                    except Exception as exc:  # the coordinator died: the unit is still a row
-                        result = failed_result(unit.model_dump(), "infra", f"{type(exc).__name__}: {exc}")
-                    writer.add(result)
-                    _count(counts, result)
-                    if on_result:
-                        on_result(result)
-                    bar.update(1)
-                    bar.set_postfix(ok=counts["success"], fail=counts["failed"], err=counts["errors"], refresh=False)
+        sched, generations = drive(
+            queues, Limits(max_in_flight=cfg.concurrency, max_attempts=cfg.max_attempts), out=cfg.out,
+            run_id=cfg.run_id, live=live, counts=(cfg.coordinators, cfg.agent_hosts, cfg.user_hosts), pool=pool,
+            keep_actors=keep_actors, progress=display, hooks=hooks)
+        display.tick(sched, force=True)
     finally:
-        if not keep_actors:
-            shutdown_actors()
+        display.close()
     seconds = time.perf_counter() - start
+    oc = sched.outcomes
     return RunSummary(
-        run_id=cfg.run_id, out=str(cfg.out), conversations=counts["total"], success=counts["success"],
-        failed=counts["failed"], unscored=counts["unscored"], infra_errors=counts["infra"],
-        model_errors=counts["model"], internal_errors=counts["internal"],
-        by_termination={k[5:]: v for k, v in counts.items() if k.startswith("term:")},
-        seconds=round(seconds, 3), conversations_per_second=round(counts["total"] / seconds, 2) if seconds else 0.0,
+        run_id=cfg.run_id, out=str(cfg.out), conversations=sched.written, success=oc["success"],
+        failed=oc["failed"], unscored=oc["unscored"], infra_errors=oc["infra"], model_errors=oc["model"],
+        internal_errors=oc["internal"], by_termination=dict(sched.terminations), actor_retries=sched.retried,
+        actor_generations=generations, seconds=round(seconds, 3),
+        conversations_per_second=round(sched.written / seconds, 2) if seconds else 0.0,
         agent_model=cfg.agent["model"], user_model=cfg.user["model"],
     )
-
-
-def _count(counts: Counter[str], result: Any) -> None:
-    from tauray.pipeline.accounting import outcome
-
-    c = result.conversation
-    counts["total"] += 1
-    counts[f"term:{c.termination_reason}"] += 1
-    kind = outcome(c.error_kind, c.success)
-    counts[kind] += 1
-    counts["errors"] += kind in ("infra", "model", "internal")

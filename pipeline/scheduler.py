@@ -1,14 +1,22 @@
-"""The sweep driver: actors spread over the nodes, bounded work in flight, per-model
-limits, retries when an actor dies, a cost budget, results streamed to the tables.
+"""The one execution path of ``tauray run`` and ``tauray sweep``: actors spread over the
+nodes, bounded work in flight, per-model limits, retries when an actor dies, a cost
+budget, results streamed to the tables.
 
 One place retries a work unit (this one; design note 6). A unit is retried
-only when an actor died under it (the coordinator's call raised, or the
-conversation ended on an actor error from a host): the dead generation of
-actors is retired (the live ones finish what they hold, then are killed), a
-fresh generation takes new work, and the unit goes back to the queue, up to
-``max_attempts``. Then, like a provider outage outlasting the Router's retries,
-it is an ``infra`` row for ``--retry-errors``. A model failure is a verdict
-and is never retried.
+only when an actor died under it (the coordinator's call raised an actor death,
+or the conversation ended on one from a host; ``tauray.actors.failures`` says
+which exceptions those are): the dead generation of actors is retired (the live
+ones finish what they hold, then are killed), a fresh generation takes new
+work, and the unit goes back to the queue, up to ``max_attempts``. Then, like a
+provider outage outlasting the Router's retries, it is an ``infra`` row for
+``--retry-errors``. A model failure is a verdict and is never retried; any
+other exception out of a coordinator is a bug of ours: an ``internal`` row. A
+``config`` failure (a key variable missing where the call ran) stops the run:
+nothing more is submitted, what is in flight is written, and the error is
+raised.
+
+Coordinators get work least-loaded (ties in turn), so a refill goes to the
+coordinator with the fewest conversations in flight.
 
 Memory stays flat: units are generated per cell as they are submitted, at most
 ``max_in_flight`` are held, and results go straight to the writer.
@@ -17,22 +25,14 @@ Memory stays flat: units are generated per cell as they are submitted, at most
 from __future__ import annotations
 
 import itertools
-from collections import deque
+from collections import Counter, defaultdict, deque
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from tauray.pipeline.accounting import LiveTotals, conversation_cost, fill_costs
-from tauray.pipeline.sweep import Cell, SweepPlan
+from pydantic import BaseModel, ConfigDict, Field
+
+from tauray.pipeline.sweep import Cell
 from tauray.pipeline.units import WorkUnit
-
-ACTOR_ERRORS = ("RayActorError", "ActorDiedError", "ActorUnavailableError", "WorkerCrashedError",
-                "OwnerDiedError", "NodeDiedError")
-
-
-def actor_died(result: Any) -> bool:
-    """A row that says an actor died under the conversation (not the model's fault)."""
-    c = result.conversation
-    return c.error_kind == "infra" and (c.error_message or "").startswith(ACTOR_ERRORS)
 
 
 def _placement(spread: bool) -> Callable[[int], dict[str, Any]]:
@@ -49,25 +49,35 @@ def _placement(spread: bool) -> Callable[[int], dict[str, Any]]:
     return lambda i: {"scheduling_strategy": NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=False)}
 
 
+def default_classes() -> dict[str, Any]:
+    """The Ray actor classes of each role."""
+    from tauray.actors.coordinator import coordinator_class
+    from tauray.actors.hosts import remote_classes
+
+    agent, user = remote_classes()
+    return {"agent": agent, "user": user, "coordinator": coordinator_class()}
+
+
 class ActorGeneration:
     """One set of hosts and coordinators; replaced as a whole when one of them dies."""
 
-    def __init__(self, number: int, coordinators: int, agent_hosts: int, user_hosts: int, spread: bool):
-        from tauray.actors.coordinator import coordinator_class
-        from tauray.actors.hosts import remote_classes
-
-        agent_cls, user_cls = remote_classes()
+    def __init__(self, number: int, coordinators: int, agent_hosts: int, user_hosts: int, spread: bool,
+                 classes: dict[str, Any]):
         self.number = number
         place = _placement(spread)
-        self.agents = [agent_cls.options(**place(i)).remote() for i in range(agent_hosts)]
-        self.users = [user_cls.options(**place(i)).remote() for i in range(user_hosts)]
-        coord = coordinator_class()
-        self.coordinators = [coord.options(**place(i)).remote(self.agents, self.users) for i in range(coordinators)]
+        self.agents = [classes["agent"].options(**place(i)).remote() for i in range(agent_hosts)]
+        self.users = [classes["user"].options(**place(i)).remote() for i in range(user_hosts)]
+        self.coordinators = [classes["coordinator"].options(**place(i)).remote(self.agents, self.users)
+                             for i in range(coordinators)]
         self.in_flight = 0
-        self._next = itertools.cycle(range(coordinators))
+        self.load = [0] * coordinators  # conversations in flight per coordinator
+        self._turn = itertools.cycle(range(coordinators))
 
-    def coordinator(self) -> Any:
-        return self.coordinators[next(self._next)]
+    def pick(self) -> int:
+        """The least-loaded coordinator; among equals, the next in turn."""
+        start = next(self._turn)
+        n = len(self.load)
+        return min(((start + k) % n for k in range(n)), key=lambda i: self.load[i])
 
     def actors(self) -> dict[str, list[Any]]:
         return {"coordinator": self.coordinators, "agent": self.agents, "user": self.users}
@@ -95,15 +105,21 @@ class ActorGeneration:
 
 
 class ActorPool:
-    def __init__(self, coordinators: int, agent_hosts: int, user_hosts: int, spread: bool):
+    """The actors of a run or sweep: the current generation and retired ones still
+    finishing their work. Whoever creates it owns it (``with ActorPool(...)``, or
+    ``kill_all``); ``run`` and ``sweep`` take one, or make one for their own lifetime."""
+
+    def __init__(self, coordinators: int, agent_hosts: int, user_hosts: int, spread: bool = True,
+                 classes: dict[str, Any] | None = None):
         self.counts = (coordinators, agent_hosts, user_hosts)
         self.spread = spread
+        self.classes = classes or default_classes()
         self.started = 0
         self.current = self._new()
         self.retired: list[ActorGeneration] = []
 
     def _new(self) -> ActorGeneration:
-        gen = ActorGeneration(self.started, *self.counts, spread=self.spread)
+        gen = ActorGeneration(self.started, *self.counts, spread=self.spread, classes=self.classes)
         self.started += 1
         return gen
 
@@ -121,6 +137,36 @@ class ActorPool:
         for gen in [self.current, *self.retired]:
             gen.kill()
         self.retired.clear()
+
+    def __enter__(self) -> ActorPool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.kill_all()
+
+
+class PoolKeeper:
+    """Keeps one pool between runs of a driver that asked for it (``keep_actors``: tests,
+    benchmarks), because starting a generation costs seconds of imports. ``run`` and
+    ``sweep`` share it, so a driver never holds two idle sets of actors."""
+
+    def __init__(self) -> None:
+        self.pool: ActorPool | None = None
+
+    def get(self, counts: tuple[int, int, int], spread: bool) -> ActorPool:
+        if self.pool is not None and (self.pool.counts, self.pool.spread) != (counts, spread):
+            self.drop()
+        if self.pool is None:
+            self.pool = ActorPool(*counts, spread=spread)
+        return self.pool
+
+    def drop(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            pool.kill_all()
+
+
+KEPT = PoolKeeper()
 
 
 class CellQueue:
@@ -154,46 +200,62 @@ class Hooks:
     """Test and tooling hooks; every one optional."""
 
     def __init__(self, on_submit: Callable[[ActorPool, int], None] | None = None,
-                 on_result: Callable[[Any], None] | None = None):
+                 on_result: Callable[[Any], None] | None = None,
+                 on_retry: Callable[[WorkUnit, str], None] | None = None):
         self.on_submit = on_submit
         self.on_result = on_result
+        self.on_retry = on_retry
+
+
+class Limits(BaseModel):
+    """How much the scheduler may have going at once, and for how long."""
+
+    model_config = ConfigDict(frozen=True)
+    max_in_flight: int = Field(ge=1, description="Conversations in flight at once, all cells.")
+    max_attempts: int = Field(default=3, ge=1, description="Tries per unit when an actor dies under it.")
+    budget_usd: float | None = Field(default=None, description="Stop submitting once this much is spent.")
+    per_model: dict[str, int] = Field(default_factory=dict, description="Conversations in flight per model name.")
 
 
 class Scheduler:
-    def __init__(self, plan: SweepPlan, pool: ActorPool, writer: Any, queues: list[CellQueue], live: LiveTotals,
-                 progress: Any, spent_usd: float = 0.0, hooks: Hooks | None = None):
-        cfg = plan.cfg
-        self.plan, self.pool, self.writer, self.queues, self.live, self.progress = plan, pool, writer, queues, live, progress
+    def __init__(self, limits: Limits, pool: ActorPool, writer: Any, queues: list[CellQueue], live: Any,
+                 progress: Any = None, spent_usd: float = 0.0, hooks: Hooks | None = None,
+                 finish: Callable[[Any, Cell], Any] | None = None):
+        self.limits, self.pool, self.writer, self.queues, self.live, self.progress = (
+            limits, pool, writer, queues, live, progress)
         self.hooks = hooks or Hooks()
-        self.max_in_flight = cfg.max_in_flight
-        self.max_attempts = cfg.max_attempts
-        self.budget = cfg.budget_usd
+        self.finish = finish
         self.spent = spent_usd
-        self.limits = {name: cfg.models[name].concurrency for name in cfg.models}
-        self.model_in_flight: dict[str, int] = {name: 0 for name in [*cfg.models, "oracle", "scripted"]}
-        self.pending: dict[Any, tuple[WorkUnit, Cell, ActorGeneration]] = {}
+        self.model_in_flight: dict[str, int] = defaultdict(int)
+        self.pending: dict[Any, tuple[WorkUnit, Cell, ActorGeneration, int]] = {}
         self.submitted = 0
         self.retried = 0
         self.written = 0
         self.budget_reached = False
+        self.outcomes: Counter[str] = Counter()
+        self.terminations: Counter[str] = Counter()
+        self.config_error: str | None = None
 
     # --- submitting -------------------------------------------------------------------
     def _room(self, cell: Cell) -> bool:
         for name in (cell.agent_name, cell.user_name):
-            limit = self.limits.get(name)
+            limit = self.limits.per_model.get(name)
             if limit is not None and self.model_in_flight[name] >= limit:
                 return False
         return True
 
     def _fill(self) -> None:
-        if self.budget is not None and self.spent >= self.budget:
+        if self.config_error is not None:
+            return
+        budget = self.limits.budget_usd
+        if budget is not None and self.spent >= budget:
             self.budget_reached = True
             return
         progressed = True
-        while progressed and len(self.pending) < self.max_in_flight:
+        while progressed and len(self.pending) < self.limits.max_in_flight:
             progressed = False
             for q in self.queues:
-                if len(self.pending) >= self.max_in_flight:
+                if len(self.pending) >= self.limits.max_in_flight:
                     break
                 if q.empty or not self._room(q.cell):
                     continue
@@ -205,9 +267,11 @@ class Scheduler:
 
     def _submit(self, unit: WorkUnit, cell: Cell) -> None:
         gen = self.pool.current
-        ref = gen.coordinator().run.remote(unit.model_dump())
+        i = gen.pick()
+        ref = gen.coordinators[i].run.remote(unit.model_dump())
         gen.in_flight += 1
-        self.pending[ref] = (unit, cell, gen)
+        gen.load[i] += 1
+        self.pending[ref] = (unit, cell, gen, i)
         for name in (cell.agent_name, cell.user_name):
             self.model_in_flight[name] += 1
         self.submitted += 1
@@ -219,31 +283,51 @@ class Scheduler:
         import ray
 
         from tauray.actors.coordinator import failed_result
+        from tauray.actors.failures import classify, is_actor_death
 
-        unit, cell, gen = self.pending.pop(ref)
+        unit, cell, gen, i = self.pending.pop(ref)
         gen.in_flight -= 1
+        gen.load[i] -= 1
         for name in (cell.agent_name, cell.user_name):
             self.model_in_flight[name] -= 1
         died = None
         try:
             result = ray.get(ref)
-            if actor_died(result):
-                died = result.conversation.error_message
-        except Exception as exc:  # the coordinator itself died (or its worker)
-            result, died = None, f"{type(exc).__name__}: {exc}"
+            c = result.conversation
+            if is_actor_death(c.error_kind, c.error_message):
+                died = c.error_message
+        except Exception as exc:  # the coordinator died, or raised (a bug, a config error)
+            failure = classify(exc)
+            if failure.kind == "config":
+                self.config_error = self.config_error or failure.message.removeprefix("ModelConfigError: ")
+                return  # no row: the unit runs again once the configuration is fixed
+            result = None if failure.actor_death else failed_result(unit.model_dump(), failure.kind, failure.message)
+            died = failure.message if failure.actor_death else None
         if died is not None:
             self.pool.replace(gen)
-            if unit.attempt + 1 < self.max_attempts:
+            if unit.attempt + 1 < self.limits.max_attempts:
                 self.retried += 1
                 self._queue_of(cell).retries.append(unit.model_copy(update={"attempt": unit.attempt + 1}))
+                if self.hooks.on_retry:
+                    self.hooks.on_retry(unit, died)
                 return
             if result is None:
                 result = failed_result(unit.model_dump(), "infra", f"{died.splitlines()[0][:500]} "
-                                       f"(after {self.max_attempts} attempts)")
-        result = fill_costs(result, self.plan.cfg, cell.agent_name, cell.user_name)
+                                       f"(after {self.limits.max_attempts} attempts)")
+        self._write(result, cell)
+
+    def _write(self, result: Any, cell: Cell) -> None:
+        from tauray.pipeline.accounting import conversation_cost
+        from tauray.results.outcomes import outcome
+
+        if self.finish is not None:
+            result = self.finish(result, cell)
         self.writer.add(result)
         self.written += 1
-        self.spent += conversation_cost(result.conversation)
+        c = result.conversation
+        self.outcomes[outcome(c.error_kind, c.success)] += 1
+        self.terminations[c.termination_reason] += 1
+        self.spent += conversation_cost(c)
         self.live.add(result)
         if self.progress is not None:
             self.progress.update(self)
@@ -255,6 +339,8 @@ class Scheduler:
 
     def run(self) -> None:
         import ray
+
+        from tauray.actors.models import ModelConfigError
 
         self._fill()
         while self.pending:
@@ -269,6 +355,8 @@ class Scheduler:
             self._fill()
             if self.progress is not None:
                 self.progress.tick(self)
+        if self.config_error is not None:
+            raise ModelConfigError(self.config_error)
 
     @property
     def in_flight(self) -> int:
@@ -277,6 +365,30 @@ class Scheduler:
     @property
     def not_submitted(self) -> int:
         return sum(q.remaining + len(q.retries) for q in self.queues)
+
+
+def drive(queues: list[CellQueue], limits: Limits, *, out: Path, run_id: str, live: Any,
+          counts: tuple[int, int, int], spread: bool = True, pool: ActorPool | None = None,
+          keep_actors: bool = False, progress: Any = None, spent_usd: float = 0.0, hooks: Hooks | None = None,
+          finish: Callable[[Any, Cell], Any] | None = None) -> tuple[Scheduler, int]:
+    """Run the queues to the tables in ``out``; returns the scheduler (its counters) and
+    the actor generations used. A given ``pool`` is the caller's and stays alive;
+    otherwise the kept pool is used (and kept if ``keep_actors``, else dropped)."""
+    from tauray.results.writer import TableWriter
+
+    own = pool is None
+    pool = KEPT.get(counts, spread) if own else pool
+    before = pool.started - 1
+    sched = None
+    try:
+        with TableWriter(out, run_id) as writer:
+            sched = Scheduler(limits, pool, writer, queues, live, progress, spent_usd=spent_usd, hooks=hooks,
+                              finish=finish)
+            sched.run()
+    finally:
+        if own and not keep_actors:
+            KEPT.drop()
+    return sched, pool.started - before
 
 
 def counts_for_cluster(cluster: Any) -> tuple[int, int, int]:

@@ -39,6 +39,7 @@ def _print_summary(s: Any) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from tauray.actors.models import ModelConfigError
     from tauray.pipeline.sweep import SweepFileError
     from tauray.pipeline.sweep_run import SweepError, run_sweep
 
@@ -46,7 +47,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         summary = run_sweep(args.file, out=args.out, address=args.address, resume=args.resume,
                             retry_errors=args.retry_errors, progress=None if not args.no_progress else False,
                             probe=not args.no_probe)
-    except (SweepFileError, SweepError) as exc:
+    except (SweepFileError, SweepError, ModelConfigError) as exc:  # config: e.g. a key missing on a worker
         print(f"tauray sweep: {exc}", file=sys.stderr)
         return 2
     if args.json:

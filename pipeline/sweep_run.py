@@ -22,6 +22,7 @@ from pydantic import Field
 from tauray.pipeline.accounting import (
     LiveTotals,
     ModelTotals,
+    fill_costs,
     table_totals,
     write_cells,
 )
@@ -82,23 +83,11 @@ def project_runtime_env(extra: dict[str, Any] | None = None) -> dict[str, Any]:
     return env
 
 
-_POOLS: dict[tuple[Any, ...], Any] = {}
-
-
-def get_pool(counts: tuple[int, int, int], spread: bool) -> Any:
-    from tauray.pipeline.scheduler import ActorPool
-
-    key = (*counts, spread)
-    if key not in _POOLS:
-        drop_pool()
-        _POOLS[key] = ActorPool(*counts, spread=spread)
-    return _POOLS[key]
-
-
 def drop_pool() -> None:
-    """Kill the actors this driver keeps between sweeps."""
-    while _POOLS:
-        _POOLS.popitem()[1].kill_all()
+    """Kill the actors this driver keeps between sweeps and runs (``keep_actors``)."""
+    from tauray.pipeline.scheduler import KEPT
+
+    KEPT.drop()
 
 
 def _manifest(out: Path, cfg: SweepConfig) -> None:
@@ -111,24 +100,19 @@ def _manifest(out: Path, cfg: SweepConfig) -> None:
 
 def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, address: str | None = None,
               resume: bool = False, retry_errors: bool = False, progress: bool | None = None,
-              hooks: Any = None, keep_actors: bool = False, probe: bool = True) -> SweepSummary:
+              hooks: Any = None, keep_actors: bool = False, probe: bool = True, pool: Any = None) -> SweepSummary:
     """Run (or resume) a sweep and return its summary; see the module docstring.
 
-    ``keep_actors`` keeps the actors for the next sweep in this driver (tests,
-    benchmarks): starting a generation costs a few seconds of imports.
+    ``pool``: actors the caller owns (``scheduler.ActorPool``), used and left alive.
+    Otherwise ``keep_actors`` keeps the actors for the next sweep or run in this
+    driver (tests, benchmarks): starting a generation costs a few seconds of imports.
     """
     from tauray.pipeline.progress import SweepProgress
     from tauray.pipeline.ray_runtime import ensure_ray
     from tauray.pipeline.resume import resume_state
     from tauray.results.lock import RunLock
     from tauray.results.writer import remove_temp_files
-    from tauray.pipeline.scheduler import (
-        CellQueue,
-        Scheduler,
-        counts_for_cluster,
-        out_has_rows,
-    )
-    from tauray.results.writer import TableWriter
+    from tauray.pipeline.scheduler import CellQueue, Limits, counts_for_cluster, drive, out_has_rows
 
     if not isinstance(cfg, SweepConfig):
         cfg = load_sweep(cfg)
@@ -186,22 +170,21 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
         spent = sum(m.cost_usd or 0.0 for m in table_totals(out, plan)[1].values())
     models = sorted({c.agent_name for c in plan.cells} | {c.user_name for c in plan.cells})
     display = SweepProgress(cfg.name, to_run, models, already=skipped, enabled=progress)
-    pool = get_pool(counts, cfg.cluster.spread) if to_run else None
-    generations_before = pool.started - 1 if pool else 0
-    sched = None
+    limits = Limits(max_in_flight=cfg.max_in_flight, max_attempts=cfg.max_attempts, budget_usd=cfg.budget_usd,
+                    per_model={name: cfg.models[name].concurrency for name in cfg.models})
+    sched, generations = None, 0
     t0 = time.perf_counter()
     try:
-        if pool is not None:
-            with TableWriter(out, cfg.name) as writer:
-                sched = Scheduler(plan, pool, writer, queues, live, display, spent_usd=spent, hooks=hooks)
-                sched.run()
-                display.tick(sched, force=True)
+        if to_run:
+            sched, generations = drive(
+                queues, limits, out=out, run_id=cfg.name, live=live, counts=counts, spread=cfg.cluster.spread,
+                pool=pool, keep_actors=keep_actors, progress=display, spent_usd=spent, hooks=hooks,
+                finish=lambda result, cell: fill_costs(result, cfg, cell.agent_name, cell.user_name))
+            display.tick(sched, force=True)
     finally:
         display.close()
         lock.release()
         served.stop()
-        if pool is not None and not keep_actors:
-            drop_pool()
     seconds = time.perf_counter() - t0
     cells, per_model, oc = table_totals(out, plan)
     write_cells(out, cfg.name, cells)
@@ -211,7 +194,7 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
     return SweepSummary(
         sweep_id=cfg.name, out=str(out), cells=len(plan.cells), scenarios=len(plan.scenarios), units=plan.total,
         skipped=skipped, retried_errors=retried_errors, ran=ran, actor_retries=sched.retried if sched else 0,
-        actor_generations=pool.started - generations_before if pool else 0, not_submitted=sched.not_submitted if sched else 0,
+        actor_generations=generations, not_submitted=sched.not_submitted if sched else 0,
         budget_usd=cfg.budget_usd, budget_reached=bool(sched and sched.budget_reached),
         temp_files_removed=len(moved), rows=oc.get("total", 0), success=oc.get("success", 0),
         failed=oc.get("failed", 0), unscored=oc.get("unscored", 0), infra_errors=oc.get("infra", 0),
