@@ -113,9 +113,9 @@ class Conversation:
 
     # --- records while running -----------------------------------------------------------
     def _message(self, side: str, role: str, content: str | None, tool_calls: list[dict] | None = None,
-                 tool_call_id: str | None = None) -> None:
+                 tool_call_id: str | None = None, retries: int | None = None) -> None:
         self.messages.append(dict(side=side, role=role, content=content, tool_calls=tool_calls,
-                                  tool_call_id=tool_call_id, turn=self.turn,
+                                  tool_call_id=tool_call_id, turn=self.turn, retries=retries,
                                   created_at=datetime.now(timezone.utc)))
 
     def record_step(self, result: StepResult) -> None:
@@ -125,7 +125,8 @@ class Conversation:
             if reply is not None:
                 self.steps += 1
                 calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls] or None
-                self._message(result.side, role, reply.content, calls)
+                self._message(result.side, role, reply.content, calls,
+                              retries=reply.retries if reply.llm_call else None)
                 if result.side == "agent" and reply.content:
                     self.agent_texts.append(reply.content)
             for event in round_.events:
@@ -344,6 +345,7 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
         malformed_tool_calls=count("agent", "malformed_tool_calls") + count("user", "malformed_tool_calls"),
         sync_events=conv.sync_events,
         agent_llm_calls=count("agent", "llm_calls"), user_llm_calls=count("user", "llm_calls"),
+        agent_llm_retries=count("agent", "llm_retries"), user_llm_retries=count("user", "llm_retries"),
         agent_prompt_tokens=count("agent", "prompt_tokens"),
         agent_completion_tokens=count("agent", "completion_tokens"),
         agent_cost_usd=count("agent", "cost_usd", None),

@@ -223,6 +223,7 @@ class ModelReply(BaseModel):
     seed_applied: bool | None = Field(
         None, description="True when a seed was sent with the call, False when one was asked for but the provider "
         "takes none (left out), None when no seed was asked for.")
+    retries: int = Field(0, ge=0, description="Router retries the call needed before this reply (0: first attempt).")
 
 
 # --------------------------------------------------------------------------- secrets
@@ -499,6 +500,15 @@ def _classify(error: BaseException) -> tuple[Literal["infra", "model"], int | No
 # --------------------------------------------------------------------------- client
 
 
+def _attempted_retries(hidden: Mapping[str, Any]) -> int:
+    """The Router's retry count for a reply, from the header it stamps on every response."""
+    headers = hidden.get("additional_headers") or {}
+    try:
+        return max(0, int(headers.get("x-litellm-attempted-retries") or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
 def _has_price(litellm: Any, model: str, provider: str) -> bool:
     """Whether litellm's price table knows ``model``. A Router registers an empty entry for
     each deployment, so mere presence proves nothing; a per-token price must be there."""
@@ -704,6 +714,7 @@ class ModelClient:
             latency_s=latency,
             model=served,
             seed_applied=seed_applied,
+            retries=_attempted_retries(hidden),
         )
 
     async def aclose(self) -> None:

@@ -46,6 +46,7 @@ class PolicyReply(Frozen):
     latency_s: float = 0.0
     seed_applied: bool | None = Field(default=None, description="Whether the call carried the seed (None: none asked "
                                       "for, or no model called).")
+    retries: int = Field(default=0, ge=0, description="Router retries the model call needed (0: first attempt).")
 
 
 class Policy(Protocol):
@@ -65,7 +66,7 @@ class LLMPolicy:
             content=r.content,
             tool_calls=tuple(PolicyToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in r.tool_calls),
             llm_call=True, prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
-            cost_usd=r.cost_usd, latency_s=r.latency_s, seed_applied=r.seed_applied,
+            cost_usd=r.cost_usd, latency_s=r.latency_s, seed_applied=r.seed_applied, retries=r.retries,
         )
 
 

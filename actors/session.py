@@ -58,6 +58,7 @@ class SideCounters(Frozen):
     tool_errors: int = 0
     malformed_tool_calls: int = 0
     seed_applied: bool | None = None
+    llm_retries: int = 0
 
 
 def seed_applied(*values: bool | None) -> bool | None:
@@ -193,6 +194,7 @@ class SideSession:
             if reply.cost_usd is not None:
                 c["cost_usd"] = (c["cost_usd"] or 0.0) + reply.cost_usd
             c["seed_applied"] = seed_applied(c["seed_applied"], reply.seed_applied)
+            c["llm_retries"] += reply.retries
 
     # --- state for the coordinator -----------------------------------------------------
     def apply_sync(self, updates: dict[str, Any], apply_fn: Any) -> None:

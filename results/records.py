@@ -144,6 +144,9 @@ class ConversationRecord(BaseModel):
     sync_events: Count = Field(description="Cross-side state syncs applied.")
     agent_llm_calls: Count = Field(description="Model calls made for the agent.")
     user_llm_calls: Count = Field(description="Model calls made for the user.")
+    agent_llm_retries: Count = Field(0, description="Router retries of the agent's model calls (a dead served "
+                                     "replica, a 5xx); the messages table says which call.")
+    user_llm_retries: Count = Field(0, description="Router retries of the user simulator's model calls.")
     agent_prompt_tokens: Count = Field(description="Agent prompt tokens.")
     agent_completion_tokens: Count = Field(description="Agent completion tokens.")
     agent_cost_usd: float | None = Field(description="Agent cost; null when unknown.")
@@ -227,6 +230,8 @@ class MessageRecord(_DetailRow):
     content: str | None = Field(description="Text content, if any.")
     tool_calls: ToolCallsJson | None = Field(description="JSON list of {id, name, arguments}.")
     tool_call_id: str | None = Field(description="Call answered by a tool message.")
+    retries: int | None = Field(None, ge=0, description="Router retries of the model call that produced this "
+                                "message (0: first attempt); null when no model call produced it.")
     created_at: UtcDatetime = Field(description="Creation time, UTC.")
 
 
