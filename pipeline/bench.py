@@ -20,6 +20,7 @@ sides) rebuilt from the run's messages table.
 from __future__ import annotations
 
 import asyncio
+import math
 import tempfile
 import time
 from pathlib import Path
@@ -173,7 +174,7 @@ def baseline_requests(out: Path, agent_spec: dict[str, Any], user_spec: dict[str
     out_requests: list[tuple[str, list[dict], list[dict]]] = []
     used = 0
     for _, group in df.groupby("conversation_id", sort=True):
-        rows = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}  # NaN: a null cell
+        rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}  # a null cell
                 for r in group.to_dict("records")]
         requests, _, _ = replay_requests(get_scenario(rows[0]["scenario"]), rows, agent_spec)
         out_requests += [(models[side], msgs, tools) for side, msgs, tools in requests]
@@ -246,7 +247,7 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         llm_calls = int(calls.sum())
         ideal = float((calls * latency).sum()) / concurrency
         cpu_total = sum(by_proc.values())
-        ids = set(u.unit_id for u in units)
+        ids = {u.unit_id for u in units}
         seen = df["conversation_id"].value_counts()
         writes = int(((actions["kind"] == "tool_call") & actions["is_write"]).sum())
         syncs = int(((actions["kind"] == "sync") & (actions["result"] != "sync after init")).sum())

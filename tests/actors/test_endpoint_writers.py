@@ -8,7 +8,6 @@ import asyncio
 import json
 
 import pytest
-
 from tauray.actors.coordinator import run_conversation
 from tauray.actors.endpoint_writers import (
     CLOSING,

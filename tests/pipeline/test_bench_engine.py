@@ -5,12 +5,17 @@ conversations exactly as the hosts sent them."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
-
 from tauray.actors.coordinator import Conversation, SideClient, _Stop
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.pipeline.bench import bench_models, bench_scenarios, replay_requests, run_engine_bench
+from tauray.pipeline.bench import (
+    bench_models,
+    bench_scenarios,
+    replay_requests,
+    run_engine_bench,
+)
 from tauray.pipeline.units import make_units
 from tauray.scenarios import get_scenario
 
@@ -49,7 +54,7 @@ def test_replayed_requests_are_what_the_hosts_sent(endpoint):
     assert [side for side, _, _ in requests].count("user") == counters["user"]
     # histories grow: every request of a side extends the one before it
     agent_requests = [msgs for side, msgs, _ in requests if side == "agent"]
-    assert all(b[:len(a)] == a and len(b) > len(a) for a, b in zip(agent_requests, agent_requests[1:]))
+    assert all(b[:len(a)] == a and len(b) > len(a) for a, b in itertools.pairwise(agent_requests))
 
 
 def test_small_engine_bench_writes_syncs_and_counts_every_call(ray_local):
