@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -85,25 +86,43 @@ def _recorded_calls(actions: pd.DataFrame) -> list[tuple[str, str, dict[str, Any
     return out
 
 
-def db_diff(scenario: str, actions: pd.DataFrame, recorded_hashes: dict[str, str | None] | None = None) -> DbDiff:
-    """Rebuild gold (reference actions) and the conversation's final DBs (its
-    recorded tool calls, each write followed by sync) and diff them per side."""
+@lru_cache(maxsize=8192)
+def _gold_dumps(scenario: str) -> tuple[dict[str, Any], dict[str, str | None]]:
+    """Each side's gold DB (reference actions replayed) and its hash; one replay per
+    scenario however many conversations or report pages need it."""
+    from tauray.scenarios import get_scenario, replay
+
+    gold, _ = replay(get_scenario(scenario))
+    dumps = {side: (getattr(gold, side).dump() if getattr(gold, side) is not None else None)
+             for side in ("agent", "user")}
+    return dumps, gold.hashes()
+
+
+def db_diff(scenario: str, actions: pd.DataFrame, recorded_hashes: dict[str, str | None] | None = None,
+            gold_hashes: dict[str, str | None] | None = None) -> DbDiff:
+    """Rebuild gold (reference actions, cached per scenario) and the conversation's
+    final DBs (its recorded tool calls, each write followed by sync) and diff them
+    per side. When the recorded final hashes equal the recorded gold hashes
+    (``gold_hashes``) the DBs are equal and nothing is replayed."""
     from tauray.scenarios import get_scenario, replay
 
     columns = ["side", "field", "gold", "actual"]
     recorded = recorded_hashes or {}
+    if gold_hashes and recorded and all(recorded.get(s) is not None and recorded.get(s) == gold_hashes.get(s)
+                                        for s in ("agent", "user")):
+        return DbDiff(pd.DataFrame(columns=columns), {}, recorded,
+                      note="Both final DBs equal gold (the recorded hashes match); not replayed.")
     try:
-        scen = get_scenario(scenario)
-        gold, _ = replay(scen)
-        live, _ = replay(scen, _recorded_calls(actions))
+        gold, _ = _gold_dumps(scenario)
+        live, _ = replay(get_scenario(scenario), _recorded_calls(actions))
     except Exception as exc:  # noqa: BLE001 - an unknown scenario or a broken replay is shown, not raised
         return DbDiff(pd.DataFrame(columns=columns), {}, recorded, note=f"{type(exc).__name__}: {exc}")
     rows = []
     for side in ("agent", "user"):
-        g, a = getattr(gold, side), getattr(live, side)
+        g, a = gold[side], getattr(live, side)
         if g is None or a is None:
             continue
-        for field, gv, av in diff_values(g.dump(), a.dump()):
+        for field, gv, av in diff_values(g, a.dump()):
             rows.append((side, field, json.dumps(gv, default=str), json.dumps(av, default=str)))
     return DbDiff(pd.DataFrame(rows, columns=columns), live.hashes(), recorded)
 
@@ -132,6 +151,10 @@ def recorded_hashes(conversation: dict[str, Any]) -> dict[str, str | None]:
     return {"agent": conversation.get("agent_db_hash"), "user": conversation.get("user_db_hash")}
 
 
+def gold_hashes(conversation: dict[str, Any]) -> dict[str, str | None]:
+    return {"agent": conversation.get("gold_agent_db_hash"), "user": conversation.get("gold_user_db_hash")}
+
+
 def transcript(path: Path | str, conversation_id: str, run_id: str | None = None) -> Transcript:
     """One conversation (its newest attempt) of a run or sweep folder, by id (and run id
     when ids repeat across runs)."""
@@ -153,5 +176,5 @@ def transcript(path: Path | str, conversation_id: str, run_id: str | None = None
         conversation=row, messages=detail(readers.messages_df, "seq"), actions=actions,
         predicates=detail(readers.predicates_df, "index"), judge_verdicts=detail(readers.judge_verdicts_df, None),
         nl_assertions=detail(readers.nl_verdicts_df, None),
-        db_diff=db_diff(row["scenario"], actions, recorded_hashes(row)),
+        db_diff=db_diff(row["scenario"], actions, recorded_hashes(row), gold_hashes(row)),
     )

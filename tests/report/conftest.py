@@ -13,6 +13,7 @@ import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 SWEEP_ID = "fx-sweep"
@@ -53,11 +54,11 @@ def _fixture_judge_rows(conv) -> dict[str, list[dict]]:
         for name, (model, prompt_id, version) in JUDGE_CONFIGS.items():
             config_id = hashlib.sha256(f"{model}|{prompt_id}|{version}".encode()).hexdigest()[:12]
             if name == "strict":
-                samples = [bool(r.success) != (i % 5 == 0)]
+                samples = [(r.success is not pd.NA and bool(r.success)) != (i % 5 == 0)]
             elif i == 3:
                 samples = [None, None, None]
             else:
-                samples = [True, True, bool(r.success)]
+                samples = [True, True, (r.success is not pd.NA and bool(r.success))]
             scored = [s for s in samples if s is not None]
             yes = sum(scored)
             majority = None if not scored or yes * 2 == len(scored) else yes * 2 > len(scored)
@@ -85,7 +86,7 @@ def fixture_sweep(ray_local, endpoint, tmp_path_factory) -> Path:
     from tauray.pipeline.run import RunConfig, execute, units_for
     from tauray.pipeline.units import make_units
     from tauray.results import write_rows
-    from tauray.results.analysis import load_conversations
+    from tauray.results.readers import conversations_df
 
     root = tmp_path_factory.mktemp("sweep")
     for name, (agent, user) in _cells(endpoint.base_url).items():
@@ -95,7 +96,7 @@ def fixture_sweep(ray_local, endpoint, tmp_path_factory) -> Path:
         units = make_units(cfg.run_id, sorted({u.scenario for u in plain}), TRIALS, agent, user, cfg.max_steps,
                            cfg.max_errors, base_seed=cfg.seed, sweep_id=SWEEP_ID)
         execute(cfg, units=units, progress=False, keep_actors=True)
-    conv = load_conversations(root)
+    conv = conversations_df(root)
     for run_id, rows in _fixture_judge_rows(conv).items():
         write_rows(root / run_id, "judge_verdicts", rows, run_id)
     return root

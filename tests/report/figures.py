@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 from tauray.results import metrics
-from tauray.results.analysis import load_conversations, load_judge_verdicts, with_arms
+from tauray.results.analysis import with_arms
+from tauray.results.readers import conversations_df, judge_verdicts_df
 from tauray.results.report import pairs_to_compare
 
 OPTS = {"n_boot": 1000, "seed": 0, "confidence": 0.95}  # build_report's defaults
@@ -41,8 +42,8 @@ def _same(shown: str, expected: float) -> bool:
 def check_index_figures(text: str, source: Path) -> dict[str, int]:
     """Every figure element of index.html equals the metric functions' output;
     returns how many figures of each kind were checked."""
-    conv = with_arms(load_conversations(source))
-    jv = load_judge_verdicts(source)
+    conv = with_arms(conversations_df(source))
+    jv = judge_verdicts_df(source)
     lb = metrics.leaderboard(conv, by="arm", k_max=K_MAX, **OPTS).set_index("arm")
     curve = metrics.pass_k_curve(conv, range(1, K_MAX + 1), by="arm").set_index(["arm", "k"])
     arms = lb.index.tolist()
@@ -101,7 +102,7 @@ def rendered_counts(dom: str) -> tuple[int, int]:
 def failed_telecom_conversation(source: Path) -> pd.Series:
     """A failed telecom conversation whose user-side DB differs from gold:
     the oracle agent with an LLM user that never toggles airplane mode."""
-    conv = load_conversations(source, run="oracle-llmuser", scenario="tau2_telecom__service_issue__airplane_mode_on")
+    conv = conversations_df(source, run="oracle-llmuser", scenario="tau2_telecom__service_issue__airplane_mode_on")
     failed = conv[conv["success"] == False]
     assert len(failed), "the fixture should have a failed airplane-mode conversation"
     return failed.sort_values("trial").iloc[0]

@@ -1,61 +1,72 @@
-"""Readers over a run or sweep directory, filters, and the DB difference from gold."""
+"""The one reader API over a run or sweep folder (filters, dtypes), arms, and the DB difference from gold."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
-from tauray.results import analysis, read_conversations
+from tauray.results import (
+    actions_df,
+    analysis,
+    conversations_df,
+    judge_verdicts_df,
+    messages_df,
+    run_dirs,
+)
 from tauray.results.schemas import schema_for
 
 from .conftest import SWEEP_ID, TRIALS
 
 
 def test_sweep_dir_reads_every_run_with_declared_dtypes(fixture_sweep, tmp_path):
-    dirs = analysis.run_dirs(fixture_sweep)
+    dirs = run_dirs(fixture_sweep)
     assert [d.name for d in dirs] == ["oracle", "oracle-llmuser", "quiet", "scripted"]
-    conv = analysis.load_conversations(fixture_sweep)
-    assert len(conv) == sum(len(read_conversations(d)) for d in dirs) == 4 * 8 * TRIALS
+    conv = conversations_df(fixture_sweep)
+    assert len(conv) == sum(len(conversations_df(d)) for d in dirs) == 4 * 8 * TRIALS
     assert list(conv.columns) == schema_for("conversations").names
     assert str(conv["success"].dtype) == "boolean" and str(conv["started_at"].dtype) == "datetime64[us, UTC]"
     assert conv["trial"].dtype == "int64" and isinstance(conv["gating_signals"].iloc[0], list)
-    assert analysis.run_dirs(fixture_sweep / "quiet") == [fixture_sweep / "quiet"]
-    empty = analysis.load_conversations(fixture_sweep, sweep="no-such-sweep")
+    assert all(isinstance(conv[c].dtype, pd.CategoricalDtype) for c in ("agent_model", "scenario", "error_kind"))
+    assert (conv["attempt"] == 0).all() and (conv["unit_id"] == conv["conversation_id"]).all()
+    assert run_dirs(fixture_sweep / "quiet") == [fixture_sweep / "quiet"]
+    empty = conversations_df(fixture_sweep, sweep="no-such-sweep")
     assert empty.empty and str(empty["success"].dtype) == "boolean"
     with pytest.raises(FileNotFoundError, match="neither a run directory"):
-        analysis.run_dirs(tmp_path)
+        run_dirs(tmp_path)
 
 
 def test_filters_on_sweep_cell_model_and_scenario_glob(fixture_sweep):
-    conv = analysis.load_conversations(fixture_sweep)
-    assert len(analysis.load_conversations(fixture_sweep, sweep=SWEEP_ID)) == len(conv)
-    oracle = analysis.load_conversations(fixture_sweep, model="oracle")
+    conv = conversations_df(fixture_sweep)
+    assert len(conversations_df(fixture_sweep, sweep=SWEEP_ID)) == len(conv)
+    oracle = conversations_df(fixture_sweep, model="oracle")
     assert len(oracle) == 32 and set(oracle["user_model"]) == {"scripted", "openai/scripted-user"}
     quiet_cell = conv.loc[conv["run_id"] == "quiet", "cell_id"].iloc[0]
-    assert set(analysis.load_conversations(fixture_sweep, cell=quiet_cell)["run_id"]) == {"quiet"}
-    wf = analysis.load_conversations(fixture_sweep, scenario="tau2_telecom_workflow__*")
+    assert set(conversations_df(fixture_sweep, cell=quiet_cell)["run_id"]) == {"quiet"}
+    wf = conversations_df(fixture_sweep, scenario="tau2_telecom_workflow__*")
     assert len(wf) == 32 and set(wf["policy_variant"]) == {"workflow"}
-    two = analysis.load_conversations(fixture_sweep, model=["oracle", "openai/scripted-agent"], scenario="*mms*")
+    two = conversations_df(fixture_sweep, model=["oracle", "openai/scripted-agent"], scenario="*mms*")
     assert len(two) == 3 * 2 * TRIALS
     # detail tables filter through their conversations
-    acts = analysis.load_actions(fixture_sweep, model="openai/scripted-agent-quiet")
+    acts = actions_df(fixture_sweep, model="openai/scripted-agent-quiet")
     assert len(acts) and set(acts["run_id"]) == {"quiet"}
     assert str(acts["error"].dtype) == "bool"
-    msgs = analysis.load_messages(fixture_sweep, cell=quiet_cell, scenario="*mms*")
+    msgs = messages_df(fixture_sweep, cell=quiet_cell, scenario="*mms*")
     assert set(msgs["conversation_id"]) <= set(conv.loc[conv["run_id"] == "quiet", "conversation_id"])
-    jv = analysis.load_judge_verdicts(fixture_sweep, model="oracle")
+    jv = judge_verdicts_df(fixture_sweep, model="oracle")
     assert set(jv["run_id"]) == {"oracle", "oracle-llmuser"} and jv["judge_config_id"].nunique() == 2
+    decoded = actions_df(fixture_sweep, model="oracle", decode_json=True, kind="tool_call")
+    assert all(isinstance(a, dict) for a in decoded["arguments"])
 
 
 def test_arms_label_agent_and_user_model(fixture_sweep):
-    arms = analysis.with_arms(analysis.load_conversations(fixture_sweep))["arm"]
+    arms = analysis.with_arms(conversations_df(fixture_sweep))["arm"]
     assert set(arms) == {"oracle | scripted", "oracle | openai/scripted-user",
                          "openai/scripted-agent | openai/scripted-user",
                          "openai/scripted-agent-quiet | openai/scripted-user"}
 
 
 def test_replayed_actions_rebuild_the_recorded_final_dbs(fixture_sweep):
-    conv = analysis.load_conversations(fixture_sweep)
-    actions = analysis.load_actions(fixture_sweep)
+    conv = conversations_df(fixture_sweep)
+    actions = actions_df(fixture_sweep)
     for row in conv.to_dict("records"):
         acts = actions[(actions["run_id"] == row["run_id"]) & (actions["conversation_id"] == row["conversation_id"])]
         diff = analysis.db_diff(row["scenario"], acts, analysis.recorded_hashes(row))
@@ -69,7 +80,7 @@ def test_transcript_of_a_failed_conversation(fixture_sweep):
     from .figures import failed_telecom_conversation
 
     row = failed_telecom_conversation(fixture_sweep)
-    t = analysis.load_transcript(fixture_sweep, row["conversation_id"])
+    t = analysis.transcript(fixture_sweep, row["conversation_id"])
     assert t.conversation["run_id"] == "oracle-llmuser" and t.messages["seq"].is_monotonic_increasing
     failed = t.predicates[~t.predicates["met"]]
     assert failed[["side", "function"]].values.tolist() == [["user", "assert_service_status"]]
@@ -78,7 +89,7 @@ def test_transcript_of_a_failed_conversation(fixture_sweep):
     assert t.db_diff.rows[t.db_diff.rows["side"] == "agent"].empty
     assert len(t.judge_verdicts) == 4  # fixture data: 1 strict sample + 3 lenient samples
     with pytest.raises(KeyError, match="no conversation"):
-        analysis.load_transcript(fixture_sweep, "nope")
+        analysis.transcript(fixture_sweep, "nope")
 
 
 def test_diff_values_paths():

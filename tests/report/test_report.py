@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from tauray.pipeline.report_cmd import register
-from tauray.results.analysis import load_conversations
+from tauray.results.readers import conversations_df
 from tauray.results.report import transcript_href
 
 from .figures import check_index_figures, elements, failed_telecom_conversation
@@ -20,9 +20,10 @@ def _pages(report_dir: Path) -> list[Path]:
 
 
 def test_report_pages_open_offline_and_links_resolve(report_dir, fixture_sweep):
-    conv = load_conversations(fixture_sweep)
+    conv = conversations_df(fixture_sweep)
     pages = _pages(report_dir)
     assert len(pages) == 2 + len(conv)
+    assert sorted(p.name for p in (report_dir / "assets").iterdir()) == ["report.css", "report.js"]
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert "Content-Security-Policy" in text and "default-src 'none'" in text
@@ -77,3 +78,31 @@ def test_report_command(fixture_sweep, tmp_path, capsys):
     assert (tmp_path / "r" / "index.html").is_file()
     args = parser.parse_args(["report", str(tmp_path / "missing")])
     assert args.func(args) == 2
+
+
+def test_page_names_cannot_collide_and_table_text_is_escaped(fixture_sweep, tmp_path):
+    from tauray.results import analysis
+    from tauray.results.report import _env, _transcript_context
+
+    assert transcript_href("a.b", "c") != transcript_href("a-b", "c")  # one slug, two runs
+    assert transcript_href("r", "x/y") != transcript_href("r", "x-y")
+    assert "/" not in transcript_href("r", "../../etc")[len("transcripts/"):].split("/", 1)[1]
+    row = failed_telecom_conversation(fixture_sweep)
+    t = analysis.transcript(fixture_sweep, row["conversation_id"], row["run_id"])
+    hostile = '<script>alert(1)</script><img src="https://example.com/x">'
+    msgs = t.messages.assign(content=t.messages["content"].astype(object).where(t.messages["role"] != "user", hostile))
+    t = analysis.Transcript(**{**t.__dict__, "messages": msgs})
+    html = _env().get_template("transcript.html.j2").render(title=hostile, root="../../",
+                                                             **_transcript_context(t, "arm"))
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert [a for tag, a in elements(html) if tag == "img"] == []
+
+
+def test_gold_replay_is_cached_across_pages(fixture_sweep, tmp_path):
+    from tauray.results import analysis
+    from tauray.results.report import build_report
+
+    analysis._gold_dumps.cache_clear()
+    build_report(fixture_sweep / "oracle-llmuser", tmp_path / "r", n_boot=50)
+    info = analysis._gold_dumps.cache_info()
+    assert info.misses <= 8 and info.hits >= 1  # 8 scenarios, 2 trials each: one replay per scenario
