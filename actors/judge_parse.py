@@ -51,6 +51,7 @@ _SIDE_FALSE = {"false", "no", "fail", "failed", "not_met", "not met", "unmet", "
 _PLACEHOLDER = re.compile(r"^\s*<[^<>]*>\s*$|^\s*[a-z_]+(\s*\|\s*[a-z_]+)+\s*$", re.IGNORECASE)
 _ID = re.compile(r"^\s*[Aa]?\s*(\d+)\s*$")
 _STRAY = re.compile(r"""["'`]verdict["'`]\s*[:=]\s*["'`]?\s*([a-z_\- ]{2,12}?)\s*["'`,}\]\n]""")
+_PROSE_STRAY = re.compile(r'"verdict"\s*:\s*"([a-z_\- ]{2,12})"')
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 # The first character after "{" or "[" that can begin JSON content: anything
 # else ("{the agent...", "[see R1") is prose, not a value that failed to decode.
@@ -138,16 +139,23 @@ def _close(text: str, start: int) -> int | None:
 
 @dataclass
 class Scan:
-    """What a reply holds: the values that decode, and the bracketed spans that do not."""
+    """What a reply holds: the values that decode, the bracketed spans that do not, and the prose."""
 
     values: list[tuple[int, Any]] = field(default_factory=list)
     broken: list[tuple[int, str, str]] = field(default_factory=list)  # (start, decoder error, span text)
+    prose: list[str] = field(default_factory=list)
 
 
 def scan(text: str) -> Scan:
     """Every top-level JSON value of ``text`` in order; a value that fails to decode is skipped whole."""
     out = Scan()
-    i, n = 0, len(text)
+    i, n, last = 0, len(text), 0
+
+    def consumed(j: int, k: int) -> None:
+        nonlocal last
+        out.prose.append(text[last:j])
+        last = k
+
     while i < n:
         j = min((k for k in (text.find("{", i), text.find("[", i)) if k >= 0), default=-1)
         if j < 0:
@@ -164,19 +172,24 @@ def scan(text: str) -> Scan:
                 error = f"{error}; it never closes (truncated?)"
             out.broken.append((j, error, text[j:end]))
             i = n if end is None else end
+            consumed(j, i)
             continue
         if end is not None and stop != end:  # decoded a prefix of a larger bracketed region
             out.broken.append((j, "value is followed by unbalanced text", text[j:end]))
             i = end
+            consumed(j, i)
             continue
         if text[j - 1:j] == '"' or text[stop:stop + 1] == '"':
             # A value glued to a double quote sits inside a string the reply failed to
             # escape (a quote in a broken reasoning), not at the reply's own level.
             out.broken.append((j, "value sits inside an unescaped quoted string", text[j:stop]))
             i = stop
+            consumed(j, i)
             continue
         out.values.append((j, value))
         i = stop
+        consumed(j, i)
+    out.prose.append(text[last:])
     return out
 
 
@@ -191,16 +204,32 @@ def fold(text: str) -> str:
     return "".join(c for c in text if unicodedata.category(c) != "Cf").casefold()
 
 
-def _stray(s: Scan, words: dict[str, bool]) -> list[str]:
-    """Verdict words written as a ``"verdict": ...`` key inside values that failed to decode.
+def _unescape(text: str) -> str:
+    return fold(_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text).replace('\\"', '"'))
 
-    Never read as a verdict (the value is broken, so which answer it holds is
-    unknowable); only a disagreeing voice against the decoded ones."""
-    segments = [span for _, _, span in s.broken]
+
+def _in_ornaments(line: str, at: int) -> bool:
+    """Whether position ``at`` sits between a defused ``❴`` and its ``❵`` on one line (a quote of the record)."""
+    before = line[:at]
+    return before.rfind("\u2774") > before.rfind("\u2775")
+
+
+def _stray(s: Scan, words: dict[str, bool]) -> list[str]:
+    """Verdict words written as a ``"verdict": ...`` key outside every decoded value.
+
+    Never read as a verdict: inside a value that failed to decode, which answer
+    it holds is unknowable; in prose, it is debris of the reply's own JSON that
+    an unescaped quote cut off (a quote of the defused record, between its
+    ornaments, is left alone). Only ever a disagreeing voice against the decoded
+    verdicts, so a reply whose JSON is broken cannot lose its own answer and
+    keep a quoted one."""
     found = []
-    for segment in segments:
-        plain = fold(_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), segment).replace('\\"', '"'))
-        found += [m.group(1).strip() for m in _STRAY.finditer(plain + "\n") if m.group(1).strip() in words]
+    for _, _, span in s.broken:
+        found += [m.group(1).strip() for m in _STRAY.finditer(_unescape(span) + "\n") if m.group(1).strip() in words]
+    for segment in s.prose:
+        for line in _unescape(segment).splitlines():
+            found += [m.group(1) for m in _PROSE_STRAY.finditer(line)
+                      if m.group(1) in words and not _in_ornaments(line, m.start())]
     return found
 
 
@@ -316,7 +345,7 @@ def parse_overall(text: str | None) -> ParsedVerdict:
     voices = {("pass" if c.reading else "fail") if c.reading is not None else repr(c.raw) for c in real}
     voices |= {("pass" if _OVERALL[w] else "fail") for w in stray}
     if len(voices) > 1 and real:
-        listed = [c.label() for c in real] + [f"{w!r} inside JSON that could not be decoded" for w in stray]
+        listed = [c.label() for c in real] + [f"{w!r} outside any decoded JSON value" for w in stray]
         return ParsedVerdict(verdict=None, unscored_reason=f"ambiguous: the reply holds {len(listed)} verdicts that "
                              f"disagree: {'; '.join(listed)}"[:1000])
     scored = [c for c in real if c.reading is not None]
@@ -327,7 +356,7 @@ def parse_overall(text: str | None) -> ParsedVerdict:
     if stray:
         prefix = "ambiguous: " if len(voices) > 1 else ""
         return ParsedVerdict(verdict=None, unscored_reason=(
-            f"{prefix}verdict text {', '.join(map(repr, stray))} appears only inside JSON that could not be decoded; "
+            f"{prefix}verdict text {', '.join(map(repr, stray))} appears only outside any decoded JSON value; "
             + _why_none(s, "verdict"))[:1000])
     if cands:
         return ParsedVerdict(verdict=None, unscored_reason=cands[0].problem)
@@ -384,8 +413,8 @@ def parse_nl(text: str | None, count: int) -> list[ParsedVerdict]:
         return all_unscored(f"reply has verdicts for assertions that were not asked (or without an id): "
                             f"{', '.join(extra)}")
     if stray and found:
-        return all_unscored(f"ambiguous: verdict text {', '.join(map(repr, stray))} also appears inside JSON that "
-                            f"could not be decoded, so the decoded results may not be the judge's whole answer")
+        return all_unscored(f"ambiguous: verdict text {', '.join(map(repr, stray))} also appears outside any decoded "
+                            f"JSON value, so the decoded results may not be the judge's whole answer")
     out = []
     for index in range(count):
         readings = found.get(index, [])
@@ -401,7 +430,7 @@ def parse_nl(text: str | None, count: int) -> list[ParsedVerdict]:
         elif not readings:
             why = f"no verdict for {aid}"
             if not found:
-                why += (f" ({'verdict text only inside JSON that could not be decoded; ' if stray else ''}"
+                why += (f" ({'verdict text only outside any decoded JSON value; ' if stray else ''}"
                         f"{_why_none(s, 'item with an id and a verdict')})")
             out.append(ParsedVerdict(verdict=None, unscored_reason=why[:1000]))
         elif readings[0].reading is None:
