@@ -119,6 +119,9 @@ def register_bench(bench_subparsers: Any) -> None:
     p.add_argument("--large", type=int, default=10000, help="units of the large sweep")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_memory)
+    from tauray.pipeline.bench_tau2_profile import register as register_tau2_profile
+
+    register_tau2_profile(bench_subparsers)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,3 +48,19 @@ def test_small_bench_runs_both_runners_like_for_like(ray_local):
     ideal = bench.tauray_concurrency * 3600 / (bench.calls_per_conversation_tauray * bench.latency_s)
     assert bench.ideal_per_hour == pytest.approx(ideal, abs=0.1)
     assert 0 < bench.tauray_vs_ideal <= 1.05
+
+
+def test_profile_parts_follow_the_stack():
+    """py-spy's folded stacks: the start-up's imports, the results-file save wherever it
+    sits under the runner, litellm, and the rest, in GIL seconds at the sample rate."""
+    from tauray.pipeline.bench_tau2_profile import classify
+
+    folded = """<module> (tau2:3);_find_and_load (<frozen importlib._bootstrap>:1176) 50
+Thread.run (threading.py:982);_run (tau2/run.py:549);_save (tau2/run.py:517);dump (json/__init__.py:179) 30
+Thread.run (threading.py:982);run_task (tau2/run.py:700);completion (litellm/main.py:1) 15
+Thread.run (threading.py:982);run_task (tau2/run.py:700);get_response (tau2/orchestrator/x.py:1) 5
+not a sample line
+"""
+    parts, samples = classify(folded, rate=10)
+    assert samples == 100
+    assert parts == {"start-up imports": 5.0, "results-file save": 3.0, "litellm": 1.5, "other": 0.5}
