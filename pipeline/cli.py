@@ -243,7 +243,8 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
     result = run_engine_bench(latency=args.latency, concurrency=args.concurrency,
                               conversations=args.conversations, progress=not args.json and sys.stderr.isatty())
     print_figures(result, args.json)
-    return 0 if result.lost == 0 and result.duplicated == 0 else 1
+    ok = result.lost == 0 and result.duplicated == 0 and result.requests_match and result.syncs_per_conversation > 0
+    return 0 if ok else 1
 
 
 def cmd_bench_judge(args: argparse.Namespace) -> int:
