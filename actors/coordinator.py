@@ -289,8 +289,9 @@ async def run_conversation(unit: dict[str, Any], agent_host: Any, user_host: Any
     if error_kind == "config":  # the same for every unit: the driver stops the run with it
         from tauray.actors.models import ModelConfigError
 
-        raise ModelConfigError(f"{error_message} (where the conversation ran: the variable must be set on "
-                               "every worker, e.g. in the cluster's runtime_env env_vars)")
+        raise ModelConfigError(f"{error_message.removeprefix('ModelConfigError: ')} (on a worker, where the "
+                               "conversation ran: its environment lacks what the driver has; set key variables "
+                               "on every node or in the cluster's runtime_env env_vars)")
     return build_result(conv, reason, error_kind, error_message, finals, started, time.perf_counter() - t0)
 
 
