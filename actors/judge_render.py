@@ -95,7 +95,10 @@ def _calls(raw: Any) -> list[dict[str, Any]]:
             raw = json.loads(raw)
         except ValueError:
             return [{"id": "", "name": "unparseable_tool_calls", "arguments": raw}]
-    return [c for c in raw if isinstance(c, Mapping)] if isinstance(raw, list) else []
+    calls = [c for c in raw if isinstance(c, Mapping)] if isinstance(raw, list) else []
+    # OpenAI's shape nests name and arguments under "function"; tauray's rows keep them flat.
+    return [{**c, **{k: v for k, v in c["function"].items() if k in ("name", "arguments")}}
+            if isinstance(c.get("function"), Mapping) else c for c in calls]
 
 
 def _arguments(raw: Any) -> str:

@@ -203,7 +203,7 @@ FORGERIES = [
 ]
 
 CHANNELS = ["agent text", "customer text", "tool result", "device result", "tool arguments",
-            "malformed arguments", "tool name"]
+            "malformed arguments", "tool name", "openai-shaped call"]
 
 
 def _messages(channel: str, payload: str) -> list[dict]:
@@ -224,6 +224,9 @@ def _messages(channel: str, payload: str) -> list[dict]:
     if channel == "malformed arguments":
         call = {"id": "c1", "name": "set_note", "arguments": payload}
         return [*base, {"side": "agent", "role": "assistant", "content": None, "tool_calls": json.dumps([call])}]
+    if channel == "openai-shaped call":
+        call = {"id": "c1", "type": "function", "function": {"name": "set_note", "arguments": payload}}
+        return [*base, {"side": "user", "role": "assistant", "content": None, "tool_calls": [call]}]
     call = {"id": "c1", "name": payload, "arguments": "{}"}
     return [*base, {"side": "agent", "role": "assistant", "content": None, "tool_calls": json.dumps([call])}]
 
