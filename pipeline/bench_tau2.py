@@ -211,7 +211,7 @@ def _mean_calls(runs: dict[str, RunFigures]) -> tuple[dict[str, float], float]:
 
 def run_tau2_bench(tasks: int | None = None, latency: float | None = None, equal: int = 128,
                    tau2_candidates: tuple[int, ...] = (32, 64, 128),
-                   tauray_candidates: tuple[int, ...] = (128, 256, 384), waves: int = 3, hosts: int = 2,
+                   tauray_candidates: tuple[int, ...] = (128, 256, 384), waves: int = 2, hosts: int = 2,
                    timeout: float = 600.0, scenarios: list[str] | None = None) -> Tau2Bench:
     from tauray.actors.endpoint import start_endpoint
     from tauray.pipeline.ray_runtime import ensure_ray

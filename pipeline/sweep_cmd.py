@@ -110,7 +110,7 @@ def register_bench(bench_subparsers: Any) -> None:
                    help="concurrencies tried for tau2 (default 32,64,128; at 192 and more its threads broke or hung here)")
     p.add_argument("--tauray-candidates", type=_int_tuple, default=None, metavar="C,C,...",
                    help="concurrencies tried for tauray (default 128,256,384)")
-    p.add_argument("--waves", type=int, default=3, help="conversations per run = waves × concurrency")
+    p.add_argument("--waves", type=int, default=2, help="conversations per run = waves × concurrency (default 2)")
     p.add_argument("--hosts", type=int, default=2, help="tauray agent hosts and user hosts (each)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_vs_tau2)
