@@ -344,6 +344,7 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
         user_tool_calls=sum(1 for c in conv.calls if c.side == "user"),
         tool_errors=conv.errors,
         malformed_tool_calls=count("agent", "malformed_tool_calls") + count("user", "malformed_tool_calls"),
+        empty_replies=count("agent", "empty_replies") + count("user", "empty_replies"),
         sync_events=conv.sync_events,
         agent_llm_calls=count("agent", "llm_calls"), user_llm_calls=count("user", "llm_calls"),
         agent_llm_retries=count("agent", "llm_retries"), user_llm_retries=count("user", "llm_retries"),

@@ -194,7 +194,8 @@ def _completion(model: str, reply: Reply, prompt_tokens: int) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": reply.message, "finish_reason": reply.finish_reason, "logprobs": None}],
+        "choices": [] if reply.empty_choices else [
+            {"index": 0, "message": reply.message, "finish_reason": reply.finish_reason, "logprobs": None}],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
@@ -207,19 +208,20 @@ async def _stream(request: web.Request, completion: dict[str, Any], include_usag
     """Send a finished completion as server-sent events, for clients that ask to stream."""
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
-    choice = completion["choices"][0]
-    message = choice["message"]
     head = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         payload = head | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
         return f"data: {json.dumps(payload)}\n\n".encode()
 
-    await response.write(chunk({"role": "assistant", "content": message.get("content") or ""}))
-    if message.get("tool_calls"):
-        calls = [dict(call, index=i) for i, call in enumerate(message["tool_calls"])]
-        await response.write(chunk({"tool_calls": calls}))
-    await response.write(chunk({}, choice["finish_reason"]))
+    if completion["choices"]:
+        choice = completion["choices"][0]
+        message = choice["message"]
+        await response.write(chunk({"role": "assistant", "content": message.get("content") or ""}))
+        if message.get("tool_calls"):
+            calls = [dict(call, index=i) for i, call in enumerate(message["tool_calls"])]
+            await response.write(chunk({"tool_calls": calls}))
+        await response.write(chunk({}, choice["finish_reason"]))
     if include_usage:
         usage = head | {"choices": [], "usage": completion["usage"]}
         await response.write(f"data: {json.dumps(usage)}\n\n".encode())

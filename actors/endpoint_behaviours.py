@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
+from .endpoint_shapes import SHAPE_BEHAVIOURS
 from .endpoint_writers import WRITING_BEHAVIOURS
 
 STOP_TOKEN = "###STOP###"
@@ -43,6 +44,7 @@ class Reply:
 
     message: dict[str, Any]
     finish_reason: str  # "stop" or "tool_calls"
+    empty_choices: bool = False  # answer with a completion whose "choices" list is empty
 
 
 Behaviour = Callable[[dict[str, Any], BehaviourSettings], Reply]
@@ -498,6 +500,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "refuse-marked": refuse_marked,
     "no-seed": no_seed,
     **WRITING_BEHAVIOURS,
+    **SHAPE_BEHAVIOURS,
 }
 """Behaviour registry: model name (before any ``:param``) to behaviour."""
 

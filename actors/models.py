@@ -19,7 +19,6 @@ import asyncio
 import contextvars
 import functools
 import ipaddress
-import json
 import os
 import re
 import time
@@ -29,6 +28,8 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tauray.actors.replies import ModelReply, RawToolCall, reply_of
 
 from tauray.actors.serving.spec import ServeSpec, served_name
 
@@ -192,38 +193,6 @@ class ModelSpec(BaseModel):
         if text.startswith("{"):
             return cls.model_validate_json(text)
         return cls(model=text)
-
-
-# --------------------------------------------------------------------------- records
-
-
-class RawToolCall(BaseModel):
-    """A tool call exactly as the model produced it; the engine parses (and judges) the arguments."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(description="Provider-assigned id that the tool result must echo.")
-    name: str = Field(description="Name of the called tool.")
-    arguments: str = Field(description="Arguments as the raw JSON text returned, possibly malformed.")
-
-
-class ModelReply(BaseModel):
-    """One completion, reduced to what the engine records and scores."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    content: str | None = Field(description='Text of the reply; "" for an empty reply, None beside tool calls.')
-    tool_calls: list[RawToolCall] = Field(default_factory=list, description="Tool calls, in the order returned.")
-    finish_reason: str | None = Field(None, description="Why generation stopped, as the provider said.")
-    prompt_tokens: int = Field(0, ge=0, description="Input tokens billed for the successful attempt.")
-    completion_tokens: int = Field(0, ge=0, description="Output tokens billed for the successful attempt.")
-    cost_usd: float | None = Field(None, description="litellm's cost estimate; None when litellm has no price for the model.")
-    latency_s: float = Field(0.0, ge=0.0, description="Seconds from sending the request to the reply, retries included.")
-    model: str = Field(description="litellm model string of the deployment that answered (a fallback if one did).")
-    seed_applied: bool | None = Field(
-        None, description="True when a seed was sent with the call, False when one was asked for but the provider "
-        "takes none (left out), None when no seed was asked for.")
-    retries: int = Field(0, ge=0, description="Router retries the call needed before this reply (0: first attempt).")
 
 
 # --------------------------------------------------------------------------- secrets
@@ -686,36 +655,12 @@ class ModelClient:
         return self._reply(response, latency, seed_applied)
 
     def _reply(self, response: Any, latency: float, seed_applied: bool | None = None) -> ModelReply:
-        choice = response.choices[0]
-        message = choice.message
-        calls = [
-            RawToolCall(
-                id=str(call.id or ""),
-                name=str(call.function.name or ""),
-                arguments=call.function.arguments if isinstance(call.function.arguments, str) else json.dumps(call.function.arguments),
-            )
-            for call in (getattr(message, "tool_calls", None) or [])
-        ]
-        content = message.content
-        if content is None and not calls:
-            content = ""  # an empty reply is a reply; the engine counts it
-        usage = getattr(response, "usage", None)
         hidden = getattr(response, "_hidden_params", None) or {}
         served = str(hidden.get("litellm_model_name") or self.spec.model)
         cost = hidden.get("response_cost")
         cost_usd = float(cost) if isinstance(cost, (int, float)) and self._priced.get(served, False) else None
-        return ModelReply(
-            content=content,
-            tool_calls=calls,
-            finish_reason=choice.finish_reason,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            cost_usd=cost_usd,
-            latency_s=latency,
-            model=served,
-            seed_applied=seed_applied,
-            retries=_attempted_retries(hidden),
-        )
+        return reply_of(response, latency_s=latency, model=served, cost_usd=cost_usd, seed_applied=seed_applied,
+                        retries=_attempted_retries(hidden))
 
     async def aclose(self) -> None:
         """Drop the Router's process-wide registrations (callbacks, usage trackers)."""

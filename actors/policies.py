@@ -46,6 +46,8 @@ class PolicyReply(Frozen):
     latency_s: float = 0.0
     seed_applied: bool | None = Field(default=None, description="Whether the call carried the seed (None: none asked "
                                       "for, or no model called).")
+    empty: str | None = Field(default=None, description="Why a model's reply was empty (no_choices, no_content); "
+                              "None otherwise.")
     retries: int = Field(default=0, ge=0, description="Router retries the model call needed (0: first attempt).")
 
 
@@ -66,7 +68,7 @@ class LLMPolicy:
             content=r.content,
             tool_calls=tuple(PolicyToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in r.tool_calls),
             llm_call=True, prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
-            cost_usd=r.cost_usd, latency_s=r.latency_s, seed_applied=r.seed_applied, retries=r.retries,
+            cost_usd=r.cost_usd, latency_s=r.latency_s, seed_applied=r.seed_applied, empty=r.empty, retries=r.retries,
         )
 
 

@@ -58,6 +58,7 @@ class SideCounters(Frozen):
     tool_errors: int = 0
     malformed_tool_calls: int = 0
     seed_applied: bool | None = None
+    empty_replies: int = 0
     llm_retries: int = 0
 
 
@@ -194,6 +195,7 @@ class SideSession:
             if reply.cost_usd is not None:
                 c["cost_usd"] = (c["cost_usd"] or 0.0) + reply.cost_usd
             c["seed_applied"] = seed_applied(c["seed_applied"], reply.seed_applied)
+            c["empty_replies"] += reply.empty is not None
             c["llm_retries"] += reply.retries
 
     # --- state for the coordinator -----------------------------------------------------

@@ -141,6 +141,8 @@ class ConversationRecord(BaseModel):
     user_tool_calls: Count = Field(description="Tool calls made by the user.")
     tool_errors: Count = Field(description="Tool calls that returned an error.")
     malformed_tool_calls: Count = Field(description="Tool calls that could not be parsed.")
+    empty_replies: Count = Field(default=0, description="Model replies with neither text nor tool calls (no choices, "
+                                 "or blank content), both sides; each is passed on as an empty message.")
     sync_events: Count = Field(description="Cross-side state syncs applied.")
     agent_llm_calls: Count = Field(description="Model calls made for the agent.")
     user_llm_calls: Count = Field(description="Model calls made for the user.")

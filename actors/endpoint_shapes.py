@@ -1,0 +1,83 @@
+"""Endpoint behaviours that answer in the odd shapes real servers use.
+
+Hosted providers and local servers (vLLM, llama.cpp, Ollama, proxies) disagree
+on the details of a reply: tool-call arguments as ``null``, ``""`` or a JSON
+object instead of a string; tool calls without ids; several calls at once,
+with or without text beside them; completions with no choices at all; empty
+content. Each behaviour here emits one such shape on its first turn (and plain
+text once a tool result came back), so a test can assert what tauray makes of
+it (the table is in :mod:`tauray.actors.replies`).
+
+Tool calls go to tools the request offers that need no arguments (a phone's
+``check_status_bar``, say), so that a no-argument call is also a valid one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+AFTER_TOOL = "I checked that; all looks fine from here."
+PREAMBLE = "Let me check that for you."
+
+
+def _reply(message: dict[str, Any], finish: str, empty_choices: bool = False) -> Any:
+    from tauray.actors.endpoint_behaviours import Reply  # the registry imports this module
+
+    return Reply(message, finish, empty_choices=empty_choices)
+
+
+def _no_arg_tools(body: dict[str, Any]) -> list[str]:
+    """Offered functions that require no argument, in order."""
+    names = []
+    for tool in body.get("tools") or []:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and fn.get("name") and not (fn.get("parameters") or {}).get("required"):
+            names.append(str(fn["name"]))
+    return names
+
+
+def _after_tool(body: dict[str, Any]) -> bool:
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    return bool(messages) and messages[-1].get("role") == "tool"
+
+
+def _calls(body: dict[str, Any], arguments: Any, n: int = 1, ids: bool = True) -> list[dict[str, Any]]:
+    names = _no_arg_tools(body) or ["no_such_tool"]
+    calls = []
+    for i in range(n):
+        call: dict[str, Any] = {"type": "function", "function": {"name": names[i % len(names)], "arguments": arguments}}
+        if ids:
+            call["id"] = f"call_shape_{i}"
+        calls.append(call)
+    return calls
+
+
+def _shape(make: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any], Any], Any]:
+    def behaviour(body: dict[str, Any], settings: Any) -> Any:
+        if _after_tool(body):
+            return _reply({"role": "assistant", "content": AFTER_TOOL}, "stop")
+        return make(body)
+
+    behaviour.__doc__ = make.__doc__
+    return behaviour
+
+
+def _tools(body: dict[str, Any], calls: list[dict[str, Any]], content: str | None = None) -> Any:
+    return _reply({"role": "assistant", "content": content, "tool_calls": calls}, "tool_calls")
+
+
+SHAPE_BEHAVIOURS: dict[str, Callable[[dict[str, Any], Any], Any]] = {
+    "shape-args-null": _shape(lambda b: _tools(b, _calls(b, None))),
+    "shape-args-empty": _shape(lambda b: _tools(b, _calls(b, ""))),
+    "shape-args-object": _shape(lambda b: _tools(b, _calls(b, {}))),
+    "shape-no-ids": _shape(lambda b: _tools(b, _calls(b, "{}", n=2, ids=False))),
+    "shape-parallel": _shape(lambda b: _tools(b, _calls(b, "{}", n=3))),
+    "shape-text-and-tools": _shape(lambda b: _tools(b, _calls(b, "{}"), content=PREAMBLE)),
+    "shape-no-choices": lambda body, settings: _reply({"role": "assistant", "content": None}, "stop",
+                                                      empty_choices=True),
+    "shape-empty-content": lambda body, settings: _reply({"role": "assistant", "content": ""}, "stop"),
+    "shape-null-content": lambda body, settings: _reply({"role": "assistant", "content": None}, "stop"),
+}
+"""Model name at the test endpoint -> behaviour emitting that shape."""
+
+__all__ = ["AFTER_TOOL", "PREAMBLE", "SHAPE_BEHAVIOURS"]
