@@ -18,6 +18,7 @@ which it does.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import Any
 
@@ -61,7 +62,14 @@ class LlamaCppServer:
                          n_threads=self.spec.threads, n_gpu_layers=self.spec.n_gpu_layers,
                          chat_format=self.spec.chat_format, verbose=False)
         self.load_s = time.perf_counter() - started
-        self._lock = asyncio.Lock()
+        # Held by the generating thread itself: when Serve cancels a request whose client went
+        # away, the awaiting coroutine ends but the thread runs on, and the next request must
+        # still wait for it (a Llama is never used by two threads at once).
+        self._lock = threading.Lock()
+
+    def _generate(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            return self.llm.create_chat_completion(**kwargs)
 
     def check_health(self) -> None:
         """Serve calls this periodically; a replica whose model is gone is replaced."""
@@ -98,14 +106,13 @@ class LlamaCppServer:
             kwargs.pop("tool_choice", None)
         elif kwargs.get("tools") and kwargs.get("tool_choice") is None:
             kwargs["tool_choice"] = "auto"  # OpenAI's default when tools are given
-        async with self._lock:
-            try:
-                result = await asyncio.to_thread(self.llm.create_chat_completion, **kwargs)
-            except ValueError as exc:  # llama-cpp-python's way of refusing a request (context window, args)
-                code = "context_length_exceeded" if "context window" in str(exc) else None
-                return _error(400, f"{self.served}: {exc}", "invalid_request_error", code)
-            except Exception as exc:
-                return _error(500, f"{self.served}: {type(exc).__name__}: {exc}", "server_error")
+        try:
+            result = await asyncio.to_thread(self._generate, kwargs)
+        except ValueError as exc:  # llama-cpp-python's way of refusing a request (context window, args)
+            code = "context_length_exceeded" if "context window" in str(exc) else None
+            return _error(400, f"{self.served}: {exc}", "invalid_request_error", code)
+        except Exception as exc:
+            return _error(500, f"{self.served}: {type(exc).__name__}: {exc}", "server_error")
         if tagged:
             choice = result["choices"][0]
             content, calls = parse_reply(choice["message"].get("content") or "")
