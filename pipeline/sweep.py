@@ -58,7 +58,7 @@ class ModelEntry(BaseModel):
             ModelSpec.model_validate(self.spec)
         except ValidationError as exc:
             raise ValueError("; ".join(
-                f"'{'.'.join(str(p) for p in e['loc']) or 'model'}': {e['msg']}"
+                f"'{'.'.join(str(p) for p in e['loc']) or 'model'}': {e['msg'].removeprefix('Value error, ')}"
                 for e in exc.errors(include_url=False, include_input=False))) from None
         return self
 
