@@ -161,6 +161,9 @@ def _print_summary(summary: Any) -> None:
     print(f"  success {s.success}  failed {s.failed}  unscored {s.unscored}  "
           f"infra errors {s.infra_errors}  model errors {s.model_errors}  internal errors {s.internal_errors}")
     print("  terminations: " + ", ".join(f"{k} {v}" for k, v in sorted(s.by_termination.items())))
+    if s.actor_retries:
+        print(f"  {s.actor_retries} conversations rerun on fresh actors after an actor died "
+              f"({s.actor_generations} sets of actors)")
     print(f"  tables: {s.out}  (pandas.read_parquet('{s.out}/conversations'))")
 
 
