@@ -64,7 +64,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--address", default=None, help="Ray cluster to join (default: RAY_ADDRESS, else local Ray)")
     p.add_argument("--out", default=None, help="run directory (default runs/<sweep name>)")
     p.add_argument("--resume", action="store_true", help="continue in an out dir that holds results: skip done units")
-    p.add_argument("--retry-errors", action="store_true", help="resume and rerun units whose row is an infra error")
+    p.add_argument("--retry-errors", action="store_true", help="resume and rerun units whose newest row is an infra or internal error")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-progress", action="store_true", help="no live progress display")
     p.add_argument("--no-probe", action="store_true",
