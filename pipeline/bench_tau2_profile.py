@@ -5,8 +5,10 @@ of its Python work shares one GIL. This runs it as ``bench vs-tau2`` does (the
 writing scripted pair on the local endpoint, its ground-truth agent) under
 py-spy (``py-spy record --gil``: a sample is taken only while some thread holds
 the GIL) and says how many seconds of GIL time went where: its start-up
-imports, the results-file save after every simulation, the evaluation of each
-simulation, its console output, litellm, the domain's tools, everything else.
+imports, the results-file save after every simulation, the tool schemas it
+rebuilds for every model call, the task file and environment it loads again
+per simulation, the evaluation of each simulation, its console output,
+litellm, the domain's tools, everything else.
 ``gil_busy_fraction`` near 1 means the process is bound by one core: more
 threads wait longer, they do not finish sooner.
 
@@ -33,6 +35,9 @@ from pydantic import BaseModel, Field
 # (part, frame text that marks it), first match wins; matched against py-spy's folded stacks
 PARTS: tuple[tuple[str, str], ...] = (
     ("results-file save", "_save (tau2/run.py"),
+    ("tool schemas rebuilt per call", "Tool.openai_schema (tau2/"),
+    ("task file reloaded", "get_tasks (tau2/"),
+    ("environment built (DB files read)", "get_environment (tau2/"),
     ("evaluation", "tau2/evaluator/"),
     ("console output", "rich/"),
     ("litellm", "litellm/"),
@@ -93,7 +98,8 @@ def time_one_save(results: Path) -> float:
 
 
 def run_tau2_profile(concurrency: int = 128, tasks: int = 64, waves: int = 3, latency: float = 3.0,
-                     rate: int = 100, py_spy: str | None = None, timeout: float = 900.0) -> Tau2Profile:
+                     rate: int = 100, py_spy: str | None = None, timeout: float = 900.0,
+                     keep: Path | None = None) -> Tau2Profile:
     import math
     from datetime import datetime
 
@@ -112,7 +118,8 @@ def run_tau2_profile(concurrency: int = 128, tasks: int = 64, waves: int = 3, la
     with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-tau2-profile-") as tmp:
         folder = Path(tmp)
         tau2 = tau2_command(ep.base_url, task_ids, trials, concurrency, folder, "profile")
-        cmd = [spy, "record", "--gil", "--format", "raw", "--rate", str(rate), "-o", str(folder / "profile.txt"),
+        # --nonblocking: sampling must not stop the process's 100+ threads 100 times a second
+        cmd = [spy, "record", "--gil", "--nonblocking", "--format", "raw", "--rate", str(rate), "-o", str(folder / "profile.txt"),
                "--", *tau2]
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=folder, check=False,
@@ -124,6 +131,8 @@ def run_tau2_profile(concurrency: int = 128, tasks: int = 64, waves: int = 3, la
         sims = json.loads(results.read_text())["simulations"]
         wall = (max(datetime.fromisoformat(s["end_time"]) for s in sims)
                 - min(datetime.fromisoformat(s["start_time"]) for s in sims)).total_seconds()
+        if keep is not None:  # the folded stacks, for a closer look (e.g. flamegraph.pl)
+            shutil.copy(folder / "profile.txt", keep)
         by_part, samples = classify((folder / "profile.txt").read_text(), rate)
         run_gil = sum(v for k, v in by_part.items() if k != "start-up imports")
         last = time_one_save(results)
@@ -158,7 +167,8 @@ def register(bench_subparsers: object) -> None:
 
     def command(args: argparse.Namespace) -> int:
         print_figures(run_tau2_profile(concurrency=args.concurrency, tasks=args.tasks, waves=args.waves,
-                                       latency=args.latency, rate=args.rate, py_spy=args.py_spy), args.json)
+                                       latency=args.latency, rate=args.rate, py_spy=args.py_spy,
+                                       keep=Path(args.keep) if args.keep else None), args.json)
         return 0
 
     p = bench_subparsers.add_parser("tau2-profile", help="where upstream `tau2 run` spends its GIL (py-spy)")
@@ -168,5 +178,6 @@ def register(bench_subparsers: object) -> None:
     p.add_argument("--latency", type=float, default=3.0, help="endpoint latency in seconds (default 3)")
     p.add_argument("--rate", type=int, default=100, help="py-spy samples per second (default 100)")
     p.add_argument("--py-spy", default=None, help="path of the py-spy binary (default: on PATH)")
+    p.add_argument("--keep", default=None, metavar="FILE", help="also write py-spy's folded stacks to FILE")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=command)
