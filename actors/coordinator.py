@@ -171,12 +171,19 @@ class Conversation:
         dbs, events = initial_state(s)
         for event in events:
             self._sync_row("init", event.agent, event.user)
+        greeting = None if s.message_history else GREETING  # a task's own opening replaces the greeting
         await asyncio.gather(
-            self.agent("open", self.id, s.name, self.unit["agent"], self.unit["seed"], dbs["agent"], GREETING),
+            self.agent("open", self.id, s.name, self.unit["agent"], self.unit["seed"], dbs["agent"], greeting),
             self.user("open", self.id, s.name, self.unit["user"], self.unit["seed"], dbs["user"], None),
         )
-        self._message("agent", "assistant", GREETING)
-        self.agent_texts.append(GREETING)
+        for m in s.message_history or ():
+            calls = [{"id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)} for c in m.tool_calls] or None
+            self._message(m.side, m.role, m.content, calls, tool_call_id=m.tool_call_id)
+            if m.side == "agent" and m.role == "assistant" and m.content:
+                self.agent_texts.append(m.content)
+        if greeting:
+            self._message("agent", "assistant", GREETING)
+            self.agent_texts.append(GREETING)
 
     async def side_turn(self, side: str, incoming: str | None) -> str:
         """Run one side until it says something to the other side; return that text."""
@@ -208,7 +215,10 @@ class Conversation:
 
     async def run(self) -> Termination:
         await self.initialise()
-        to_user = GREETING
+        to_user: str | None = GREETING
+        history = [m for m in self.scenario.message_history or () if m.role != "tool"]
+        if history:  # both sides already hold the opening; whoever did not speak last goes on
+            to_user = None if history[-1].side == "agent" else await self.side_turn("agent", None)
         while True:
             said = await self.side_turn("user", to_user)
             for token, reason in _USER_STOPS.items():

@@ -124,10 +124,15 @@ class ScriptedUser:
     def __init__(self, scenario: Scenario):
         self.opening = scenario.user.reason_for_call or scenario.ticket or scenario.user.instructions
         self.calls = 0
+        self.opened = False
 
     async def reply(self, view, tools, seed) -> PolicyReply:
-        if _last(view, "assistant") is None:
+        # The problem is stated once, first; a task that opens on an earlier conversation
+        # (message history) has the customer's old words in the view, not this request.
+        if not self.opened and parse_phone_request((_last(view, "user") or {}).get("content")) is None:
+            self.opened = True
             return PolicyReply(content=self.opening.strip())
+        self.opened = True
         if view and view[-1].get("role") == "tool":
             return PolicyReply(content=f"Done. My phone now shows: {view[-1].get('content')}")
         request = parse_phone_request((_last(view, "user") or {}).get("content"))

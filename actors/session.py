@@ -69,6 +69,26 @@ def seed_applied(*values: bool | None) -> bool | None:
     return all(known) if known else None
 
 
+def history_view(scenario: Scenario, side: Side) -> list[dict[str, Any]]:
+    """The task's opening messages as ``side`` saw them: its own words and tool calls as
+    "assistant" (with their results), the other side's words as "user"; the other side's
+    tool calls and results are not its to see."""
+    view: list[dict[str, Any]] = []
+    for m in scenario.message_history or ():
+        if m.side != side:
+            if m.role != "tool" and m.content:
+                view.append({"role": "user", "content": m.content})
+        elif m.role == "tool":
+            view.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content or ""})
+        elif m.tool_calls:
+            view.append({"role": "assistant", "content": m.content, "tool_calls": [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                for c in m.tool_calls]})
+        elif m.content:
+            view.append({"role": "assistant", "content": m.content})
+    return view
+
+
 class SideSession:
     def __init__(self, scenario: Scenario, side: Side, state: SideState | None, policy: Any, seed: int | None):
         self.side = side
@@ -79,6 +99,7 @@ class SideSession:
         self.tool_names = {t.name for t in scenario.tools_by_side[side]}
         prompt = scenario.agent_prompt if side == "agent" else scenario.user_prompt
         self.view: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
+        self.view += history_view(scenario, side)
         self.pending: list[PolicyToolCall] = []
         self.pending_reply: PolicyReply | None = None
         self.counters: dict[str, Any] = SideCounters().model_dump()

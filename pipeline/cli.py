@@ -26,7 +26,7 @@ def _print_json(obj: Any) -> None:
 
 def _selection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("pattern", nargs="*", help="scenario name globs (default: all)")
-    p.add_argument("--domain", help="telecom, airline or retail")
+    p.add_argument("--domain", help="telecom, airline, retail or mock")
     p.add_argument("--split", help="upstream split: small, base, train, test, full")
     p.add_argument("--variant", help="policy variant: manual, workflow (telecom) or default")
     p.add_argument("--json", action="store_true", help="print one JSON document")

@@ -45,6 +45,9 @@ class DomainSpec:
     split_file: str = "split_tasks.json"
     sync: Callable[[Any, Any], Any] | None = None
     apply_sync: dict[str, Callable[[Any, dict[str, Any]], None]] = field(default_factory=dict)
+    # Parity on perturbed sequences too (not only gold): for domains whose DBs are small enough
+    # for upstream to replay many sequences quickly.
+    perturbed_parity: bool = False
 
     @property
     def has_user_state(self) -> bool:
@@ -148,6 +151,7 @@ def _telecom() -> DomainSpec:
                         "domains.telecom.user_tools", "TelecomUserTools"),
                 sync=telecom_sync.compute_sync,
         apply_sync={"agent": telecom_sync.apply_agent_sync, "user": telecom_sync.apply_user_sync},
+        perturbed_parity=True,
     )
 
 
@@ -160,6 +164,13 @@ DOMAINS: dict[str, DomainSpec] = {
     "retail": DomainSpec(
         name="retail", variants=("default",),
         agent=SideWiring("domains.retail.data_model", "RetailDB", "db.json", "domains.retail.tools", "RetailTools"),
+    ),
+    # Upstream's small task-tracker domain: a short policy and short tasks, the right size for
+    # tests with real (small) models.
+    "mock": DomainSpec(
+        name="mock", variants=("default",),
+        agent=SideWiring("domains.mock.data_model", "MockDB", "db.json", "domains.mock.tools", "MockTools"),
+        perturbed_parity=True,
     ),
 }
 

@@ -23,9 +23,14 @@ class GoldReplay(Frozen):
 
 
 def fresh_state(scenario: Scenario) -> DualState:
-    """A new dual state with the scenario's initialization applied."""
+    """A new dual state with the scenario's initialization applied: the initialization data
+    and actions, then the tool calls of the opening message history (as upstream's
+    ``set_state`` replays them), each write followed by sync."""
     state = domain_spec(scenario.domain).fresh_state()
     state.initialize(scenario.initialization_data, scenario.initialization_actions)
+    for message in scenario.message_history or ():
+        for call in message.tool_calls:
+            state.execute(message.side, call.name, dict(call.arguments))
     return state
 
 

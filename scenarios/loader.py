@@ -15,6 +15,8 @@ from tauray.scenarios import prompts
 from tauray.scenarios.domains import END_CONVERSATION, DomainSpec
 from tauray.scenarios.model import (
     EnvCall,
+    HistoryCall,
+    HistoryMessage,
     Predicate,
     ReferenceAction,
     Scenario,
@@ -73,10 +75,25 @@ class _RawUserScenario(_Lenient):
     instructions: _RawInstructions | str
 
 
+class _RawHistoryCall(_Lenient):
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    requestor: Literal["user", "assistant"] | None = None
+
+
+class _RawHistoryMessage(_Lenient):
+    role: Literal["assistant", "user", "tool"]
+    content: str | None = None
+    tool_calls: list[_RawHistoryCall] | None = None
+    id: str | None = None  # a tool message: the call it answers
+    requestor: Literal["user", "assistant"] | None = None
+
+
 class _RawInitialState(_Lenient):
     initialization_data: dict[str, Any] | None = None
     initialization_actions: list[_RawCall] | None = None
-    message_history: list[Any] | None = None
+    message_history: list[_RawHistoryMessage] | None = None
 
 
 class _RawCriteria(_Lenient):
@@ -155,9 +172,32 @@ def check_functions(spec: DomainSpec, task: _RawTask) -> None:
         if action.name not in spec.tool_kinds(side):
             raise ScenarioLoadError(task.id, f"evaluation_criteria.actions[{i}].name",
                                     f"the {side} side has no tool '{action.name}'")
-    if task.initial_state and task.initial_state.message_history:
-        raise ScenarioLoadError(task.id, "initial_state.message_history",
-                                "tasks that start from a message history are not supported")
+    history = (task.initial_state.message_history if task.initial_state else None) or []
+    for i, message in enumerate(history_messages(task.id, history)):
+        for call in message.tool_calls:
+            if call.name not in spec.tool_kinds(message.side):
+                raise ScenarioLoadError(task.id, f"initial_state.message_history[{i}].tool_calls",
+                                        f"the {message.side} side has no tool '{call.name}'")
+
+
+def history_messages(task_id: str, raw: list[_RawHistoryMessage]) -> tuple[HistoryMessage, ...]:
+    """Upstream's opening messages with each one's side; a tool message belongs to the side
+    whose call it answers, and must follow that call (as upstream requires)."""
+    messages: list[HistoryMessage] = []
+    callers: dict[str, Literal["agent", "user"]] = {}
+    for i, m in enumerate(raw):
+        if m.role == "tool":
+            if m.id is None or m.id not in callers:
+                raise ScenarioLoadError(task_id, f"initial_state.message_history[{i}].id",
+                                        "a tool message must answer an earlier tool call by its id")
+            messages.append(HistoryMessage(side=callers[m.id], role="tool", content=m.content, tool_call_id=m.id))
+            continue
+        side: Literal["agent", "user"] = "agent" if m.role == "assistant" else "user"
+        calls = tuple(HistoryCall(id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls or [])
+        for call in calls:
+            callers[call.id] = side
+        messages.append(HistoryMessage(side=side, role=m.role, content=m.content, tool_calls=calls))
+    return tuple(messages)
 
 
 def build_scenario(spec: DomainSpec, task: _RawTask, entry: ScenarioEntry) -> Scenario:
@@ -190,6 +230,8 @@ def build_scenario(spec: DomainSpec, task: _RawTask, entry: ScenarioEntry) -> Sc
         user_script=script,
         user_prompt=prompts.user_prompt(profile, script, guidelines),
         initialization_data=init_state.initialization_data if init_state else None,
+        message_history=history_messages(task.id, init_state.message_history)
+        if init_state and init_state.message_history else None,
         initialization_actions=None if init_actions is None else tuple(
             EnvCall(side=_side(a.env_type), func_name=a.func_name, arguments=a.arguments) for a in init_actions
         ),

@@ -59,6 +59,25 @@ class EnvCall(Frozen):
     arguments: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments.")
 
 
+class HistoryCall(Frozen):
+    """A tool call inside a task's opening message history."""
+
+    id: str = Field(description="Call id, echoed by the tool message that answers it.")
+    name: str = Field(description="Tool name.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments.")
+
+
+class HistoryMessage(Frozen):
+    """One message of the conversation a task starts from (upstream ``initial_state.message_history``)."""
+
+    side: Side = Field(description="Who produced it: the agent (assistant messages and their tool results) or the "
+                       "customer (user messages and theirs).")
+    role: Literal["assistant", "user", "tool"] = Field(description="Upstream role.")
+    content: str | None = Field(default=None, description="Text, if any.")
+    tool_calls: tuple[HistoryCall, ...] = Field(default=(), description="Tool calls of the message.")
+    tool_call_id: str | None = Field(default=None, description="For a tool message: the call it answers.")
+
+
 class Predicate(EnvCall):
     """An assertion on final state: the function's result must equal assert_value."""
 
@@ -127,6 +146,9 @@ class Scenario(ScenarioEntry):
     initialization_actions: tuple[EnvCall, ...] | None = Field(
         default=None, description="Calls that set up state, per side; None when the task has none."
     )
+    message_history: tuple[HistoryMessage, ...] | None = Field(
+        default=None, description="Conversation the task starts from (its tool calls are replayed on the state at "
+        "initialization, after the initialization actions); None when the task starts afresh.")
     db_state_assertions: tuple[Predicate, ...] | None = Field(
         default=None, description="Predicates on final state; None when the task has none."
     )

@@ -95,6 +95,11 @@ def _extra_pool(scenario: Scenario, writes_only: bool) -> tuple[list[Call], list
             user = [u for u in user if kinds[u[1]] == "write"]
         return agent, user
     agent = [("agent", a.name, dict(a.arguments)) for a in scenario.reference_actions if a.side == "agent"]
+    if scenario.domain == "mock":  # reads and writes on another user's and an existing task
+        agent += [("agent", "get_users", {}), ("agent", "create_task", {"user_id": "user_2", "title": "Parity"}),
+                  ("agent", "update_task_status", {"task_id": "task_1", "status": "completed"})]
+        if writes_only:
+            agent = [a for a in agent if spec.tool_kinds("agent").get(a[1]) == "write"]
     return agent or [], []
 
 
@@ -159,7 +164,7 @@ def run_upstream(scenario: Scenario, task: Any, calls: list[Call]) -> SequenceOu
     env.set_state(
         initialization_data=init.initialization_data if init else None,
         initialization_actions=init.initialization_actions if init else None,
-        message_history=[],
+        message_history=list(init.message_history or []) if init else [],
     )
     errors = []
     for i, (side, name, args) in enumerate(calls):
