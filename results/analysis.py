@@ -86,6 +86,15 @@ def _recorded_calls(actions: pd.DataFrame) -> list[tuple[str, str, dict[str, Any
     return out
 
 
+_NO_ROWS = pd.DataFrame(columns=["side", "field", "gold", "actual"])  # shared, never modified
+
+
+def matches_gold(recorded: dict[str, str | None] | None, gold: dict[str, str | None] | None) -> bool:
+    """Both sides' recorded final hashes equal gold's: the DBs are equal, nothing to diff."""
+    return bool(recorded and gold) and all(recorded.get(s) is not None and recorded.get(s) == gold.get(s)
+                                           for s in ("agent", "user"))
+
+
 @lru_cache(maxsize=8192)
 def _gold_dumps(scenario: str) -> tuple[dict[str, Any], dict[str, str | None]]:
     """Each side's gold DB (reference actions replayed) and its hash; one replay per
@@ -108,10 +117,8 @@ def db_diff(scenario: str, actions: pd.DataFrame, recorded_hashes: dict[str, str
 
     columns = ["side", "field", "gold", "actual"]
     recorded = recorded_hashes or {}
-    if gold_hashes and recorded and all(recorded.get(s) is not None and recorded.get(s) == gold_hashes.get(s)
-                                        for s in ("agent", "user")):
-        return DbDiff(pd.DataFrame(columns=columns), {}, recorded,
-                      note="Both final DBs equal gold (the recorded hashes match); not replayed.")
+    if matches_gold(recorded, gold_hashes):
+        return DbDiff(_NO_ROWS, {}, recorded, note="Both final DBs equal gold (the recorded hashes match); not replayed.")
     try:
         gold, _ = _gold_dumps(scenario)
         live, _ = replay(get_scenario(scenario), _recorded_calls(actions))

@@ -270,9 +270,12 @@ def _cost(conv: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as dicts with None for missing values (templates test ``is none``)."""
-    return [{k: (None if not isinstance(v, (list, dict)) and missing(v) else v) for k, v in row.items()}
-            for row in df.to_dict("records")]
+    """Rows as dicts with None for missing values (templates test ``is none``); column by
+    column, which is far faster than ``to_dict('records')`` on categorical frames."""
+    cols = list(df.columns)
+    values = [[None if not isinstance(v, (list, dict)) and missing(v) else v for v in df[c].astype(object).tolist()]
+              for c in cols]
+    return [dict(zip(cols, row)) for row in zip(*values)] if cols else [{} for _ in range(len(df))]
 
 
 def _pretty(text: Any) -> str | None:
@@ -285,38 +288,40 @@ def _pretty(text: Any) -> str | None:
 
 
 def _transcript_context(t: analysis.Transcript, arm: str) -> dict[str, Any]:
-    c = t.conversation
+    """The transcript template's context for one conversation given as frames."""
+    return _page_context(t.conversation, arm, _records(t.messages), _records(t.actions), _records(t.predicates),
+                         _records(t.judge_verdicts), _records(t.nl_assertions), t.db_diff)
+
+
+def _page_context(c: dict[str, Any], arm: str, messages: list[dict[str, Any]], actions: list[dict[str, Any]],
+                  predicates: list[dict[str, Any]], judges: list[dict[str, Any]], nl: list[dict[str, Any]],
+                  dd: analysis.DbDiff) -> dict[str, Any]:
     err = f'{c["error_kind"]}: {c.get("error_message") or ""}' if not missing(c.get("error_kind")) else ""
     info = [("scenario", c["scenario"]), ("arm", arm), ("run", c["run_id"]), ("unit / attempt",
             f'{c["unit_id"]} / {c["attempt"]}'), ("trial / seed", f'{c["trial"]} / {c["seed"]}'),
             ("policy variant", c["policy_variant"]), ("termination", c["termination_reason"]),
             ("verdict", c["success_reason"]), ("turns", c["turns"]), ("error", err)]
-    preds = _records(t.predicates)
-    for p in preds:
-        p["met"] = bool(p["met"])
-    dd = t.db_diff
-    sides = [{"name": side, "rows": _records(dd.rows[dd.rows["side"] == side])} for side in ("agent", "user")]
+    preds = [{**p, "met": bool(p["met"])} for p in predicates]
+    sides = [{"name": side, "rows": _records(dd.rows[dd.rows["side"] == side])} if len(dd.rows) else
+             {"name": side, "rows": []} for side in ("agent", "user")]
     note = dd.note or ("Rebuilt by replaying the recorded tool calls (each write followed by sync) and the "
                        "reference actions on fresh state; " + ("the rebuilt DBs reproduce the recorded hashes."
                                                              if dd.reproduced else ""))
-    actions = _records(t.actions)
-    for a in actions:
-        a.update(arguments=_pretty(a["arguments"]), result=a["result"] if a["kind"] == "sync" else _pretty(a["result"]),
-                 sync_agent=_pretty(a["sync_agent"]), sync_user=_pretty(a["sync_user"]))
-    messages = []
-    for m in _records(t.messages):
+    acts = [{**a, "arguments": _pretty(a["arguments"]),
+             "result": a["result"] if a["kind"] == "sync" else _pretty(a["result"]),
+             "sync_agent": _pretty(a["sync_agent"]), "sync_user": _pretty(a["sync_user"])} for a in actions]
+    msgs = []
+    for m in messages:
         calls = json.loads(m["tool_calls"]) if isinstance(m["tool_calls"], str) else []
-        messages.append({**m, "who": {"assistant": "agent", "user": "customer"}.get(m["role"], f"tool result ({m['side']})"),
-                         "content": _pretty(m["content"]) if m["role"] == "tool" else m["content"],
-                         "calls": [{"name": k["name"], "arguments": str(k["arguments"])} for k in calls]})
-    judges = _records(t.judge_verdicts)
-    for j in judges:
-        j["agreement"] = fmt_rate(j["agreement"])
+        msgs.append({**m, "who": {"assistant": "agent", "user": "customer"}.get(m["role"], f"tool result ({m['side']})"),
+                     "content": _pretty(m["content"]) if m["role"] == "tool" else m["content"],
+                     "calls": [{"name": k["name"], "arguments": str(k["arguments"])} for k in calls]})
     return {"c": c, "arm": arm, "anchor": arm_anchor(arm), "info": info, "predicates": preds,
             "failed_predicates": [f'{p["side"]}:{p["function"]}' for p in preds if not p["met"]],
             "db": {"note": note, "bad": "" if dd.note or dd.reproduced else
                    "the rebuilt DBs do not reproduce the recorded hashes.", "sides": sides},
-            "actions": actions, "messages": messages, "judges": judges, "nl": _records(t.nl_assertions)}
+            "actions": acts, "messages": msgs, "judges": [{**j, "agreement": fmt_rate(j["agreement"])} for j in judges],
+            "nl": nl}
 
 
 # --- build --------------------------------------------------------------------------------------
@@ -380,38 +385,33 @@ def build_report(path: Path | str, out: Path | str | None = None, *, k_max: int 
 
 def _write_transcripts(src: Path, out_dir: Path, conv: pd.DataFrame, jv: pd.DataFrame, env: Environment,
                        progress: Callable[[int], None] | None) -> int:
-    keys = ["run_id", "unit_id"]
-
-    def by_conv(df: pd.DataFrame, order: str | None) -> dict[tuple[str, str], pd.DataFrame]:
-        df = df.assign(run_id=df["run_id"].astype(str), unit_id=df["unit_id"].astype(str))
-        if order:
-            df = df.sort_values(order)
-        return {k: g.reset_index(drop=True) for k, g in df.groupby(keys, sort=False)}
+    def by_conv(df: pd.DataFrame, order: str | None) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for r in _records(df.sort_values(order) if order else df):  # one conversion per table, not per page
+            grouped.setdefault((str(r["run_id"]), str(r["unit_id"])), []).append(r)
+        return grouped
 
     frames = {"messages": (readers.messages_df(src), "seq"), "actions": (readers.actions_df(src), "seq"),
               "predicates": (readers.predicates_df(src), "index"), "judge": (jv, "sample_index"),
               "nl": (readers.nl_verdicts_df(src), "assertion_index")}
     grouped = {name: by_conv(df, order) for name, (df, order) in frames.items()}
-    empty = {name: df.head(0) for name, (df, _) in frames.items()}
+    columns = {name: list(df.columns) for name, (df, _) in frames.items()}
+    columns_only = {name: df.head(0) for name, (df, _) in frames.items()}
     template = env.get_template("transcript.html.j2")
-
-    def get(name: str, key: tuple[str, str]) -> pd.DataFrame:
-        return grouped[name].get(key, empty[name])
-
     n = 0
     for row in _records(conv):
         key = (str(row["run_id"]), str(row["unit_id"]))
-        actions = get("actions", key)
-        t = analysis.Transcript(
-            conversation=row, messages=get("messages", key), actions=actions, predicates=get("predicates", key),
-            judge_verdicts=get("judge", key), nl_assertions=get("nl", key),
-            db_diff=analysis.db_diff(row["scenario"], actions, analysis.recorded_hashes(row),
-                                     analysis.gold_hashes(row)))
-        href = transcript_href(row["run_id"], row["conversation_id"])
-        target = out_dir / href
+        rows = {name: g.get(key, []) for name, g in grouped.items()}
+        recorded, gold = analysis.recorded_hashes(row), analysis.gold_hashes(row)
+        actions = (columns_only["actions"] if analysis.matches_gold(recorded, gold)  # no replay: no frame needed
+                   else pd.DataFrame(rows["actions"], columns=columns["actions"]))
+        dd = analysis.db_diff(row["scenario"], actions, recorded, gold)
+        context = _page_context(row, row["arm"], rows["messages"], rows["actions"], rows["predicates"],
+                                rows["judge"], rows["nl"], dd)
+        target = out_dir / transcript_href(row["run_id"], row["conversation_id"])
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(template.render(title=f"Transcript · {row['scenario']} · trial {row['trial']}",
-                                          root="../../", **_transcript_context(t, row["arm"])), encoding="utf-8")
+                                          root="../../", **context), encoding="utf-8")
         n += 1
         if progress:
             progress(1)
