@@ -150,7 +150,10 @@ def probe_run_models(agent: dict[str, Any], user: dict[str, Any], seed: int | No
     """The probe of ``tauray run``: before any run directory or row exists."""
     from tauray.actors.probe import probe_models
 
-    probe_models({"agent": agent, "user": user}, seed=seed, notes=lambda line: print(line, file=sys.stderr))
+    from tauray.actors.serving.lifecycle import unserved
+
+    probe_models(unserved({"agent": agent, "user": user}), seed=seed,  # served ones: once deployed
+                 notes=lambda line: print(line, file=sys.stderr))
 
 
 def _print_summary(summary: Any) -> None:

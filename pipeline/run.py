@@ -138,6 +138,9 @@ def execute(cfg: RunConfig, units: list[WorkUnit] | None = None,
     check_models(cfg)
     units = units if units is not None else units_for(cfg)
     ensure_ray(cfg.address)
+    from tauray.actors.serving.lifecycle import serve_for_units
+
+    units, served = serve_for_units(units)  # `serve:` models up for the run (docs/serve.md)
     cells = run_cells(cfg, units)
     queues = [CellQueue(cell, iter(part), len(part)) for cell, part in cells]
     hooks = hooks or Hooks()
@@ -163,6 +166,7 @@ def execute(cfg: RunConfig, units: list[WorkUnit] | None = None,
         display.tick(sched, force=True)
     finally:
         display.close()
+        served.stop()
     seconds = time.perf_counter() - start
     oc = sched.outcomes
     return RunSummary(

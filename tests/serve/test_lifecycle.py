@@ -93,3 +93,20 @@ def test_interrupt_tears_down(ray_local, monkeypatch):
             assert served.replicas()["fake-int"]
             raise KeyboardInterrupt
     assert _tauray_apps() == []
+
+
+def test_tauray_run_serves_its_agent_model(ray_local, monkeypatch, tmp_path):
+    from tauray.pipeline.run import RunConfig, execute
+    from tauray.results.readers import messages_df
+
+    monkeypatch.setitem(sys.modules, "ray.serve.llm", fake_engine.module())
+    monkeypatch.setattr(lifecycle, "check_backend", lambda spec: None)
+    agent = {"model": "openai/fake-run", "serve": {"backend": "vllm", "model_source": "org/m", "num_cpus": 0}}
+    cfg = RunConfig(patterns=["tau2_telecom__*"], domain="telecom", split="small", variant="manual", agent=agent,
+                    user={"model": "scripted"}, trials=1, max_steps=3, out=tmp_path / "run")
+    units = __import__("tauray.pipeline.run", fromlist=["units_for"]).units_for(cfg)[:1]
+    summary = execute(cfg, units=units, progress=False, keep_actors=True)
+    assert summary.conversations == 1 and summary.infra_errors == summary.internal_errors == 0
+    said = messages_df(tmp_path / "run")
+    assert said[(said["side"] == "agent") & said["content"].str.startswith("fake engine", na=False)].shape[0] >= 1
+    assert _tauray_apps() == []
