@@ -1,0 +1,30 @@
+"""The README's bring-your-own-model sweep files load, bind the roles they say and send each
+provider only what it takes (no network: the probe is not run here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tauray.actors.models import ModelSpec, request_params
+from tauray.pipeline.sweep import load_sweep
+
+SWEEPS = Path(__file__).resolve().parents[2] / "data" / "sweeps"
+
+
+def test_hosted_sweep(monkeypatch):
+    cfg = load_sweep(SWEEPS / "hosted.toml")
+    assert cfg.probe_specs().keys() == {"agent (models.claude)", "user (models.gpt-user)",
+                                        "judge (models.gemini-judge)"}
+    claude = request_params(ModelSpec.model_validate(cfg.spec("claude")))
+    assert claude.seed is False and claude.params["top_k"] == 40  # no seed at Anthropic; extras pass
+    for name in ("gpt-user", "gemini-judge"):
+        assert request_params(ModelSpec.model_validate(cfg.spec(name))).seed is True
+    assert all(cfg.spec(n)["api_key_env"].endswith("_API_KEY") for n in cfg.models)
+
+
+def test_openai_compatible_sweep(monkeypatch):
+    monkeypatch.setenv("MODEL_BASE", "http://127.0.0.1:8000/v1")
+    cfg = load_sweep(SWEEPS / "openai-compatible.toml")
+    assert cfg.probe_specs() == {"agent/user/judge (models.local)": cfg.spec("local")}
+    req = request_params(ModelSpec.model_validate(cfg.spec("local")))
+    assert req.seed is True and req.dropped == () and req.params["max_tokens"] == 512
