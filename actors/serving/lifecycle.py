@@ -128,6 +128,7 @@ class ServedModels:
         from ray import serve
         from ray.serve.context import _get_global_client
 
+        logging.getLogger("ray.serve").setLevel(logging.WARNING)  # its INFO lines would drown the progress display
         try:
             client = _get_global_client(raise_if_no_controller_running=True)
         except Exception:
