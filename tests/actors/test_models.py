@@ -301,15 +301,15 @@ def test_litellm_request_building_runs_in_place_other_jobs_in_threads():
     executor = LitellmInlineExecutor()
 
     @_in_litellm
-    def build(x: int) -> tuple[int, int]:
+    def build(x: int, **kwargs) -> tuple[int, int]:
         return x, threading.get_ident()
 
     @_in_litellm
-    def broken() -> None:
+    def broken(**kwargs) -> None:
         raise ValueError("boom")
 
-    def wrapped(fn, *args):  # litellm's shape: partial(Context.run, partial(fn, ...))
-        return functools.partial(contextvars.copy_context().run, functools.partial(fn, *args))
+    def wrapped(fn, *args, model="openai/gpt-4o-mini"):  # litellm's shape: partial(Context.run, partial(fn, ...))
+        return functools.partial(contextvars.copy_context().run, functools.partial(fn, *args, model=model))
 
     try:
         assert executor.submit(wrapped(build, 7)).result() == (7, threading.get_ident())
@@ -318,6 +318,8 @@ def test_litellm_request_building_runs_in_place_other_jobs_in_threads():
         # anything else (not litellm, or not in litellm's shape) goes to a pool thread
         assert executor.submit(threading.get_ident).result(timeout=5) != threading.get_ident()
         assert executor.submit(build, 1).result(timeout=5)[1] != threading.get_ident()
+        # a provider not known to build requests without I/O goes to a thread too
+        assert executor.submit(wrapped(build, 2, model="vertex_ai/gemini")).result(timeout=5)[1] != threading.get_ident()
     finally:
         executor.shutdown()
 

@@ -1,0 +1,256 @@
+"""The one door to model providers: a litellm Router per model spec.
+
+Every agent, user simulator and judge call goes through :class:`ModelClient`, so there is
+exactly one place that talks to litellm and one place that retries a model call
+(litellm's Router, configured from the :class:`~tauray.actors.model_spec.ModelSpec`). The
+engine above it sees only two outcomes: a :class:`~tauray.actors.replies.ModelReply`
+(possibly empty or with broken tool-call JSON, which are the model's doing and get
+counted) or a :class:`~tauray.actors.model_errors.ModelCallError` that says whether the
+provider or the request was at fault, because the two are scored differently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from tauray.actors.inline_executor import _use_inline_executor
+from tauray.actors.model_errors import ModelCallError, ModelConfigError, classify, scrub
+from tauray.actors.model_spec import ModelSpec
+from tauray.actors.providers import (
+    _PLACEHOLDER_KEY,
+    _is_loopback,
+    _litellm,
+    _missing_env,
+    _providers,
+    env_api_base,
+    request_params,
+)
+from tauray.actors.replies import ModelReply, reply_of
+
+
+def retry_policy(num_retries: int) -> Any:
+    """Which failures the Router retries (with its exponential backoff) and which it does not.
+
+    Transient provider trouble (429, timeouts, 5xx, unavailable, connection errors,
+    which fall under ``DefaultRetries``) gets ``num_retries``; a request the provider
+    refused for what it is (bad request, context window, content policy, unknown
+    model, credentials) gets none, because an identical retry cannot succeed.
+    """
+    from litellm.types.router import RetryPolicy
+
+    return RetryPolicy(
+        RateLimitErrorRetries=num_retries,
+        TimeoutErrorRetries=num_retries,
+        InternalServerErrorRetries=num_retries,
+        ServiceUnavailableErrorRetries=num_retries,
+        DefaultRetries=num_retries,
+        BadRequestErrorRetries=0,
+        ContentPolicyViolationErrorRetries=0,
+        AuthenticationErrorRetries=0,
+        NotFoundErrorRetries=0,
+    )
+
+
+def allowed_fails_policy() -> Any:
+    """Errors that never cool a deployment down: requests refused for what they are.
+
+    litellm's Router cools a deployment down after a 401 or 404 (and, for a single
+    deployment, after any error litellm would not retry), after which every call,
+    however good, fails with "no deployments available" for the cooldown period. A
+    bad request, a refused key, a missing model or a content-policy refusal is the
+    request's (or the configuration's) doing, so it is allowed without limit; rate
+    limits and server errors keep litellm's default handling.
+    """
+    from litellm.types.router import AllowedFailsPolicy
+
+    unlimited = 10**9
+    return AllowedFailsPolicy(
+        BadRequestErrorAllowedFails=unlimited,
+        AuthenticationErrorAllowedFails=unlimited,
+        NotFoundErrorAllowedFails=unlimited,
+        ContentPolicyViolationErrorAllowedFails=unlimited,
+    )
+
+
+def _attempted_retries(hidden: Mapping[str, Any]) -> int:
+    """The Router's retry count for a reply, from the header it stamps on every response."""
+    headers = hidden.get("additional_headers") or {}
+    try:
+        return max(0, int(headers.get("x-litellm-attempted-retries") or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _has_price(litellm: Any, model: str, provider: str) -> bool:
+    """Whether litellm's price table knows ``model``. A Router registers an empty entry for
+    each deployment, so mere presence proves nothing; a per-token price must be there."""
+    bare = model.split("/", 1)[1] if "/" in model else model
+    for name, must_match_provider in ((model, False), (bare, True)):
+        entry = litellm.model_cost.get(name)
+        if not isinstance(entry, dict):
+            continue
+        if must_match_provider and entry.get("litellm_provider") != provider:
+            continue
+        if entry.get("input_cost_per_token") is not None or entry.get("output_cost_per_token") is not None:
+            return True
+    return False
+
+
+class ModelClient:
+    """Calls one model (and its fallbacks) through a single litellm Router.
+
+    Safe to share across the coroutines of one event loop; ``spec.concurrency``
+    bounds the calls in flight. Build it once per spec and process via
+    :func:`get_client`.
+    """
+
+    def __init__(self, spec: ModelSpec) -> None:
+        if spec.is_reference:
+            raise ModelConfigError(f"{spec.label} is played without a model; it has no ModelClient")
+        litellm = _litellm()
+        main_provider, fallback_providers = _providers(spec)
+        self.spec = spec
+        self._key_env = spec.api_key_env
+
+        def deployment(model: str, provider: str, is_main: bool) -> dict[str, Any]:
+            params: dict[str, Any] = {"model": model, "timeout": spec.timeout}
+            shares_endpoint = is_main or provider == main_provider
+            if spec.api_base and shares_endpoint:
+                params["api_base"] = spec.api_base
+            # A local or self-hosted server (named by the spec or by the provider's standard
+            # environment variable) needs some key but must never get a real one by accident
+            # (loopback), or has none to give (no variable set).
+            base = spec.api_base if spec.api_base and shares_endpoint else env_api_base(provider)
+            if base and not spec.api_key_env and (_is_loopback(base) or _missing_env(litellm, model)):
+                params["api_key"] = _PLACEHOLDER_KEY
+            if is_main:
+                if spec.rpm is not None:
+                    params["rpm"] = spec.rpm
+                if spec.tpm is not None:
+                    params["tpm"] = spec.tpm
+            return {"model_name": model, "litellm_params": params}
+
+        model_list = [deployment(spec.model, main_provider, True)]
+        model_list += [deployment(fb, p, False) for fb, p in zip(spec.fallbacks, fallback_providers)]
+        router_kwargs: dict[str, Any] = {
+            "model_list": model_list,
+            "num_retries": spec.num_retries,
+            "timeout": spec.timeout,
+            "retry_policy": retry_policy(spec.num_retries),
+        }
+        # A refused request says nothing about the deployment's health, so it must never put
+        # the deployment in cooldown (which would turn every other call into "no deployments").
+        router_kwargs["allowed_fails_policy"] = allowed_fails_policy()
+        if spec.fallbacks:
+            router_kwargs["fallbacks"] = [{spec.model: list(spec.fallbacks)}]
+        if spec.rpm is not None or spec.tpm is not None:
+            # Without this the Router treats rpm/tpm as routing weights only; with it an
+            # over-limit call fails as a rate limit, which the retry policy backs off from.
+            router_kwargs["optional_pre_call_checks"] = ["enforce_model_rate_limits"]
+        self._router = litellm.Router(**router_kwargs)
+
+
+        # Built once: per call only messages, tools, seed and the key are added.
+        self.request = request_params(spec, [main_provider, *fallback_providers])
+        self._base_kwargs = dict(self.request.params)
+        self._priced = {
+            model: _has_price(litellm, model, provider)
+            for model, provider in [(spec.model, main_provider), *zip(spec.fallbacks, fallback_providers)]
+        }
+        self._semaphore: asyncio.Semaphore | None = None
+        self._semaphore_loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"ModelClient({self.spec.label!r}, concurrency={self.spec.concurrency})"
+
+    def _slots(self) -> asyncio.Semaphore:
+        # A semaphore belongs to one event loop; a cached client may outlive a loop (tests,
+        # asyncio.run per batch), so each loop gets its own bound.
+        loop = asyncio.get_running_loop()
+        if self._semaphore is None or self._semaphore_loop is not loop:
+            _use_inline_executor(loop)
+            self._semaphore = asyncio.Semaphore(self.spec.concurrency)
+            self._semaphore_loop = loop
+        return self._semaphore
+
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, seed: int | None = None
+    ) -> ModelReply:
+        """One completion; raises :class:`ModelCallError` only when no reply came back.
+
+        ``messages`` and ``tools`` are passed to litellm as they are (not copied),
+        so callers must not mutate them while the call runs.
+        """
+        if self._closed:
+            raise RuntimeError(f"{self!r} is closed")
+        kwargs = dict(self._base_kwargs)
+        if tools:
+            kwargs["tools"] = tools
+        seed = self.spec.seed if seed is None else seed
+        seed_applied = None if seed is None else self.request.seed
+        if seed_applied:
+            kwargs["seed"] = seed
+        key: str | None = None
+        if self._key_env:
+            key = os.environ.get(self._key_env)
+            if not key:
+                raise ModelConfigError(
+                    f"model {self.spec.model!r}: the environment variable {self._key_env!r} named by api_key_env is not set"
+                )
+            kwargs["api_key"] = key
+
+        async with self._slots():
+            started = time.perf_counter()
+            try:
+                response = await self._router.acompletion(model=self.spec.model, messages=messages, **kwargs)
+            except Exception as error:
+                kind, status = classify(error)
+                text = scrub(f"{self.spec.model}: {type(error).__name__}: {error}", key)
+                raise ModelCallError(kind, text[:4000], status_code=status, error_type=type(error).__name__) from None
+            latency = time.perf_counter() - started
+        return self._reply(response, latency, seed_applied)
+
+    def _reply(self, response: Any, latency: float, seed_applied: bool | None = None) -> ModelReply:
+        hidden = getattr(response, "_hidden_params", None) or {}
+        served = str(hidden.get("litellm_model_name") or self.spec.model)
+        cost = hidden.get("response_cost")
+        cost_usd = float(cost) if isinstance(cost, (int, float)) and self._priced.get(served, False) else None
+        return reply_of(response, latency_s=latency, model=served, cost_usd=cost_usd, seed_applied=seed_applied,
+                        retries=_attempted_retries(hidden))
+
+    async def aclose(self) -> None:
+        """Drop the Router's process-wide registrations (callbacks, usage trackers)."""
+        if not self._closed:
+            self._closed = True
+            self._router.retire()
+
+
+# --------------------------------------------------------------------------- cache
+
+_CLIENTS: dict[str, ModelClient] = {}
+
+
+def get_client(spec: ModelSpec) -> ModelClient:
+    """The process's client for ``spec``: one Router per distinct spec, so rate limits and
+    concurrency bounds are shared by every conversation in the process."""
+    key = spec.model_dump_json()
+    client = _CLIENTS.get(key)
+    if client is None or client._closed:
+        client = _CLIENTS[key] = ModelClient(spec)
+    return client
+
+
+async def close_clients() -> None:
+    """Close and forget every cached client (end of a run, or between tests)."""
+    clients = list(_CLIENTS.values())
+    _CLIENTS.clear()
+    for client in clients:
+        await client.aclose()
+
+
+__all__ = ["ModelClient", "allowed_fails_policy", "close_clients", "get_client", "retry_policy"]

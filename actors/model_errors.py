@@ -1,0 +1,95 @@
+"""What can go wrong with a model, and how it is told: the two error classes the engine
+scores differently, their classification, and the scrubbing every error text gets.
+
+A :class:`ModelConfigError` is raised before any conversation starts (the model cannot be
+used as configured); a :class:`ModelCallError` is a call that produced no reply, and its
+``kind`` says whether the provider (``infra``) or the request (``model``) was at fault.
+Secrets never leave in a message: :func:`scrub` removes the key and anything shaped like one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any, Literal
+
+
+class ModelConfigError(ValueError):
+    """The model cannot be used as configured; raised before any conversation starts."""
+
+
+class ModelCallError(Exception):
+    """A call that produced no reply.
+
+    ``kind`` decides how the run treats it: ``"infra"`` means the provider or the
+    network failed even after the Router's retries (the work unit may be retried,
+    and the conversation is not the model's fault); ``"model"`` means the request
+    itself was refused (bad request, context window, content policy, unknown
+    model, credentials), which retrying would not change.
+    """
+
+    def __init__(self, kind: Literal["infra", "model"], message: str, *, status_code: int | None = None, error_type: str = "") -> None:
+        super().__init__(message)
+        self.kind: Literal["infra", "model"] = kind
+        self.message = message
+        self.status_code = status_code
+        self.error_type = error_type
+
+    def __repr__(self) -> str:
+        return f"ModelCallError(kind={self.kind!r}, message={self.message!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # It crosses Ray actor boundaries; the default reduction would drop ``kind``.
+        return (self.__class__, (self.kind, self.message), {"status_code": self.status_code, "error_type": self.error_type})
+
+
+_SECRET_PATTERNS = (
+    (re.compile(r"(?i)\b(bearer)\s+[^\s'\",;]+"), r"\1 [REDACTED]"),
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{4,}"), "sk-[REDACTED]"),
+    (re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization)['\"]?\s*[:=]\s*['\"]?)[^\s'\",;}]+"), r"\1[REDACTED]"),
+)
+
+
+def scrub(text: str, *secrets: str | None) -> str:
+    """``text`` without the given secret values or anything that looks like a credential."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "[REDACTED]")
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def classify(error: BaseException) -> tuple[Literal["infra", "model"], int | None]:
+    import openai
+
+    status = getattr(error, "status_code", None)
+    status = status if isinstance(status, int) else None
+    infra_types: tuple[type[BaseException], ...] = (
+        openai.RateLimitError,
+        openai.APIConnectionError,  # includes timeouts
+        openai.InternalServerError,
+        asyncio.TimeoutError,
+        ConnectionError,
+    )
+    model_types: tuple[type[BaseException], ...] = (
+        openai.BadRequestError,  # includes context window and content policy
+        openai.AuthenticationError,
+        openai.PermissionDeniedError,
+        openai.NotFoundError,
+        openai.UnprocessableEntityError,
+    )
+    if isinstance(error, infra_types):
+        return "infra", status
+    if isinstance(error, model_types):
+        return "model", status
+    if status is not None and 400 <= status < 500 and status not in (408, 409, 429):
+        return "model", status
+    # 5xx, 408/409/429, ServiceUnavailable/BadGateway, and failures with no status
+    # (the Router finding no deployment, broken transports): not the model's doing.
+    return "infra", status
+
+
+_classify = classify  # the name the client used before the split
+
+__all__ = ["ModelCallError", "ModelConfigError", "classify", "scrub"]

@@ -1,0 +1,143 @@
+"""How to reach one model role (agent, user or judge): the :class:`ModelSpec`.
+
+Safe to log and to store: it names the environment variable that holds a key, never the
+key; the key is read when a call is made.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tauray.actors.serving.spec import ServeSpec, served_name
+from tauray.scenarios.conventions import REFERENCE_POLICIES
+
+# Parameters the client itself owns; letting extra_params set them would bypass the spec
+# (or, for credentials, put a secret into a spec that gets logged and stored).
+_RESERVED_PARAMS = frozenset(
+    {
+        "model", "messages", "tools", "stream", "api_key", "api_base", "base_url", "timeout",
+        "num_retries", "max_retries", "fallbacks", "metadata", "seed", "temperature", "max_tokens",
+    }
+)
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ModelSpec(BaseModel):
+    """How to reach one model role (agent, user or judge); safe to log and to store."""
+
+    # Validation errors leave inputs out: a key pasted into the wrong field must not be echoed.
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+    model: str = Field(
+        description='litellm model string such as "openai/gpt-4o-mini", or a reference policy '
+        '("oracle", "scripted") that is played without a model.',
+        min_length=1,
+    )
+    temperature: float | None = Field(0.0, ge=0.0, description="Sampling temperature; None leaves the provider default.")
+    seed: int | None = Field(None, description="Sampling seed sent with every call unless a call passes its own.")
+    max_tokens: int | None = Field(None, gt=0, description="Cap on completion tokens; None leaves the provider default.")
+    api_base: str | None = Field(None, description="Base URL of the provider or of an OpenAI-compatible server.")
+    api_key_env: str | None = Field(
+        None,
+        description="NAME of the environment variable that holds the API key (never the key). "
+        "None uses the provider's standard variable.",
+    )
+    concurrency: int = Field(64, ge=1, description="Most calls in flight at once through one client.")
+    rpm: int | None = Field(None, gt=0, description="Requests-per-minute limit enforced on the deployment by the Router.")
+    tpm: int | None = Field(None, gt=0, description="Tokens-per-minute limit enforced on the deployment by the Router.")
+    timeout: float = Field(120.0, gt=0.0, description="Seconds one attempt may take before it counts as a timeout.")
+    num_retries: int = Field(3, ge=0, description="Router retries for transient failures (429, 5xx, timeouts, connection).")
+    fallbacks: list[str] = Field(
+        default_factory=list, description="Other litellm model strings tried, in order, when this model keeps failing."
+    )
+    extra_params: dict[str, Any] = Field(
+        default_factory=dict, description="Further litellm completion parameters (e.g. top_p), passed through as given."
+    )
+    reference_steps: bool = Field(
+        False, description="Agent only: the scenario's reference actions are added to the system prompt (a "
+        "ground-truth agent, as τ²'s llm_agent_gt), to check user simulators against a known resolution and "
+        "for benchmarks whose scripted agent follows the steps (endpoint behaviour scripted-agent-writes).",
+    )
+    serve: ServeSpec | None = Field(
+        None, description="Bring the model up on the Ray cluster for the run (Ray Serve: llama.cpp or vLLM) "
+        "instead of calling a running provider; model must then read 'openai/<name>'. See docs/serve.md.",
+    )
+
+    @field_validator("model")
+    @classmethod
+    def _strip_model(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("model must not be empty")
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name_not_key(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        # The error must not echo the value: if it is a key, echoing it would leak it.
+        if value.startswith("sk-") or len(value) > 100 or any(c.isspace() for c in value) or not _ENV_NAME.match(value):
+            raise ValueError(
+                "api_key_env must be the NAME of an environment variable (e.g. OPENAI_API_KEY), "
+                "not the key itself; the given value looks like a key or is not a variable name"
+            )
+        return value
+
+    @field_validator("fallbacks")
+    @classmethod
+    def _clean_fallbacks(cls, value: list[str]) -> list[str]:
+        cleaned = [v.strip() for v in value]
+        if any(not v for v in cleaned):
+            raise ValueError("fallback model strings must not be empty")
+        if len(set(cleaned)) != len(cleaned):
+            raise ValueError(f"fallbacks contain duplicates: {cleaned}")
+        if REFERENCE_POLICIES & set(cleaned):
+            raise ValueError("reference policies cannot be fallbacks")
+        return cleaned
+
+    @field_validator("extra_params")
+    @classmethod
+    def _no_reserved_params(cls, value: dict[str, Any]) -> dict[str, Any]:
+        reserved = sorted(_RESERVED_PARAMS & set(value))
+        if reserved:
+            raise ValueError(f"extra_params may not set {reserved}; use the ModelSpec fields instead")
+        return value
+
+    @model_validator(mode="after")
+    def _fallbacks_differ(self) -> ModelSpec:
+        if self.model in self.fallbacks:
+            raise ValueError(f"model {self.model!r} is listed among its own fallbacks")
+        if self.serve is not None:
+            served_name(self.model)
+        return self
+
+    @property
+    def is_reference(self) -> bool:
+        """True for the built-in reference policies, which never call a model."""
+        return self.model in REFERENCE_POLICIES
+
+    @property
+    def label(self) -> str:
+        """How the model is named in reports."""
+        return f"{self.model} (reference policy)" if self.is_reference else self.model
+
+    @classmethod
+    def parse(cls, value: str | Mapping[str, Any] | ModelSpec) -> ModelSpec:
+        """A spec from a bare model string, a JSON object text, or a mapping."""
+        if isinstance(value, ModelSpec):
+            return value
+        if isinstance(value, Mapping):
+            return cls.model_validate(dict(value))
+        text = value.strip()
+        if text.startswith("{"):
+            return cls.model_validate_json(text)
+        return cls(model=text)
+
+
+__all__ = ["REFERENCE_POLICIES", "ModelSpec"]
