@@ -56,6 +56,7 @@ def compact(path: Path | str) -> CompactSummary:
     for run_dir in dirs:
         with RunLock(run_dir):
             remove_temp_files(run_dir)
+            name = f"part-compact-{next_seq(run_dir, 'compact'):06d}-{secrets.token_hex(4)}.parquet"
             for table in TABLES:
                 old = data_files(run_dir / table)
                 before[table] += len(old)
@@ -68,7 +69,6 @@ def compact(path: Path | str) -> CompactSummary:
                 if len(old) == 1 and stored == rows.num_rows:
                     after[table] += 1
                     continue
-                name = f"part-compact-{next_seq(run_dir, 'compact'):06d}-{secrets.token_hex(4)}.parquet"
                 with deferred_signals():
                     if rows.num_rows:
                         commit_file(run_dir / table / name, rows)
