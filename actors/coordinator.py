@@ -35,6 +35,7 @@ from tauray.results.records import (
     PredicateRecord,
 )
 from tauray.scenarios.domains import domain_spec
+from tauray.scenarios.conventions import is_reference
 from tauray.scenarios.gold import fresh_state
 from tauray.scenarios.model import Scenario
 from tauray.scenarios.registry import default_registry
@@ -383,7 +384,7 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
 
 
 def _kind(model: str) -> str:
-    return "reference" if model in ("oracle", "scripted") else "llm"
+    return "reference" if is_reference(model) else "llm"
 
 
 def _score(conv: Conversation, finals: dict[str, Any]):

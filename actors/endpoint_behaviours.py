@@ -21,13 +21,14 @@ from typing import Any, Callable, Protocol
 
 from .endpoint_shapes import SHAPE_BEHAVIOURS
 from .endpoint_writers import WRITING_BEHAVIOURS
+from tauray.scenarios.conventions import HARNESS_TOOLS, STOP
 
-STOP_TOKEN = "###STOP###"
+STOP_TOKEN = STOP
 """Marker a simulated user appends to its last message (τ²'s convention)."""
 
 # Tools a scripted agent never picks on its own: calling them would end or hand
 # off the conversation, which is not what a scripted look-up should do.
-_NEVER_CALLED = frozenset({"end_conversation", "transfer_to_human_agents"})
+_NEVER_CALLED = HARNESS_TOOLS
 _PREFERRED_PREFIXES = ("get_", "check_")
 
 
@@ -329,7 +330,7 @@ def judge_json(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
 _JUDGE_BEGIN = "===== BEGIN CONVERSATION RECORD ====="
 _JUDGE_END = "===== END CONVERSATION RECORD ====="
 _READ_PREFIXES = ("get_", "check_", "find_", "search_", "list_", "lookup_")
-_HARNESS = ("end_conversation", "transfer_to_human_agents")
+_HARNESS = tuple(sorted(HARNESS_TOOLS))
 
 
 def _judge_request(body: dict[str, Any]) -> tuple[str, str, list[str]]:

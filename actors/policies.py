@@ -24,9 +24,17 @@ from typing import Any, Protocol
 
 from pydantic import Field
 from tauray.scenarios.model import Frozen, ReferenceAction, Scenario
+from tauray.scenarios.conventions import (  # noqa: F401  (STOP_TOKENS: re-exported for callers)
+    END_CONVERSATION,
+    ORACLE,
+    REFERENCE_BY_SIDE,
+    SCRIPTED,
+    STOP,
+    STOP_TOKENS,
+    is_reference,
+)
 
-REFERENCE_POLICIES = {"agent": ("oracle",), "user": ("scripted",)}
-STOP_TOKENS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
+REFERENCE_POLICIES = {side: (name,) for side, name in REFERENCE_BY_SIDE.items()}
 GREETING = "Hello, you have reached customer support. How can I help you today?"
 
 
@@ -106,7 +114,7 @@ class OracleAgent:
     async def reply(self, view, tools, seed) -> PolicyReply:
         if self.cursor >= len(self.actions):
             return PolicyReply(tool_calls=(PolicyToolCall(
-                id=f"oracle-{self.cursor}-end", name="end_conversation",
+                id=f"oracle-{self.cursor}-end", name=END_CONVERSATION,
                 arguments=json.dumps({"reason": "all reference actions done"})),))
         action = self.actions[self.cursor]
         self.cursor += 1
@@ -140,15 +148,15 @@ class ScriptedUser:
             self.calls += 1
             name, args = request
             return PolicyReply(tool_calls=(PolicyToolCall(id=f"scripted-{self.calls}", name=name, arguments=args),))
-        return PolicyReply(content="Thanks, that is all I needed. ###STOP###")
+        return PolicyReply(content=f"Thanks, that is all I needed. {STOP}")
 
 
 def make_policy(side: str, model: str, scenario: Scenario, client_factory: Any = None) -> Any:
     """The policy for one side of one conversation."""
-    if side == "agent" and model == "oracle":
+    if side == "agent" and model == ORACLE:
         return OracleAgent(scenario)
-    if side == "user" and model == "scripted":
+    if side == "user" and model == SCRIPTED:
         return ScriptedUser(scenario)
-    if model in ("oracle", "scripted"):
-        raise ValueError(f"'{model}' is a reference policy for the {'agent' if model == 'oracle' else 'user'} side only")
+    if is_reference(model):
+        raise ValueError(f"'{model}' is a reference policy for the {'agent' if model == ORACLE else 'user'} side only")
     return LLMPolicy(client_factory())

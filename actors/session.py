@@ -16,11 +16,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 from tauray.actors.policies import PolicyReply, PolicyToolCall
+from tauray.scenarios.conventions import END_CONVERSATION, TRANSFER_TO_HUMAN
 from tauray.scenarios.model import Frozen, Scenario, Side
 from tauray.scenarios.state import SideState, ToolOutcome
 
-HARNESS_END = "end_conversation"
-AGENT_TRANSFER = "transfer_to_human_agents"
+HARNESS_END = END_CONVERSATION
+AGENT_TRANSFER = TRANSFER_TO_HUMAN
 
 
 class ToolEvent(Frozen):

@@ -73,11 +73,12 @@ def bench_scenarios(split: str = "base", variant: str | None = None) -> list[str
     on either runner: those that hand over to a human end differently in τ²'s runner
     and in tauray's, so they are left out."""
     from tauray.scenarios import get_scenario, select_scenarios
+    from tauray.scenarios.conventions import TRANSFER_TO_HUMAN
 
     names = []
     for entry in select_scenarios(domain="telecom", split=split, variant=variant):
         actions = get_scenario(entry.name).reference_actions
-        if actions and all(a.name != "transfer_to_human_agents" for a in actions):
+        if actions and all(a.name != TRANSFER_TO_HUMAN for a in actions):
             names.append(entry.name)
     return names
 

@@ -211,7 +211,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     run_id = "demo-" + RunConfig.model_fields["run_id"].default_factory()
     out = Path(args.out) if args.out else Path("runs") / run_id
-    kwargs = dict(domain="telecom", split=args.split, agent={"model": "oracle"}, user={"model": "scripted"},
+    from tauray.scenarios.conventions import ORACLE, SCRIPTED
+
+    kwargs = dict(domain="telecom", split=args.split, agent={"model": ORACLE}, user={"model": SCRIPTED},
                   concurrency=args.concurrency, out=out, run_id=run_id)
     if not args.json:
         print(f"tauray demo: oracle agent + scripted user (reference policies, no model needed) on the telecom "

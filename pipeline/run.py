@@ -80,11 +80,12 @@ class RunSummary(OutcomeCounts):
 def check_models(cfg: RunConfig) -> None:
     """Fail before any conversation starts when a model cannot be reached as configured."""
     from tauray.actors.models import ModelSpec, check_model_ready
+    from tauray.scenarios.conventions import REFERENCE_BY_SIDE
 
     for role, spec in (("agent", cfg.agent), ("user", cfg.user)):
         model = ModelSpec.model_validate(spec)
-        reference = {"agent": "oracle", "user": "scripted"}[role]
-        if model.model in ("oracle", "scripted"):
+        reference = REFERENCE_BY_SIDE[role]
+        if model.is_reference:
             if model.model != reference:
                 raise ValueError(f"--{role}-model: '{model.model}' is not a reference policy for the {role} "
                                  f"side; use '{reference}'")

@@ -23,6 +23,7 @@ from typing import Any, Iterator
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tauray.pipeline.units import WorkUnit, cell_id, model_identity, unit_id, unit_seed
+from tauray.scenarios.conventions import ORACLE, SCRIPTED, is_reference
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -152,8 +153,8 @@ class SweepConfig(BaseModel):
                     known = ", ".join(sorted(self.models)) + (f" (or '{reference}')" if reference else "")
                     raise ValueError(f"{where}[{i}]: unknown model {n!r}; expected one of: {known}")
 
-        check("agents", self.agents, "oracle")
-        check("users", self.users, "scripted")
+        check("agents", self.agents, ORACLE)
+        check("users", self.users, SCRIPTED)
         check("judges", [j.model for j in self.judge_list], None)
         for i, j in enumerate(self.judge_list):
             _check_judge(i, j, self.models[j.model].spec)
@@ -324,7 +325,7 @@ class SweepPlan:
 
 
 def _identity(spec: dict[str, Any]) -> dict[str, Any]:
-    if spec.get("model") in ("oracle", "scripted"):
+    if is_reference(spec.get("model")):
         return {"model": spec["model"]}
     return model_identity(spec)
 

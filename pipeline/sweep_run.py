@@ -28,6 +28,7 @@ from tauray.pipeline.accounting import (
 )
 from tauray.pipeline.run import OutcomeCounts
 from tauray.pipeline.sweep import SweepConfig, SweepFileError, load_sweep, plan_sweep
+from tauray.scenarios.conventions import is_reference
 
 
 class SweepError(RuntimeError):
@@ -121,7 +122,7 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
         raise SweepError(f"{out} already holds results; pass --resume to continue this sweep there "
                          f"(or --retry-errors to also rerun its infra errors), or choose another --out")
     for name, entry in cfg.models.items():  # fail before anything starts
-        if entry.spec.get("model") not in ("oracle", "scripted"):
+        if not is_reference(entry.spec.get("model")):
             from tauray.actors.models import ModelSpec, check_model_ready
 
             try:
@@ -133,7 +134,8 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
         from tauray.actors.serving.lifecycle import unserved
 
         try:
-            probe_models(unserved(cfg.probe_specs()), seed=cfg.seed)  # served ones: once deployed
+            probe_models(unserved(cfg.probe_specs()), seed=cfg.seed,  # served ones: once deployed
+                         notes=lambda line: print(line, file=__import__("sys").stderr))
         except ProbeError as exc:
             raise SweepFileError(f"{cfg.name}: {exc}") from None
     started = time.perf_counter()

@@ -7,14 +7,14 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tauray.scenarios import telecom
+from tauray.scenarios import conventions, telecom
 from tauray.scenarios.model import Side, ToolSpec
 from tauray.scenarios.prompts import DEFAULT_USER_GUIDELINES, DEFAULT_USER_SCRIPT
 from tauray.scenarios.state import DualState, SideState
 from tauray.scenarios.upstream import data_file, read_text, upstream_attr
 
 END_CONVERSATION = ToolSpec(
-    name="end_conversation",
+    name=conventions.END_CONVERSATION,
     description="End the conversation once the customer's request is handled or cannot be handled.",
     parameters={
         "type": "object",

@@ -7,6 +7,7 @@ and task, a procedural script and behaviour guidelines.
 
 from __future__ import annotations
 
+from tauray.scenarios.conventions import END_CONVERSATION, OUT_OF_SCOPE, STOP, TRANSFER, TRANSFER_TO_HUMAN
 from tauray.scenarios.model import UserProfile
 
 POLICY_SEPARATOR = "\n\n---\n\n"
@@ -20,14 +21,14 @@ AGENT_GENERAL_NOTES = (
     "on what a tool returned, never on a guess.\n"
     "- Ask the customer for any identifier you need instead of inventing it.\n"
     "- When the customer's request has been handled, or cannot be handled within "
-    "the policy, call `end_conversation`. Hand over to a human only when the policy "
-    "says to, with `transfer_to_human_agents` if you have it."
+    f"the policy, call `{END_CONVERSATION}`. Hand over to a human only when the policy "
+    f"says to, with `{TRANSFER_TO_HUMAN}` if you have it."
 )
 
 USER_STOP_NOTE = (
-    "When the conversation is over, reply with the single token ###STOP###. "
-    "If the agent hands you to a human, reply with ###TRANSFER###. If the agent asks "
-    "you for something this task does not cover, reply with ###OUT-OF-SCOPE###."
+    f"When the conversation is over, reply with the single token {STOP}. "
+    f"If the agent hands you to a human, reply with {TRANSFER}. If the agent asks "
+    f"you for something this task does not cover, reply with {OUT_OF_SCOPE}."
 )
 
 DEFAULT_USER_SCRIPT = (
