@@ -1,26 +1,40 @@
-"""Scripted behaviours served by the local test endpoint.
+"""Scripted behaviours served by the local test endpoint, and their registry.
 
-A behaviour stands in for a model: it looks at one Chat Completions request
-body and decides what the assistant says next. Behaviours are pure functions
-of the request (plus the endpoint's config), so the same conversation always
-gets the same answer and any number of requests can run side by side without
-shared state. Where a behaviour needs to "choose", it hashes the conversation
-so far instead of drawing from a random generator.
-
-The request's ``model`` field names the behaviour. Anything after a colon is
-a parameter for it, e.g. ``scripted-user:5``. New behaviours are added by
-putting a function into :data:`BEHAVIOURS`.
+The request's ``model`` field names the behaviour. Anything after a colon is a parameter
+for it, e.g. ``scripted-user:5``. This module holds the agent and user behaviours and the
+refusals; the judges live in :mod:`~tauray.actors.endpoint_judges`, the writing pair in
+:mod:`~tauray.actors.endpoint_writers`, the reply shapes in
+:mod:`~tauray.actors.endpoint_shapes`, and what they are all built from in
+:mod:`~tauray.actors.endpoint_replies`. New behaviours are added to :data:`BEHAVIOURS`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any
 
-from .endpoint_shapes import SHAPE_BEHAVIOURS
-from .endpoint_writers import WRITING_BEHAVIOURS
+from tauray.actors.endpoint_judges import JUDGE_BEHAVIOURS
+from tauray.actors.endpoint_replies import (  # noqa: F401  (re-exported: behaviours import them from here)
+    Behaviour,
+    BehaviourError,
+    BehaviourSettings,
+    Reply,
+    UnknownBehaviour,
+    _messages,
+    _offered_functions,
+    _pick,
+    arguments_for,
+    completion_words,
+    conversation_digest,
+    model_param,
+    placeholder_for,
+    prompt_words,
+    split_model,
+    text_reply,
+    tool_call_reply,
+)
+from tauray.actors.endpoint_shapes import SHAPE_BEHAVIOURS
+from tauray.actors.endpoint_writers import WRITING_BEHAVIOURS
 from tauray.scenarios.conventions import HARNESS_TOOLS, STOP
 
 STOP_TOKEN = STOP
@@ -30,160 +44,6 @@ STOP_TOKEN = STOP
 # off the conversation, which is not what a scripted look-up should do.
 _NEVER_CALLED = HARNESS_TOOLS
 _PREFERRED_PREFIXES = ("get_", "check_")
-
-
-class BehaviourSettings(Protocol):
-    """The part of the endpoint config a behaviour may read."""
-
-    @property
-    def user_turns(self) -> int: ...
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What a behaviour answers: the assistant message and why it stopped."""
-
-    message: dict[str, Any]
-    finish_reason: str  # "stop" or "tool_calls"
-    empty_choices: bool = False  # answer with a completion whose "choices" list is empty
-
-
-Behaviour = Callable[[dict[str, Any], BehaviourSettings], Reply]
-
-
-class UnknownBehaviour(KeyError):
-    """The request named a model that no behaviour answers to."""
-
-    def __init__(self, model: str) -> None:
-        super().__init__(model)
-        self.model = model
-
-
-class BehaviourError(Exception):
-    """A behaviour's way to answer with an HTTP error, as a provider refusing a request does."""
-
-    def __init__(self, status: int, message: str, err_type: str = "invalid_request_error", code: str | None = None):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.err_type = err_type
-        self.code = code
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def split_model(model: str) -> tuple[str, str | None]:
-    """Split ``name:param`` into its name and optional parameter."""
-    name, sep, param = model.partition(":")
-    return name.strip(), (param.strip() if sep else None)
-
-
-def model_param(body: dict[str, Any]) -> str | None:
-    """The parameter after the colon in the request's model name, if any."""
-    return split_model(str(body.get("model", "")))[1]
-
-
-def conversation_digest(body: dict[str, Any]) -> int:
-    """A stable integer for the conversation so far.
-
-    Python's built-in ``hash`` is salted per process, so it cannot give the
-    same choice across runs; a blake2b digest of the canonical JSON can.
-    """
-    raw = json.dumps(body.get("messages", []), sort_keys=True, default=str)
-    return int.from_bytes(hashlib.blake2b(raw.encode(), digest_size=8).digest(), "big")
-
-
-def _pick(options: list[Any] | tuple[Any, ...], digest: int, salt: int = 0) -> Any:
-    return options[(digest + salt) % len(options)]
-
-
-def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
-    messages = body.get("messages") or []
-    return [m for m in messages if isinstance(m, dict)]
-
-
-def _offered_functions(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The function specs offered in the request, in order."""
-    specs = []
-    for tool in body.get("tools") or []:
-        if isinstance(tool, dict):
-            fn = tool.get("function") if tool.get("type", "function") == "function" else None
-            if isinstance(fn, dict) and fn.get("name"):
-                specs.append(fn)
-    return specs
-
-
-def text_reply(content: str) -> Reply:
-    return Reply({"role": "assistant", "content": content}, "stop")
-
-
-def tool_call_reply(name: str, arguments: str, call_id: str) -> Reply:
-    """An assistant message with one function call; ``arguments`` is sent as given."""
-    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-    return Reply({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
-
-
-def placeholder_for(schema: Any) -> Any:
-    """A value that fits a JSON-schema property well enough for a scripted call."""
-    if not isinstance(schema, dict):
-        return "unknown"
-    if schema.get("enum"):
-        return schema["enum"][0]
-    if "const" in schema:
-        return schema["const"]
-    for key in ("anyOf", "oneOf", "allOf"):
-        options = [o for o in schema.get(key) or [] if isinstance(o, dict)]
-        non_null = [o for o in options if o.get("type") != "null"]
-        if non_null:
-            return placeholder_for(non_null[0])
-    kind = schema.get("type")
-    if isinstance(kind, list):  # e.g. ["string", "null"]
-        kind = next((k for k in kind if k != "null"), "null")
-    return {
-        "string": "unknown",
-        "integer": 1,
-        "number": 1.0,
-        "boolean": True,
-        "object": {},
-        "array": [],
-        "null": None,
-    }.get(kind, "unknown")
-
-
-def arguments_for(function: dict[str, Any]) -> dict[str, Any]:
-    """Placeholder arguments for a function's required parameters."""
-    params = function.get("parameters") or {}
-    props = params.get("properties") or {}
-    return {name: placeholder_for(props.get(name)) for name in params.get("required") or []}
-
-
-def _word_count(value: Any) -> int:
-    if isinstance(value, str):
-        return len(value.split())
-    if isinstance(value, list):  # content parts
-        return sum(_word_count(p.get("text") if isinstance(p, dict) else p) for p in value)
-    return 0
-
-
-def prompt_words(body: dict[str, Any]) -> int:
-    """Rough token count of the request: words across all messages."""
-    total = 0
-    for m in _messages(body):
-        total += _word_count(m.get("content"))
-        for call in m.get("tool_calls") or []:
-            fn = (call.get("function") or {}) if isinstance(call, dict) else {}
-            total += 1 + _word_count(str(fn.get("arguments", "")))
-    return total
-
-
-def completion_words(message: dict[str, Any]) -> int:
-    """Rough token count of an assistant message."""
-    total = _word_count(message.get("content"))
-    for call in message.get("tool_calls") or []:
-        fn = call["function"]
-        total += 1 + len(str(fn.get("arguments", "")).split())
-    return total
 
 
 # --------------------------------------------------------------------------- agents
@@ -312,152 +172,6 @@ def scripted_user_impatient(body: dict[str, Any], settings: BehaviourSettings) -
     return _user_reply(body, _user_turn_limit(body, 1))
 
 
-# --------------------------------------------------------------------------- judge
-
-
-def judge_json(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """A judge that always passes; enough to exercise the judging plumbing."""
-    verdict = {"verdict": "pass", "reasoning": "Scripted judge: the transcript meets the criteria."}
-    return text_reply(json.dumps(verdict))
-
-
-# --------------------------------------------------------------------------- judges
-#
-# Judge behaviours read the judge request the way tauray renders it (the record
-# between its BEGIN/END marker lines; assertions listed as "A1. ..." before it)
-# and answer in one of the shapes a real judge might use, good or broken.
-
-_JUDGE_BEGIN = "===== BEGIN CONVERSATION RECORD ====="
-_JUDGE_END = "===== END CONVERSATION RECORD ====="
-_READ_PREFIXES = ("get_", "check_", "find_", "search_", "list_", "lookup_")
-_HARNESS = tuple(sorted(HARNESS_TOOLS))
-
-
-def _judge_request(body: dict[str, Any]) -> tuple[str, str, list[str]]:
-    """(text before the record, the record, assertion texts) of a judge request."""
-    text = "\n".join(str(m.get("content") or "") for m in _messages(body) if m.get("role") in ("system", "user"))
-    head, _, rest = text.partition(_JUDGE_BEGIN)
-    record = rest.partition(_JUDGE_END)[0]
-    assertions = []
-    for line in head.splitlines():
-        name, dot, tail = line.strip().partition(". ")
-        if dot and name[:1] == "A" and name[1:].isdigit():
-            assertions.append(tail)
-    return head, record, assertions
-
-
-def _record_acted(record: str) -> bool:
-    """Whether the record shows a state-changing step (a phone action or a non-read agent tool)."""
-    for line in record.splitlines():
-        if line.startswith("#") and "CUSTOMER performs phone action " in line:
-            return True
-        if line.startswith("#") and "AGENT calls tool " in line:
-            tool = line.split("AGENT calls tool ", 1)[1].split(" ", 1)[0]
-            if not tool.startswith(_READ_PREFIXES) and tool not in _HARNESS:
-                return True
-    return False
-
-
-def _nl_expected(assertion: str) -> bool:
-    return "(test: not met)" not in assertion
-
-
-def _good_answer(body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The right answer for this request, as the reply object, and the assertions asked."""
-    _, record, assertions = _judge_request(body)
-    if assertions:
-        results = [{"id": f"A{i + 1}", "reasoning": "Scripted check of the statement.",
-                    "verdict": "met" if _nl_expected(a) else "not_met"} for i, a in enumerate(assertions)]
-        return {"results": results}, assertions
-    acted = _record_acted(record)
-    return {"reasoning": "The record shows a fix being applied." if acted else "No fix was applied.",
-            "verdict": "pass" if acted else "fail"}, assertions
-
-
-def _flip(answer: dict[str, Any]) -> dict[str, Any]:
-    if "results" in answer:
-        return {"results": [dict(r, verdict="not_met" if r["verdict"] == "met" else "met") for r in answer["results"]]}
-    return dict(answer, verdict="fail" if answer["verdict"] == "pass" else "pass")
-
-
-def judge_good(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """A judge that is right: overall passes iff the record shows a state-changing step;
-    an assertion is met unless its text carries the marker "(test: not met)"."""
-    return text_reply(json.dumps(_good_answer(body)[0]))
-
-
-def judge_always_pass(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """A lenient judge: every conversation passes, every assertion is met."""
-    answer, assertions = _good_answer(body)
-    if assertions:
-        return text_reply(json.dumps({"results": [dict(r, verdict="met") for r in answer["results"]]}))
-    return text_reply(json.dumps({"reasoning": "The customer seemed satisfied.", "verdict": "pass"}))
-
-
-def judge_coin(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """A judge whose verdict depends on the request text only by chance (a stable hash)."""
-    answer, _ = _good_answer(body)
-    return text_reply(json.dumps(_flip(answer) if conversation_digest(body) % 2 else answer))
-
-
-def judge_fenced(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """The right answer inside a fenced json block."""
-    return text_reply("```json\n" + json.dumps(_good_answer(body)[0], indent=2) + "\n```")
-
-
-def judge_prose(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """The right answer with prose before and after it."""
-    answer = json.dumps(_good_answer(body)[0])
-    return text_reply(f"I read the whole record carefully. My assessment is: {answer} That is my final answer.")
-
-
-def judge_repeat(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """A wrong answer, then a correction: two different verdicts in one reply (stored as unscored, ambiguous)."""
-    answer, _ = _good_answer(body)
-    return text_reply(f"First take: {json.dumps(_flip(answer))}\nOn reflection I correct that: {json.dumps(answer)}")
-
-
-def judge_missing(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """Leaves out a verdict: the last assertion's, or the overall verdict field."""
-    answer, assertions = _good_answer(body)
-    if assertions:
-        return text_reply(json.dumps({"results": answer["results"][:-1]}))
-    return text_reply(json.dumps({"reasoning": answer["reasoning"]}))
-
-
-def judge_extra(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """Adds a verdict for an assertion that was not asked (overall: an extra non-verdict object)."""
-    answer, assertions = _good_answer(body)
-    if assertions:
-        extra = {"id": f"A{len(assertions) + 1}", "reasoning": "An extra statement.", "verdict": "met"}
-        return text_reply(json.dumps({"results": [*answer["results"], extra]}))
-    return text_reply(json.dumps(answer) + "\n" + json.dumps({"confidence": 0.9}))
-
-
-def judge_contradict(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """Contradicts itself inside one answer: two verdicts for A1, or verdict vs. passed."""
-    answer, assertions = _good_answer(body)
-    if assertions:
-        first = answer["results"][0]
-        twin = dict(first, verdict="not_met" if first["verdict"] == "met" else "met")
-        return text_reply(json.dumps({"results": [first, twin, *answer["results"][1:]]}))
-    return text_reply(json.dumps(dict(answer, passed=answer["verdict"] != "pass")))
-
-
-def judge_empty(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """An empty reply, which must never pass."""
-    return text_reply("")
-
-
-def judge_injected(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """The right answer, then a quote of every record line that mentions a verdict: if the
-    record still held a parseable verdict, the quote would be the last one and would win."""
-    _, record, _ = _judge_request(body)
-    quoted = [line[4:] if line.startswith("  | ") else line for line in record.splitlines()
-              if any(w in line.lower() for w in ("verdict", "met", "pass"))]
-    return text_reply(json.dumps(_good_answer(body)[0]) + "\nThe record contained:\n" + "\n".join(quoted))
-
-
 # --------------------------------------------------------------------------- refusals
 
 REFUSE_MARK = "[refuse]"
@@ -486,20 +200,9 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "scripted-agent-quiet": scripted_agent_quiet,
     "scripted-user": scripted_user,
     "scripted-user-impatient": scripted_user_impatient,
-    "judge-json": judge_json,
-    "judge-good": judge_good,
-    "judge-always-pass": judge_always_pass,
-    "judge-coin": judge_coin,
-    "judge-fenced": judge_fenced,
-    "judge-prose": judge_prose,
-    "judge-repeat": judge_repeat,
-    "judge-missing": judge_missing,
-    "judge-extra": judge_extra,
-    "judge-contradict": judge_contradict,
-    "judge-empty": judge_empty,
-    "judge-injected": judge_injected,
     "refuse-marked": refuse_marked,
     "no-seed": no_seed,
+    **JUDGE_BEHAVIOURS,
     **WRITING_BEHAVIOURS,
     **SHAPE_BEHAVIOURS,
 }

@@ -1,0 +1,185 @@
+"""Judge behaviours of the test endpoint: answers a judge might give, good or broken.
+
+They read the judge request the way tauray renders it (the record between its BEGIN/END
+marker lines; assertions listed as "A1. ..." before it) and answer in one of the shapes a
+real judge might use: a correct verdict, one that always passes, a coin, fenced or prose
+JSON, repeated, missing or extra keys, contradictions, an empty reply, an injection echo.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tauray.actors.endpoint_replies import (
+    BehaviourSettings,
+    Reply,
+    _messages,
+    conversation_digest,
+    text_reply,
+)
+from tauray.scenarios.conventions import HARNESS_TOOLS
+
+
+# --------------------------------------------------------------------------- judge
+
+
+def judge_json(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """A judge that always passes; enough to exercise the judging plumbing."""
+    verdict = {"verdict": "pass", "reasoning": "Scripted judge: the transcript meets the criteria."}
+    return text_reply(json.dumps(verdict))
+
+
+# --------------------------------------------------------------------------- judges
+#
+# Judge behaviours read the judge request the way tauray renders it (the record
+# between its BEGIN/END marker lines; assertions listed as "A1. ..." before it)
+# and answer in one of the shapes a real judge might use, good or broken.
+
+_JUDGE_BEGIN = "===== BEGIN CONVERSATION RECORD ====="
+_JUDGE_END = "===== END CONVERSATION RECORD ====="
+_READ_PREFIXES = ("get_", "check_", "find_", "search_", "list_", "lookup_")
+_HARNESS = tuple(sorted(HARNESS_TOOLS))
+
+
+def _judge_request(body: dict[str, Any]) -> tuple[str, str, list[str]]:
+    """(text before the record, the record, assertion texts) of a judge request."""
+    text = "\n".join(str(m.get("content") or "") for m in _messages(body) if m.get("role") in ("system", "user"))
+    head, _, rest = text.partition(_JUDGE_BEGIN)
+    record = rest.partition(_JUDGE_END)[0]
+    assertions = []
+    for line in head.splitlines():
+        name, dot, tail = line.strip().partition(". ")
+        if dot and name[:1] == "A" and name[1:].isdigit():
+            assertions.append(tail)
+    return head, record, assertions
+
+
+def _record_acted(record: str) -> bool:
+    """Whether the record shows a state-changing step (a phone action or a non-read agent tool)."""
+    for line in record.splitlines():
+        if line.startswith("#") and "CUSTOMER performs phone action " in line:
+            return True
+        if line.startswith("#") and "AGENT calls tool " in line:
+            tool = line.split("AGENT calls tool ", 1)[1].split(" ", 1)[0]
+            if not tool.startswith(_READ_PREFIXES) and tool not in _HARNESS:
+                return True
+    return False
+
+
+def _nl_expected(assertion: str) -> bool:
+    return "(test: not met)" not in assertion
+
+
+def _good_answer(body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The right answer for this request, as the reply object, and the assertions asked."""
+    _, record, assertions = _judge_request(body)
+    if assertions:
+        results = [{"id": f"A{i + 1}", "reasoning": "Scripted check of the statement.",
+                    "verdict": "met" if _nl_expected(a) else "not_met"} for i, a in enumerate(assertions)]
+        return {"results": results}, assertions
+    acted = _record_acted(record)
+    return {"reasoning": "The record shows a fix being applied." if acted else "No fix was applied.",
+            "verdict": "pass" if acted else "fail"}, assertions
+
+
+def _flip(answer: dict[str, Any]) -> dict[str, Any]:
+    if "results" in answer:
+        return {"results": [dict(r, verdict="not_met" if r["verdict"] == "met" else "met") for r in answer["results"]]}
+    return dict(answer, verdict="fail" if answer["verdict"] == "pass" else "pass")
+
+
+def judge_good(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """A judge that is right: overall passes iff the record shows a state-changing step;
+    an assertion is met unless its text carries the marker "(test: not met)"."""
+    return text_reply(json.dumps(_good_answer(body)[0]))
+
+
+def judge_always_pass(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """A lenient judge: every conversation passes, every assertion is met."""
+    answer, assertions = _good_answer(body)
+    if assertions:
+        return text_reply(json.dumps({"results": [dict(r, verdict="met") for r in answer["results"]]}))
+    return text_reply(json.dumps({"reasoning": "The customer seemed satisfied.", "verdict": "pass"}))
+
+
+def judge_coin(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """A judge whose verdict depends on the request text only by chance (a stable hash)."""
+    answer, _ = _good_answer(body)
+    return text_reply(json.dumps(_flip(answer) if conversation_digest(body) % 2 else answer))
+
+
+def judge_fenced(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """The right answer inside a fenced json block."""
+    return text_reply("```json\n" + json.dumps(_good_answer(body)[0], indent=2) + "\n```")
+
+
+def judge_prose(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """The right answer with prose before and after it."""
+    answer = json.dumps(_good_answer(body)[0])
+    return text_reply(f"I read the whole record carefully. My assessment is: {answer} That is my final answer.")
+
+
+def judge_repeat(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """A wrong answer, then a correction: two different verdicts in one reply (stored as unscored, ambiguous)."""
+    answer, _ = _good_answer(body)
+    return text_reply(f"First take: {json.dumps(_flip(answer))}\nOn reflection I correct that: {json.dumps(answer)}")
+
+
+def judge_missing(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """Leaves out a verdict: the last assertion's, or the overall verdict field."""
+    answer, assertions = _good_answer(body)
+    if assertions:
+        return text_reply(json.dumps({"results": answer["results"][:-1]}))
+    return text_reply(json.dumps({"reasoning": answer["reasoning"]}))
+
+
+def judge_extra(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """Adds a verdict for an assertion that was not asked (overall: an extra non-verdict object)."""
+    answer, assertions = _good_answer(body)
+    if assertions:
+        extra = {"id": f"A{len(assertions) + 1}", "reasoning": "An extra statement.", "verdict": "met"}
+        return text_reply(json.dumps({"results": [*answer["results"], extra]}))
+    return text_reply(json.dumps(answer) + "\n" + json.dumps({"confidence": 0.9}))
+
+
+def judge_contradict(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """Contradicts itself inside one answer: two verdicts for A1, or verdict vs. passed."""
+    answer, assertions = _good_answer(body)
+    if assertions:
+        first = answer["results"][0]
+        twin = dict(first, verdict="not_met" if first["verdict"] == "met" else "met")
+        return text_reply(json.dumps({"results": [first, twin, *answer["results"][1:]]}))
+    return text_reply(json.dumps(dict(answer, passed=answer["verdict"] != "pass")))
+
+
+def judge_empty(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """An empty reply, which must never pass."""
+    return text_reply("")
+
+
+def judge_injected(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """The right answer, then a quote of every record line that mentions a verdict: if the
+    record still held a parseable verdict, the quote would be the last one and would win."""
+    _, record, _ = _judge_request(body)
+    quoted = [line[4:] if line.startswith("  | ") else line for line in record.splitlines()
+              if any(w in line.lower() for w in ("verdict", "met", "pass"))]
+    return text_reply(json.dumps(_good_answer(body)[0]) + "\nThe record contained:\n" + "\n".join(quoted))
+
+
+JUDGE_BEHAVIOURS = {
+    "judge-json": judge_json,
+    "judge-good": judge_good,
+    "judge-always-pass": judge_always_pass,
+    "judge-coin": judge_coin,
+    "judge-fenced": judge_fenced,
+    "judge-prose": judge_prose,
+    "judge-repeat": judge_repeat,
+    "judge-missing": judge_missing,
+    "judge-extra": judge_extra,
+    "judge-contradict": judge_contradict,
+    "judge-empty": judge_empty,
+    "judge-injected": judge_injected,
+}
+
+__all__ = ["JUDGE_BEHAVIOURS"]
