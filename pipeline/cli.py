@@ -346,13 +346,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from tauray.scenarios.loader import ScenarioLoadError
     from tauray.scenarios.registry import UnknownScenarioError
+    from tauray.results.lock import RunLockedError
     from tauray.scenarios.upstream import UpstreamError
 
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
-    except (UnknownScenarioError, ScenarioLoadError, UpstreamError, ValueError) as exc:
+    except (UnknownScenarioError, ScenarioLoadError, UpstreamError, ValueError, RunLockedError) as exc:
         print(f"tauray: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
