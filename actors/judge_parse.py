@@ -41,20 +41,36 @@ ID_KEY = "id"
 RESULTS_KEY = "results"
 _OVERALL = {"pass": True, "passed": True, "fail": False, "failed": False}
 _NL = {"met": True, "not_met": False, "not met": False, "not-met": False}
-# Fields that are not the schema's verdict but state one; read only to find a
-# disagreeing object, never as a verdict.
-_SIDE_FIELDS = ("passed", "pass", "resolved", "success", "met", "holds", "satisfied")
-_SIDE_KEYS = frozenset({*_SIDE_FIELDS, VERDICT_KEY, "result", "outcome", "decision", "grade", "judgement",
-                        "judgment", "finalverdict", "overallverdict", "overall"})  # compared after folding look-alikes
-_SIDE_TRUE = {"true", "yes", "pass", "passed", "met", "resolved", "success", "holds", "satisfied"}
-_SIDE_FALSE = {"false", "no", "fail", "failed", "not_met", "not met", "unmet", "unresolved", "violated"}
+# Voices: keys that state a verdict without being the schema's key. They never make a verdict; where
+# one disagrees with the verdict read, the question is ambiguous. A key is a voice when, folded
+# (NFKC, look-alikes, case, punctuation), it holds one of these (or is "met", "ismet"...).
+_VOICE_TOKENS = ("verdict", "pass", "fail", "result", "status", "outcome", "resolv", "success", "satisf",
+                 "decision", "judg", "grade", "conclu", "holds")
+_VOICE_MET = re.compile(r"^(is|was|been|overall|final|not|un)?met$")
+# Keys that explain or name a verdict rather than state one: an object made only of voices and these
+# reads as a reply; one with other data (a tool result {"status": "ok", "passed": true}) is quoted data.
+_EXPLAIN_TOKENS = ("reason", "explan", "rational", "justif", "comment", "note", "summar", "evidence", "analy",
+                   "confiden", "detail", "critique", "feedback", "thought")
+_ITEM_KEYS = frozenset({"id", "criterion", "criterionid", "assertion", "assertionid", "statement", "requirement",
+                        "rule", "name", "label"})
+_SIDE_TRUE = {"true", "yes", "pass", "passed", "met", "resolved", "success", "succeeded", "holds", "satisfied"}
+_SIDE_FALSE = {"false", "no", "fail", "failed", "not met", "unmet", "unresolved", "violated", "not passed",
+               "not satisfied", "not resolved"}
+_QUOTE = "[\"'`*\u201c\u201d\u2018\u2019\u00ab\u00bb\u201e\u201f]"
 _PLACEHOLDER = re.compile(r"^\s*<[^<>]*>\s*$|^\s*[a-z_]+(\s*\|\s*[a-z_]+)+\s*$", re.IGNORECASE)
 _ID = re.compile(r"^\s*[Aa]?\s*(\d+)\s*$")
-_STRAY = re.compile(r"""["'`]verdict["'`]\s*[:=]\s*["'`]?\s*([a-z_\- ]{2,12}?)\s*["'`,}\]\n]""")
-_PROSE_STRAY = re.compile(r'"verdict"\s*:\s*"([a-z_\- ]{2,12})"')
+# A verdict stated outside any decoded value: "verdict": "x", {verdict: x}, Verdict: FAIL, <verdict>fail<...
+_STRAY = re.compile(rf"(?<![a-z0-9_]){_QUOTE}*verdict{_QUOTE}*\s*(?:[:=>]|\bis\b)\s*{_QUOTE}*\s*"
+                    r"(not[ _\-]?met|unmet|met|passed|pass|failed|fail)(?![a-z0-9_])")
+_STRAY_ANYCASE = re.compile(_STRAY.pattern, re.IGNORECASE)
+# "A1: not met" in prose.
+_NL_STRAY = re.compile(rf"(?<![a-z0-9_])a\s*(\d+)\s*(?:[:=\-\u2013\u2014)]|\bis\b)\s*{_QUOTE}*\s*"
+                       r"(not[ _\-]?met|unmet|met)(?![a-z0-9_])")
+_NL_STRAY_ANYCASE = re.compile(_NL_STRAY.pattern, re.IGNORECASE)
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 # The first character after "{" or "[" that can begin JSON content: anything
 # else ("{the agent...", "[see R1") is prose, not a value that failed to decode.
+MAX_DEPTH = 64
 _OBJECT_START = re.compile(r"""\s*(["'}]|[A-Za-z_]\w*\s*:)""")
 _ARRAY_START = re.compile(r"""\s*(["'{\[\]\-0-9]|true|false|null)""")
 
@@ -114,9 +130,9 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates)
 
 
-def _close(text: str, start: int) -> int | None:
-    """End (exclusive) of the bracketed region opening at ``start``, string-aware; None if it never closes."""
-    depth, in_string, escaped = 0, False, False
+def _close(text: str, start: int) -> tuple[int | None, int]:
+    """End (exclusive) of the bracketed region opening at ``start`` (None if it never closes), and its depth."""
+    depth, deepest, in_string, escaped = 0, 0, False, False
     for k in range(start, len(text)):
         c = text[k]
         if in_string:
@@ -130,11 +146,12 @@ def _close(text: str, start: int) -> int | None:
             in_string = True
         elif c in "{[":
             depth += 1
+            deepest = max(deepest, depth)
         elif c in "}]":
             depth -= 1
             if depth == 0:
-                return k + 1
-    return None
+                return k + 1, deepest
+    return None, deepest
 
 
 @dataclass
@@ -163,10 +180,12 @@ def scan(text: str) -> Scan:
         if not (_OBJECT_START if text[j] == "{" else _ARRAY_START).match(text, j + 1):
             i = j + 1  # prose with a bracket in it, not the start of a value
             continue
-        end = _close(text, j)
+        end, deepest = _close(text, j)
         try:
+            if deepest > MAX_DEPTH:  # no reply nests this deep; decoding it would only exhaust the stack
+                raise RecursionError(f"nested {deepest} levels deep (more than {MAX_DEPTH})")
             value, stop = _DECODER.raw_decode(text, j)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             error = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             if end is None:
                 error = f"{error}; it never closes (truncated?)"
@@ -198,10 +217,17 @@ def json_values(text: str) -> list[Any]:
     return [v for _, v in scan(text).values]
 
 
+# Cyrillic and Greek letters that NFKC keeps but a reader takes for Latin ones (one to one, so
+# positions survive): the "е" in "vеrdict" or "ЕND" is read as "e".
+CONFUSABLES = str.maketrans(dict(zip(
+    "аеосрхуіјѕԁһӏԛԝүкАВЕКМНОРСТХІЈЅҮαοριυνκτχεΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeocpxyijsdhlqwykABEKMHOPCTXIJSYaopiuvktxeABEZHIKMNOPTYX", strict=True)))
+
+
 def fold(text: str) -> str:
-    """``text`` as compared for look-alikes: NFKC, format characters removed, casefolded."""
+    """``text`` as compared for look-alikes: NFKC, format characters removed, confusables mapped, casefolded."""
     text = unicodedata.normalize("NFKC", text)
-    return "".join(c for c in text if unicodedata.category(c) != "Cf").casefold()
+    return "".join(c for c in text if unicodedata.category(c) != "Cf").translate(CONFUSABLES).casefold()
 
 
 def _unescape(text: str) -> str:
@@ -214,23 +240,55 @@ def _in_ornaments(line: str, at: int) -> bool:
     return before.rfind("\u2774") > before.rfind("\u2775")
 
 
+def _word(raw: str, words: dict[str, bool]) -> str | None:
+    w = re.sub(r"[\s_\-]+", "_", raw.strip())
+    w = {"unmet": "not_met"}.get(w, w)
+    return w if w in words else None
+
+
+def _outside_lines(s: Scan) -> list[str]:
+    """Folded lines of the prose and of the values that failed to decode, less quotes of the record."""
+    lines = [line for _, _, span in s.broken for line in _unescape(span).splitlines()]
+    lines += [line for segment in s.prose for line in _unescape(segment).splitlines()]
+    return [line for line in lines if not line.lstrip().startswith("|")]  # a record line ("  | ...")
+
+
 def _stray(s: Scan, words: dict[str, bool]) -> list[str]:
-    """Verdict words written as a ``"verdict": ...`` key outside every decoded value.
+    """Verdict words stated outside every decoded value: ``"verdict": "x"``, ``{verdict: x}``,
+    ``Verdict: FAIL``, ``<verdict>fail</verdict>``, ``“verdict”: “fail”``.
 
     Never read as a verdict: inside a value that failed to decode, which answer
-    it holds is unknowable; in prose, it is debris of the reply's own JSON that
-    an unescaped quote cut off (a quote of the defused record, between its
-    ornaments, is left alone). Only ever a disagreeing voice against the decoded
-    verdicts, so a reply whose JSON is broken cannot lose its own answer and
-    keep a quoted one."""
+    it holds is unknowable; in prose, it may be debris of the reply's own JSON
+    or an answer in a shape the schema does not have (a quote of the defused
+    record, between its ornaments or on a ``  | `` line, is left alone). Only
+    ever a disagreeing voice against the decoded verdicts, so a reply whose
+    real answer is unreadable cannot keep a quoted one."""
     found = []
-    for _, _, span in s.broken:
-        found += [m.group(1).strip() for m in _STRAY.finditer(_unescape(span) + "\n") if m.group(1).strip() in words]
-    for segment in s.prose:
-        for line in _unescape(segment).splitlines():
-            found += [m.group(1) for m in _PROSE_STRAY.finditer(line)
-                      if m.group(1) in words and not _in_ornaments(line, m.start())]
+    for line in _outside_lines(s):
+        found += [w for m in _STRAY.finditer(line)
+                  if (w := _word(m.group(1), words)) and not _in_ornaments(line, m.start())]
     return found
+
+
+def _nl_stray(s: Scan) -> list[tuple[int, bool, str]]:
+    """``A1: not met`` stated outside every decoded value: (number, reading, text)."""
+    return [(int(m.group(1)), _NL[w], m.group(0)) for line in _outside_lines(s) for m in _NL_STRAY.finditer(line)
+            if (w := _word(m.group(2), _NL)) and not _in_ornaments(line, m.start())]
+
+
+def voice_positions(text: str) -> list[int]:
+    """Where, in (NFKC-normalised) ``text``, a verdict stated in prose ends its key word ("Verdict" in
+    ``Verdict: PASS``, "A1" in ``A1: met``): the renderer marks these as quoted, so a judge repeating a
+    line of the record does not add a voice the parser would hear."""
+    probe = text.translate(CONFUSABLES)  # one to one: positions stay
+    out = []
+    for m in _STRAY_ANYCASE.finditer(probe):
+        at = m.start() + m.group(0).lower().find("verdict") + len("verdict")
+        line_start = probe.rfind("\n", 0, at) + 1
+        if not _in_ornaments(probe[line_start:at], at - line_start):
+            out.append(at)
+    out += [m.end(1) for m in _NL_STRAY_ANYCASE.finditer(probe)]
+    return sorted(set(out))
 
 
 # --------------------------------------------------------------------------- verdict-shaped values
@@ -242,12 +300,28 @@ def _is_placeholder(value: Any) -> bool:
 
 
 def _side_reading(value: Any) -> bool | None:
+    """What a voice's value says, if it says pass/fail at all (``0``/``1`` included)."""
     if isinstance(value, bool):
         return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
     if isinstance(value, str):
-        v = value.strip().lower()
+        v = re.sub(r"[\s_\-]+", " ", fold(value)).strip(" .!")
         return True if v in _SIDE_TRUE else False if v in _SIDE_FALSE else None
     return None
+
+
+def _plain_key(key: str) -> str:
+    """A key as a look-alike compares: ``Verdict``, ``ｖｅｒｄｉｃｔ``, ``vеrdict`` and ``ver\u200bdict`` are ``verdict``."""
+    return re.sub(r"[^a-z]", "", fold(key))
+
+
+def _key_polarity(key: str) -> bool | None:
+    """None: the key states no verdict; True: its value reads as is; False: inverted (``failed``, ``unmet``)."""
+    k = _plain_key(key)
+    if not (any(t in k for t in _VOICE_TOKENS) or _VOICE_MET.match(k)):
+        return None
+    return not (("fail" in k and "pass" not in k) or k.startswith(("not", "un")))
 
 
 def _reason_text(obj: dict[str, Any]) -> str | None:
@@ -267,16 +341,16 @@ class Candidate:
     obj: dict[str, Any] = field(default_factory=dict)
 
     def label(self) -> str:
-        return f"{self.raw!r} at {self.where}"
+        return f"{self.raw!r} at {self.where}" + (" (in an echo of the format example)" if self.echo else "")
 
 
-def _candidates(values: list[tuple[int, Any]], words: dict[str, bool]) -> list[Candidate]:
-    out: list[Candidate] = []
+def _walk(values: list[tuple[int, Any]]) -> list[tuple[dict[str, Any], str]]:
+    """Every object inside the decoded values, with where it sits."""
+    out: list[tuple[dict[str, Any], str]] = []
 
     def walk(value: Any, where: str) -> None:
         if isinstance(value, dict):
-            if VERDICT_KEY in value:
-                out.append(_read(value, where, words))
+            out.append((value, where))
             for k, v in value.items():
                 walk(v, f"{where}.{k}")
         elif isinstance(value, list):
@@ -288,31 +362,59 @@ def _candidates(values: list[tuple[int, Any]], words: dict[str, bool]) -> list[C
     return out
 
 
+def _candidates(values: list[tuple[int, Any]], words: dict[str, bool]) -> list[Candidate]:
+    return [_read(obj, where, words) for obj, where in _walk(values) if VERDICT_KEY in obj]
+
+
 def _read(obj: dict[str, Any], where: str, words: dict[str, bool]) -> Candidate:
     raw = obj[VERDICT_KEY]
     c = Candidate(where=where, raw=raw, obj=obj)
-    if any(_is_placeholder(v) for k, v in obj.items() if k != ID_KEY):
+    if _is_placeholder(raw):
         c.echo, c.problem = True, f"echo of the reply-format example ({VERDICT_KEY}={raw!r})"
         return c
     c.reading = words.get(raw.strip().lower()) if isinstance(raw, str) else None
+    if any(_is_placeholder(v) for k, v in obj.items() if k not in (ID_KEY, VERDICT_KEY)):
+        # The example's shape around a real value: never a verdict, but still a voice that may disagree.
+        c.echo, c.problem = True, f"echo of the reply-format example ({VERDICT_KEY}={raw!r})"
+        return c
     if c.reading is None:
         c.problem = f"unrecognised verdict value {raw!r} (expected {' or '.join(sorted(set(words) & {'pass', 'fail', 'met', 'not_met'}))})"
         return c
     for key, value in obj.items():
-        if key == VERDICT_KEY or _plain_key(key) not in _SIDE_KEYS:
-            continue
-        side = _side_reading(value) if _plain_key(key) != VERDICT_KEY else (
-            words.get(value.strip().lower()) if isinstance(value, str) else None)
-        if side is not None and side != c.reading:
+        polarity = _key_polarity(key) if key != VERDICT_KEY else None
+        side = _side_reading(value) if polarity is not None else None
+        if side is not None and (side if polarity else not side) != c.reading:
             c.problem = f"ambiguous: {VERDICT_KEY}={raw!r} but {key}={value!r} in one object at {where}"
             c.reading = None
             return c
     return c
 
 
-def _plain_key(key: str) -> str:
-    """A key as a look-alike compares: ``Verdict``, ``ｖｅｒｄｉｃｔ`` and ``ver\u200bdict`` are ``verdict``."""
-    return re.sub(r"[^a-z]", "", fold(key))
+def _voices(values: list[tuple[int, Any]]) -> list[tuple[dict[str, Any], str, bool]]:
+    """Objects without the schema key that still read as a reply stating a verdict (``{"passed": false}``,
+    ``{"Verdict": "fail"}``, ``{"overall_verdict": "fail"}``, ``{"id": "A1", "status": "not_met"}``):
+    (object, where, reading). Never a verdict; a disagreeing voice."""
+    out = []
+    for obj, where in _walk(values):
+        if VERDICT_KEY in obj:
+            continue
+        readings, reply_like = set(), True
+        for key, value in obj.items():
+            if isinstance(value, (dict, list)):
+                continue
+            polarity = _key_polarity(key)
+            side = _side_reading(value) if polarity is not None else None
+            plain = _plain_key(key)
+            if side is not None:
+                readings.add(side if polarity else not side)
+            elif not (plain in _ITEM_KEYS or any(t in plain for t in _EXPLAIN_TOKENS)):
+                reply_like = False  # other data beside it: a quoted record, not a reply
+        out += [(obj, where, r) for r in sorted(readings)] if reply_like else []
+    return out
+
+
+def _has_item_key(obj: dict[str, Any]) -> bool:
+    return any(_plain_key(k) in _ITEM_KEYS for k in obj)
 
 
 def _why_none(s: Scan, what: str) -> str:
@@ -342,12 +444,17 @@ def parse_overall(text: str | None) -> ParsedVerdict:
     if conflicted:
         return ParsedVerdict(verdict=None, reasoning=_reason_text(conflicted[0].obj),
                              unscored_reason=conflicted[0].problem)
+    # Every other voice in the reply: echoes with a real value, off-schema objects, text outside the JSON.
+    others = [(c.label(), c.reading) for c in cands if c.echo and c.reading is not None]
+    others += [(f"{obj!r} at {where}", reading) for obj, where, reading in _voices(s.values)
+               if not _has_item_key(obj)]
+    others += [(f"{w!r} outside any decoded JSON value", _OVERALL[w]) for w in stray]
     voices = {("pass" if c.reading else "fail") if c.reading is not None else repr(c.raw) for c in real}
-    voices |= {("pass" if _OVERALL[w] else "fail") for w in stray}
-    if len(voices) > 1 and real:
-        listed = [c.label() for c in real] + [f"{w!r} outside any decoded JSON value" for w in stray]
+    if len(voices | {"pass" if r else "fail" for _, r in others}) > 1 and real:
+        listed = [c.label() for c in real] + [label for label, _ in others]
         return ParsedVerdict(verdict=None, unscored_reason=f"ambiguous: the reply holds {len(listed)} verdicts that "
                              f"disagree: {'; '.join(listed)}"[:1000])
+    voices |= {("pass" if _OVERALL[w] else "fail") for w in stray}
     scored = [c for c in real if c.reading is not None]
     if scored:
         return ParsedVerdict(verdict=scored[0].reading, reasoning=_reason_text(scored[-1].obj))
@@ -399,7 +506,8 @@ def parse_nl(text: str | None, count: int) -> list[ParsedVerdict]:
     if text is None or not text.strip():
         return all_unscored("empty reply")
     s = scan(text)
-    cands = [c for c in _candidates(s.values, _NL) if not c.echo]
+    every = _candidates(s.values, _NL)
+    cands = [c for c in every if not c.echo]
     stray = _stray(s, _NL)
     extra: list[str] = []
     found: dict[int, list[Candidate]] = {}
@@ -415,13 +523,28 @@ def parse_nl(text: str | None, count: int) -> list[ParsedVerdict]:
     if stray and found:
         return all_unscored(f"ambiguous: verdict text {', '.join(map(repr, stray))} also appears outside any decoded "
                             f"JSON value, so the decoded results may not be the judge's whole answer")
+    # Other voices per assertion: echoes with a real value, off-schema items, "A1: not met" in prose.
+    others: dict[int, list[tuple[str, bool]]] = {}
+    for c in every:
+        if c.echo and c.reading is not None and (index := _match_id(c.obj.get(ID_KEY), count)) is not None:
+            others.setdefault(index, []).append((c.label(), c.reading))
+    for obj, where, reading in _voices(s.values):
+        if (index := _match_id(obj.get(ID_KEY), count)) is not None:
+            others.setdefault(index, []).append((f"{obj!r} at {where}", reading))
+    for number, reading, said in _nl_stray(s):
+        if 1 <= number <= count:
+            others.setdefault(number - 1, []).append((f"{said!r} outside any decoded JSON value", reading))
     out = []
     for index in range(count):
         readings = found.get(index, [])
         aid = assertion_id(index)
         conflicted = [c for c in readings if c.problem and c.problem.startswith("ambiguous:")]
         voices = {c.reading if c.reading is not None else repr(c.raw) for c in readings}
-        if conflicted:
+        if readings and len(voices | {r for _, r in others.get(index, [])}) > 1 and not conflicted:
+            listed = [c.label() for c in readings] + [label for label, _ in others.get(index, [])]
+            out.append(ParsedVerdict(verdict=None, unscored_reason=(
+                f"ambiguous: contradictory verdicts for {aid}: {'; '.join(listed)}")[:1000]))
+        elif conflicted:
             out.append(ParsedVerdict(verdict=None, reasoning=_reason_text(conflicted[0].obj),
                                      unscored_reason=f"{aid}: {conflicted[0].problem}"))
         elif len(voices) > 1:
@@ -441,5 +564,6 @@ def parse_nl(text: str | None, count: int) -> list[ParsedVerdict]:
     return out
 
 
-__all__ = ["DuplicateKeyError", "ParsedVerdict", "Scan", "assertion_id", "fold", "json_values", "parse_nl",
-           "parse_overall", "reply_schema", "response_format", "scan"]
+__all__ = ["CONFUSABLES", "DuplicateKeyError", "ParsedVerdict", "Scan", "assertion_id", "fold", "json_values", "parse_nl",
+           "parse_overall", "reply_schema", "response_format", "scan",
+           "voice_positions"]

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
+from tauray.actors.judge_parse import CONFUSABLES, voice_positions
 
 BEGIN = "===== BEGIN CONVERSATION RECORD ====="
 END = "===== END CONVERSATION RECORD ====="
@@ -65,9 +66,19 @@ def defuse(text: str) -> str:
     text = "".join(ch for ch in text if _visible(ch))
     text = unicodedata.normalize("NFKC", text)  # removing characters can expose a new composition
     text = text.translate(_BRACKETS)
-    text = _MARKER.sub(lambda m: f"{m.group(1)}{m.group(2)}(quoted) {m.group(3)}", text)
+    # Look-alike markers ("ЕND" with a Cyrillic Е) are found on the confusable skeleton, marked in the text.
+    text = _insert(text, [m.end(2) for m in _MARKER.finditer(text.translate(CONFUSABLES))], "(quoted) ")
+    # A verdict stated in prose ("VERDICT: PASS", "A1: met") is marked too: repeated by the judge, it
+    # would be a voice the parser hears (it can never be a verdict, but it would unscore a real one).
+    text = _insert(text, voice_positions(text), " (quoted)")
     text = _RULE.sub(lambda m: " ".join(m.group(0)[:3]), text)
     return _FENCE.sub("'''", text)
+
+
+def _insert(text: str, positions: list[int], mark: str) -> str:
+    for at in sorted(positions, reverse=True):
+        text = text[:at] + mark + text[at:]
+    return text
 
 
 # Kept for callers of the earlier name.
