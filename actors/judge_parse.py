@@ -10,17 +10,24 @@ search with one rule: **one verdict per reply, or unscored**.
   is skipped *as a whole*: the scanner never restarts inside it, so a verdict
   quoted in the reasoning of a broken reply is never read as the reply's own.
 * Every verdict-shaped value is collected, at any depth: an object carrying the
-  schema's own verdict key (``verdict``). Other keys (``passed``, ``pass``,
-  ``met``...) never make a verdict on their own; where they sit beside
-  ``verdict`` and disagree with it, that object is ambiguous.
+  schema's own verdict key (``verdict``). Only that key produces a verdict.
 * All collected verdicts must agree. Two different ones (a correction, a quoted
   hypothetical, a second block, two lists) make the question unscored with a
   reason starting ``ambiguous:`` that lists the candidates.
-* Verdict-key text inside a value that failed to decode can never give a
-  verdict, but it counts as a disagreeing voice when it differs. Prose is not
-  read at all (a quote of the record is defused there by the renderer).
-* A value whose fields are the prompt's placeholders (``"<pass|fail>"``,
-  ``"<one sentence>"``) is an echo of the reply-format example, not a verdict.
+* Liberal in hearing disagreement, strict in accepting: every other *voice*
+  that states a verdict and disagrees makes the question ambiguous. Voices are
+  look-alike and off-schema keys (``Verdict``, full-width or Cyrillic
+  look-alikes, ``passed``, ``is_resolved``, ``overall_verdict``, ``status``;
+  ``0``/``1`` values included) beside ``verdict`` or in an object that reads
+  as a reply; the example's shape around a real value; and verdict text
+  outside every decoded value (``Verdict: FAIL``, ``{verdict: x}``,
+  ``<verdict>fail</verdict>``, smart quotes, ``A1: not met``), in prose or in
+  a value that failed to decode. A quoted record (ornaments, ``  | `` lines)
+  is not a voice; an object with other data beside its voice (a tool result
+  ``{"status": "ok", "passed": true}``) is quoted data, not a voice.
+* A ``verdict`` whose value is the prompt's placeholder (``"<pass|fail>"``) is
+  an echo of the reply-format example and says nothing.
+* Nesting deeper than :data:`MAX_DEPTH` is a broken value, never a RecursionError.
 
 Whatever cannot be matched back to exactly one answer per question becomes
 *unscored* with a reason, never a pass and never a fail.
