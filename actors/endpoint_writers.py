@@ -130,7 +130,11 @@ def scripted_user_writes(body: dict[str, Any], settings: Any) -> Any:
     """A customer who opens with the problem, performs each phone action the agent asks for
     with the phone tool offered, reports what the phone shows, and stops when nothing
     more is asked."""
-    from tauray.actors.endpoint_behaviours import STOP_TOKEN, text_reply, tool_call_reply
+    from tauray.actors.endpoint_behaviours import (
+        STOP_TOKEN,
+        text_reply,
+        tool_call_reply,
+    )
     from tauray.actors.policies import parse_phone_request
 
     messages = _messages(body)
