@@ -432,16 +432,22 @@ class CoordinatorHost:
             self.done += 1
 
     async def _judged(self, unit: dict[str, Any], result: ConversationResult) -> ConversationResult:
-        from tauray.actors.judge import judge_result
+        from tauray.actors.judge import conversation_signals, judge_result, with_judge_verdict
 
+        scenario = default_registry().get(unit["scenario"])
+        gates = bool(unit.get("judge_gates"))
         try:
-            return await judge_result(result, default_registry().get(unit["scenario"]), unit["judge_configs"],
-                                      self._judge(unit["unit_id"]), judge_gates=bool(unit.get("judge_gates")))
-        except Exception as exc:  # the conversation stands; its judging failed and is retried by `tauray judge`
-            message = f"judging failed: {type(exc).__name__}: {exc}"
+            return await judge_result(result, scenario, unit["judge_configs"], self._judge(unit["unit_id"]),
+                                      judge_gates=gates)
+        except Exception as exc:  # the conversation stands; `tauray judge` retries its judging
             c = result.conversation
-            note = c.error_message + "; " + message if c.error_message else message
-            return result.model_copy(update={"conversation": c.model_copy(update={"error_message": note})})
+            if c.error_kind is not None:
+                return result
+            failure = classify(exc)
+            kind = failure.kind if failure.kind in ("infra", "model") else "internal"
+            updated = with_judge_verdict(c, scenario, conversation_signals(c), gates, failure.message,
+                                         failure_kind=kind)
+            return result.model_copy(update={"conversation": updated})
 
     async def stats(self) -> dict[str, Any]:
         return {"in_flight": self.in_flight, "done": self.done}

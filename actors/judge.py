@@ -15,7 +15,8 @@ id/version/hash, NL pack id/version/hash): a repeated configuration costs
 nothing, and any change is another id, so it is never served a stale reply.
 Every row carries those fields as columns, so an ablation is a ``groupby``. A
 provider failure (after the Router's retries) yields no row, so a later
-re-judge retries it; a refused request yields an unscored row with the reason.
+re-judge retries it, and is counted on the conversation row; a refused request
+yields an unscored row with the reason.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from tauray.actors.judge_parse import ParsedVerdict, assertion_id, parse_nl, par
 from tauray.actors.judge_prompts import JudgePrompt, get_pack, get_prompt
 from tauray.actors.judge_render import render_transcript, text_hash
 from tauray.actors.models import ModelCallError, ModelReply, ModelSpec, get_client
-from tauray.results.records import ConversationResult, JudgeVerdictRecord, NLAssertionRecord
+from tauray.results.records import ConversationRecord, ConversationResult, JudgeVerdictRecord, NLAssertionRecord
+from tauray.scenarios.model import SuccessSignal, SuccessSignals
 
 # ModelSpec fields that shape a judge request (so they belong in the config id); the key,
 # timeouts, retries, rate limits and concurrency do not.
@@ -378,28 +380,62 @@ async def judge_result(result: ConversationResult, scenario: Any, judge_configs:
     signals contain it; JUDGE_PASSED gates only with ``judge_gates``. ``judge``
     is a :class:`JudgeHost` or a judge actor handle; configs may be given as
     dicts (as work units carry them).
-    """
-    from tauray.scenarios.model import SuccessSignal, SuccessSignals
-    from tauray.scenarios.scoring import combine
 
+    Samples that got no reply after retries leave no row and are counted in
+    ``judge_infra_errors``; when the verdict waits on them (a gating judge signal
+    is left unscored), the row is an infra row, like any other outage.
+    """
     judge_configs = [c if isinstance(c, JudgeConfig) else JudgeConfig.model_validate(c) for c in judge_configs]
     conv = result.conversation
     if conv.error_kind is not None or not result.messages or not judge_configs:
         return result
     transcript = render_transcript(sorted(result.messages, key=lambda m: m.seq))
-    items = [build_item(conv.run_id, conv.conversation_id, scenario, transcript, c) for c in judge_configs]
-    outcomes = await asyncio.gather(*(call_judge(judge, i) for i in items if i is not None))
-    by_config = {i.config.config_id: o for i, o in zip([i for i in items if i is not None], outcomes)}
+    items = [i for i in (build_item(conv.run_id, conv.conversation_id, scenario, transcript, c)
+                         for c in judge_configs) if i is not None]
+    outcomes = await asyncio.gather(*(call_judge(judge, i) for i in items))
+    by_config = {i.config.config_id: o for i, o in zip(items, outcomes)}
     overall_rows = [r for o in outcomes for r in o.overall]
     nl_rows = [r for o in outcomes for r in o.nl]
-
-    signals = {s.value: getattr(conv, f"signal_{s.value.lower()}") for s in SuccessSignal}
+    infra = [e for o in outcomes for e in o.infra_errors]
+    failure = None
+    if infra:
+        requested = sum(len(i.samples) for i in items)
+        failure = f"{len(infra)} of {requested} samples got no reply after retries (first: {infra[0]})"
+    signals = conversation_signals(conv)
     first_nl = next((c for c in judge_configs if c.kind == "nl" and c.config_id in by_config), None)
     first_overall = next((c for c in judge_configs if c.kind == "overall" and c.config_id in by_config), None)
     if first_nl is not None:
         signals["NL_ASSERTION"] = nl_signal(by_config[first_nl.config_id].nl)
     if first_overall is not None:
         signals["JUDGE_PASSED"] = overall_signal(by_config[first_overall.config_id].overall)
+    all_rows: list[Any] = [*overall_rows, *nl_rows]
+    costs = [r.cost_usd for r in all_rows if r.cost_usd is not None]
+    updated = with_judge_verdict(conv, scenario, signals, judge_gates, failure, update=dict(
+        judge_model=conv.judge_model or judge_configs[0].model.model,
+        judge_prompt_tokens=conv.judge_prompt_tokens + sum(r.prompt_tokens for r in all_rows),
+        judge_completion_tokens=conv.judge_completion_tokens + sum(r.completion_tokens for r in all_rows),
+        judge_cost_usd=(conv.judge_cost_usd or 0.0) + sum(costs) if costs else conv.judge_cost_usd,
+        judge_infra_errors=conv.judge_infra_errors + len(infra),
+    ))
+    return result.model_copy(update={"conversation": updated,
+                                     "judge_verdicts": [*result.judge_verdicts, *overall_rows],
+                                     "nl_assertions": [*result.nl_assertions, *nl_rows]})
+
+
+def conversation_signals(conv: ConversationRecord) -> dict[str, bool | None]:
+    """Every success signal of a conversation row, by name."""
+    return {s.value: getattr(conv, f"signal_{s.value.lower()}") for s in SuccessSignal}
+
+
+def with_judge_verdict(conv: ConversationRecord, scenario: Any, signals: dict[str, bool | None], judge_gates: bool,
+                       failure: str | None = None, failure_kind: str = "infra",
+                       update: dict[str, Any] | None = None) -> ConversationRecord:
+    """``conv`` with its verdict recomputed from ``signals`` (JUDGE_PASSED gating with
+    ``judge_gates``). ``failure`` says what went wrong judging it: when a judge signal the
+    verdict waits on is left unscored by it, the row takes ``failure_kind`` (an outage is
+    infra, left out of rates and rerun by ``--retry-errors``); otherwise it is a note."""
+    from tauray.scenarios.scoring import combine
+
     gating = tuple(scenario.success_signals.gating)
     informational = tuple(scenario.success_signals.informational)
     if judge_gates and SuccessSignal.JUDGE_PASSED not in gating:
@@ -407,22 +443,22 @@ async def judge_result(result: ConversationResult, scenario: Any, judge_configs:
         informational = tuple(s for s in informational if s is not SuccessSignal.JUDGE_PASSED)
     verdict = combine(scenario.model_copy(update={"success_signals": SuccessSignals(
         gating=gating, informational=informational)}), signals)
-    all_rows: list[Any] = [*overall_rows, *nl_rows]
-    costs = [r.cost_usd for r in all_rows if r.cost_usd is not None]
-    updated = conv.model_copy(update=dict(
-        success=verdict.success, success_reason=verdict.reason, gating_signals=list(verdict.gating),
-        excluded_signals=list(verdict.excluded), signal_nl_assertion=signals["NL_ASSERTION"],
-        signal_judge_passed=signals["JUDGE_PASSED"],
-        judge_model=conv.judge_model or judge_configs[0].model.model,
-        judge_prompt_tokens=conv.judge_prompt_tokens + sum(r.prompt_tokens for r in all_rows),
-        judge_completion_tokens=conv.judge_completion_tokens + sum(r.completion_tokens for r in all_rows),
-        judge_cost_usd=(conv.judge_cost_usd or 0.0) + sum(costs) if costs else conv.judge_cost_usd,
-    ))
-    return result.model_copy(update={"conversation": updated,
-                                     "judge_verdicts": [*result.judge_verdicts, *overall_rows],
-                                     "nl_assertions": [*result.nl_assertions, *nl_rows]})
+    fields = dict(update or {}, success=verdict.success, success_reason=verdict.reason,
+                  gating_signals=list(verdict.gating), excluded_signals=list(verdict.excluded),
+                  signal_nl_assertion=signals["NL_ASSERTION"], signal_judge_passed=signals["JUDGE_PASSED"])
+    if failure is not None:
+        waits = verdict.success is None and any(
+            signals.get(s.value) is None for s in (SuccessSignal.NL_ASSERTION, SuccessSignal.JUDGE_PASSED)
+            if s.value in verdict.gating)
+        if waits:
+            fields.update(error_kind=failure_kind,
+                          error_message=f"judging failed, and the verdict waits on it: {failure}")
+        else:
+            note = f"judging incomplete: {failure}; `tauray judge` on the run fills in what is missing"
+            fields["error_message"] = f"{conv.error_message}; {note}" if conv.error_message else note
+    return conv.model_copy(update=fields)
 
 
 __all__ = ["JudgeConfig", "JudgeHost", "JudgeItem", "JudgeOutcome", "build_item", "call_judge",
            "judge_actor_class", "judge_result", "majority", "nl_signal", "overall_signal", "public_api_base",
-           "scenario_context", "tally"]
+           "conversation_signals", "scenario_context", "tally", "with_judge_verdict"]

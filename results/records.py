@@ -158,6 +158,9 @@ class ConversationRecord(BaseModel):
     judge_prompt_tokens: Count = Field(description="Judge prompt tokens.")
     judge_completion_tokens: Count = Field(description="Judge completion tokens.")
     judge_cost_usd: float | None = Field(description="Judge cost; null when unknown.")
+    judge_infra_errors: Count = Field(0, description="In-loop judge samples that got no reply after the Router's "
+                                      "retries: no verdict row; `tauray judge` fills them in. When the verdict "
+                                      "waits on them, the row is infra (see error_message).")
     started_at: UtcDatetime = Field(description="Start time, UTC.")
     duration_s: float = Field(ge=0, description="Wall time of the conversation in seconds.")
     error_kind: ErrorKind | None = Field(description="'infra', 'model' or 'internal' when it failed.")
