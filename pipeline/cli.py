@@ -106,6 +106,10 @@ def _model_args(p: argparse.ArgumentParser, role: str, default: str | None) -> N
     p.add_argument(f"--{role}-retries", type=int, default=None, help="retries of a failed call (litellm Router)")
     p.add_argument(f"--{role}-timeout", type=float, default=None, help="seconds per call before it counts as failed")
     p.add_argument(f"--{role}-max-tokens", type=int, default=None, help="cap on completion tokens per call")
+    if role == "agent":
+        p.add_argument("--agent-reference-steps", action="store_true", default=None,
+                       help="append the scenario's reference actions to the agent's system prompt (an upper "
+                       "bound: how well the model executes a known plan)")
     p.add_argument(f"--{role}-param", action="append", default=[], metavar="KEY=VALUE",
                    help=f"extra litellm parameter for the {role} model (repeatable; VALUE is read as JSON when "
                    "it parses, else as text), e.g. top_p=0.9 or reasoning_effort=low")
@@ -140,6 +144,8 @@ def _model_spec(args: argparse.Namespace, role: str) -> dict[str, Any]:
         value = getattr(args, f"{role}_{flag}")
         if value is not None:
             spec[field] = value
+    if getattr(args, f"{role}_reference_steps", None):
+        spec["reference_steps"] = True
     extra = _params(getattr(args, f"{role}_param", None) or [], f"--{role}-param")
     if extra:
         spec["extra_params"] = extra

@@ -171,14 +171,32 @@ class SweepConfig(BaseModel):
         return list(self.judges)
 
     def probe_specs(self) -> dict[str, dict[str, Any]]:
-        """The models this sweep calls, labelled by their roles ("agent/judge (models.NAME)"), for the probe."""
-        roles: dict[str, list[str]] = {}
-        for role, names in (("agent", self.agents), ("user", self.users),
-                            ("judge", [j.model for j in self.judge_list])):
+        """The requests this sweep makes, labelled by their roles ("agent/judge (models.NAME)"),
+        for the probe. A judge is probed as it calls: with the ``response_format`` its
+        structured mode adds, when it adds one (a provider that refuses that fails here)."""
+        roles: dict[tuple[str, str], list[str]] = {}
+        specs: dict[tuple[str, str], dict[str, Any]] = {}
+
+        def add(role: str, name: str, spec: dict[str, Any], tag: str = "") -> None:
+            key = (name, tag)
+            specs[key] = spec
+            if role not in roles.setdefault(key, []):
+                roles[key].append(role)
+
+        for role, names in (("agent", self.agents), ("user", self.users)):
             for name in names:
-                if name in self.models and role not in roles.setdefault(name, []):
-                    roles[name].append(role)
-        return {f"{'/'.join(r)} (models.{name})": self.models[name].spec for name, r in roles.items()}
+                if name in self.models:
+                    add(role, name, self.models[name].spec)
+        for judge in self.judge_list:
+            if judge.model not in self.models:
+                continue
+            plain = self.models[judge.model].spec
+            request = _judge_request(judge, plain)
+            if request == plain:
+                add("judge", judge.model, plain)
+            else:
+                add("judge", judge.model, request, f", {judge.prompt} with response_format")
+        return {f"{'/'.join(r)} (models.{name}{tag})": specs[(name, tag)] for (name, tag), r in roles.items()}
 
     def spec(self, name: str) -> dict[str, Any]:
         return self.models[name].spec if name in self.models else {"model": name}
@@ -186,6 +204,19 @@ class SweepConfig(BaseModel):
     def price(self, name: str) -> Price | None:
         entry = self.models.get(name)
         return entry.price if entry else None
+
+
+def _judge_request(judge: JudgeConfig, spec: dict[str, Any]) -> dict[str, Any]:
+    """The model spec ``judge`` calls with (its structured mode may add ``response_format``)."""
+    try:
+        from tauray.actors.judge import JudgeConfig as Judge
+    except ImportError:  # no judge in this build
+        return spec
+    config = Judge.model_validate({"model": spec, "prompt": judge.prompt, "samples": judge.samples})
+    request = config.request_spec()
+    if request is config.model:
+        return spec
+    return {**spec, "extra_params": {**spec.get("extra_params", {}), **request.extra_params}}
 
 
 def _check_judge(i: int, judge: JudgeConfig, spec: dict[str, Any]) -> None:

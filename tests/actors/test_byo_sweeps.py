@@ -13,8 +13,12 @@ SWEEPS = Path(__file__).resolve().parents[2] / "data" / "sweeps"
 
 def test_hosted_sweep(monkeypatch):
     cfg = load_sweep(SWEEPS / "hosted.toml")
-    assert cfg.probe_specs().keys() == {"agent (models.claude)", "user (models.gpt-user)",
-                                        "judge (models.gemini-judge)"}
+    specs = cfg.probe_specs()
+    judge = "judge (models.gemini-judge, overall-plain@2 with response_format)"
+    assert specs.keys() == {"agent (models.claude)", "user (models.gpt-user)", judge}
+    # the judge is probed as it calls: with the reply schema its structured mode sends
+    assert specs[judge]["extra_params"]["response_format"]["type"] == "json_schema"
+    assert specs[judge]["model"] == cfg.spec("gemini-judge")["model"]
     claude = request_params(ModelSpec.model_validate(cfg.spec("claude")))
     assert claude.seed is False and claude.params["top_k"] == 40  # no seed at Anthropic; extras pass
     for name in ("gpt-user", "gemini-judge"):

@@ -96,3 +96,14 @@ def test_cli_run_json(tmp_path):
     summary = json.loads(proc.stdout)
     assert summary["conversations"] == summary["success"] == 6
     assert len(pd.read_parquet(out / "conversations")) == 6
+
+
+def test_cli_agent_reference_steps_reaches_the_agent_spec():
+    from tauray.pipeline.cli import _model_spec, build_parser
+
+    base = ["run", "tau2_mock__*", "--agent-model", "openai/x", "--user-model", "scripted"]
+    args = build_parser().parse_args([*base, "--agent-reference-steps"])
+    assert _model_spec(args, "agent")["reference_steps"] is True
+    assert "reference_steps" not in _model_spec(build_parser().parse_args(base), "agent")
+    with pytest.raises(SystemExit):  # an agent option only
+        build_parser().parse_args([*base, "--user-reference-steps"])
