@@ -142,22 +142,26 @@ def execute(cfg: RunConfig, units: list[WorkUnit] | None = None,
     from tauray.actors.serving.lifecycle import serve_for_units
 
     units, served = serve_for_units(units)  # `serve:` models up for the run (docs/serve.md)
-    cells = run_cells(cfg, units)
-    queues = [CellQueue(cell, iter(part), len(part)) for cell, part in cells]
-    hooks = hooks or Hooks()
-    if on_result is not None:
-        chained = hooks.on_result
+    try:  # from here the deployments are ours: whatever fails before the run, they go down
+        cells = run_cells(cfg, units)
+        queues = [CellQueue(cell, iter(part), len(part)) for cell, part in cells]
+        hooks = hooks or Hooks()
+        if on_result is not None:
+            chained = hooks.on_result
 
-        def both(result: Any) -> None:
-            if chained:
-                chained(result)
-            on_result(result)
+            def both(result: Any) -> None:
+                if chained:
+                    chained(result)
+                on_result(result)
 
-        hooks = Hooks(on_submit=hooks.on_submit, on_result=both, on_retry=hooks.on_retry)
-    cfg.out.mkdir(parents=True, exist_ok=True)
-    live = LiveTotals(SimpleNamespace(cells=[cell for cell, _ in cells]))
-    models = sorted({str(cfg.agent["model"]), str(cfg.user["model"])})
-    display = SweepProgress(cfg.run_id, len(units), models, enabled=progress, label="run")
+            hooks = Hooks(on_submit=hooks.on_submit, on_result=both, on_retry=hooks.on_retry)
+        cfg.out.mkdir(parents=True, exist_ok=True)
+        live = LiveTotals(SimpleNamespace(cells=[cell for cell, _ in cells]))
+        models = sorted({str(cfg.agent["model"]), str(cfg.user["model"])})
+        display = SweepProgress(cfg.run_id, len(units), models, enabled=progress, label="run")
+    except BaseException:
+        served.stop()
+        raise
     start = time.perf_counter()
     try:
         sched, generations = drive(

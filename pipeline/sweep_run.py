@@ -151,29 +151,37 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
     from tauray.actors.serving.lifecycle import serve_for_sweep
 
     cfg, served = serve_for_sweep(cfg, probe=probe)  # `serve:` models up for the sweep (docs/serve.md)
-    counts = counts_for_cluster(cfg.cluster)
-    plan = plan_sweep(cfg, {"agent": counts[1], "user": counts[2]})
-    out.mkdir(parents=True, exist_ok=True)
-    lock = RunLock(out)  # one driver per folder: a second one fails here, naming this one
-    _manifest(out, cfg)
-    moved = remove_temp_files(out)
-    state = resume_state(out, cfg.name, retry_errors=retry_errors)
-    skip = state.done
-    queues, to_run = [], 0
-    for cell in plan.cells:
-        remaining = sum(1 for uid, _, _ in plan.unit_ids(cell) if uid not in skip)
-        to_run += remaining
-        queues.append(CellQueue(cell, plan.units(cell, skip), remaining))
-    skipped = plan.total - to_run
-    retried_errors = sum(1 for cell in plan.cells for uid, _, _ in plan.unit_ids(cell) if uid in state.to_retry)
-    live = LiveTotals(plan)
-    spent = 0.0
-    if cfg.budget_usd is not None and state.rows:  # the budget is the sweep's, across reruns
-        spent = sum(m.cost_usd or 0.0 for m in table_totals(out, plan)[1].values())
-    models = sorted({c.agent_name for c in plan.cells} | {c.user_name for c in plan.cells})
-    display = SweepProgress(cfg.name, to_run, models, already=skipped, enabled=progress)
-    limits = Limits(max_in_flight=cfg.max_in_flight, max_attempts=cfg.max_attempts, budget_usd=cfg.budget_usd,
-                    per_model={name: cfg.models[name].concurrency for name in cfg.models})
+    lock = None
+    try:  # from here the deployments are ours: whatever fails before the run, they go down
+        counts = counts_for_cluster(cfg.cluster)
+        plan = plan_sweep(cfg, {"agent": counts[1], "user": counts[2]})
+        out.mkdir(parents=True, exist_ok=True)
+        lock = RunLock(out)  # one driver per folder: a second one fails here, naming this one
+        _manifest(out, cfg)
+        moved = remove_temp_files(out)
+        state = resume_state(out, cfg.name, retry_errors=retry_errors)
+        skip = state.done
+        queues, to_run = [], 0
+        for cell in plan.cells:
+            remaining = sum(1 for uid, _, _ in plan.unit_ids(cell) if uid not in skip)
+            to_run += remaining
+            queues.append(CellQueue(cell, plan.units(cell, skip), remaining))
+        skipped = plan.total - to_run
+        retried_errors = sum(1 for cell in plan.cells for uid, _, _ in plan.unit_ids(cell)
+                             if uid in state.to_retry)
+        live = LiveTotals(plan)
+        spent = 0.0
+        if cfg.budget_usd is not None and state.rows:  # the budget is the sweep's, across reruns
+            spent = sum(m.cost_usd or 0.0 for m in table_totals(out, plan)[1].values())
+        models = sorted({c.agent_name for c in plan.cells} | {c.user_name for c in plan.cells})
+        display = SweepProgress(cfg.name, to_run, models, already=skipped, enabled=progress)
+        limits = Limits(max_in_flight=cfg.max_in_flight, max_attempts=cfg.max_attempts, budget_usd=cfg.budget_usd,
+                        per_model={name: cfg.models[name].concurrency for name in cfg.models})
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        served.stop()
+        raise
     sched, generations = None, 0
     t0 = time.perf_counter()
     try:

@@ -9,6 +9,7 @@ node has, so no model is ever loaded.
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -110,3 +111,32 @@ def test_tauray_run_serves_its_agent_model(ray_local, monkeypatch, tmp_path):
     said = messages_df(tmp_path / "run")
     assert said[(said["side"] == "agent") & said["content"].str.startswith("fake engine", na=False)].shape[0] >= 1
     assert _tauray_apps() == []
+
+
+def test_a_sweep_refused_by_the_run_lock_takes_its_deployments_down(ray_local, monkeypatch, tmp_path):
+    """Deployed, then refused before the first unit (another driver holds the folder):
+    the deployment goes down now, not when the interpreter exits."""
+    from tauray.pipeline.sweep import load_sweep
+    from tauray.pipeline.sweep_run import run_sweep
+    from tauray.results.lock import RunLockedError
+
+    monkeypatch.setitem(sys.modules, "ray.serve.llm", fake_engine.module())
+    monkeypatch.setattr(lifecycle, "check_backend", lambda spec: None)
+    path = tmp_path / "locked.toml"
+    path.write_text('name = "locked"\nagents = ["fake"]\nusers = ["scripted"]\n'
+                    '[[scenarios]]\ndomain = "mock"\nlimit = 1\n'
+                    '[models.fake]\nmodel = "openai/fake-locked"\n'
+                    '[models.fake.serve]\nbackend = "vllm"\nmodel_source = "org/m"\nnum_cpus = 0\n')
+    out = tmp_path / "out"
+    out.mkdir()
+    # the lock is re-entrant within one process, so the other driver is another process
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; from tauray.results.lock import RunLock; "
+                               f"lock = RunLock({str(out)!r}); print('held', flush=True); sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(RunLockedError):
+            run_sweep(load_sweep(path), out, progress=False, probe=False, keep_actors=True)
+        assert _tauray_apps() == []
+    finally:
+        holder.communicate("", timeout=30)
