@@ -10,11 +10,20 @@ The wall time is compared with the latency-bound ideal: the sum over
 conversations of their sequential model calls × latency, divided by C.
 
 CPU is measured over every tauray process (driver, Ray's own processes and
-workers; the endpoint excluded) and divided by the model calls. The baseline
-is bare ``litellm.acompletion`` in the driver against the same endpoint, after
-Ray has stopped, replaying the requests of whole recorded conversations
-(system prompt, tools and the history as it grew, call by call, for both
-sides) rebuilt from the run's messages table.
+workers; the endpoint excluded) and divided by the model calls.
+
+The baseline is bare ``litellm.acompletion`` against the same endpoint, after
+Ray has stopped, replaying every recorded conversation of the run (system
+prompt, tools and the history as it grew, call by call, for both sides,
+rebuilt from the messages table) the way the engine ran them: each
+conversation's calls one after another, C conversations in flight, spread
+over as many processes as the engine makes model calls from (an agent host
+and a user host). So it is the same work at the same concurrency and latency,
+with nothing but litellm in between: its wall time over the same ideal
+(``litellm_ratio``) is the best a litellm client reaches on this machine, and
+the engine's wall over the baseline's (``ratio_vs_litellm``) is what the
+engine itself adds. When the ideal asks for more CPU than the machine has,
+both ratios exceed 1 by the same bound, which ``ratio`` alone would hide.
 """
 
 from __future__ import annotations
@@ -43,10 +52,16 @@ class EngineBench(BaseModel):
     wall_seconds: float
     ratio: float
     cpu_ms_per_call: float
-    litellm_cpu_ms_per_call: float
+    litellm_cpu_ms_per_call: float = Field(description="CPU ms per call of the bare-litellm replay (its processes).")
     cpu_ratio_vs_litellm: float
+    litellm_wall_seconds: float = Field(description="Wall time of the bare-litellm replay of the same conversations "
+                                        "at the same concurrency and latency.")
+    litellm_ratio: float = Field(description="litellm_wall_seconds / ideal_seconds: the floor a litellm client "
+                                 "reaches on this machine for this work.")
+    ratio_vs_litellm: float = Field(description="wall_seconds / litellm_wall_seconds: what the engine adds.")
     baseline_calls: int = Field(description="Requests the litellm baseline replayed.")
     baseline_conversations: int = Field(description="Whole conversations those requests came from.")
+    baseline_processes: int = Field(description="Processes the baseline's conversations were spread over.")
     writes_per_conversation: float = Field(description="Write tool calls (both sides) per conversation.")
     syncs_per_conversation: float = Field(
         description="Syncs after a write that changed a side (updates pushed to its host), per conversation; "
@@ -163,51 +178,99 @@ def replay_requests(scenario: Any, messages: list[dict[str, Any]], agent_spec: d
     return requests, views["agent"], views["user"]
 
 
-def baseline_requests(out: Path, agent_spec: dict[str, Any], user_spec: dict[str, Any], calls: int
-                      ) -> tuple[list[tuple[str, list[dict], list[dict]]], int]:
-    """The requests of whole conversations of the run, conversation by conversation,
-    until at least ``calls`` (and how many conversations they came from)."""
+def baseline_conversations(out: Path, agent_spec: dict[str, Any], user_spec: dict[str, Any],
+                           limit: int | None = None) -> list[list[tuple[str, list[dict], list[dict]]]]:
+    """The requests of each recorded conversation of the run, in order, as
+    ``(model, messages, tools)``; the first ``limit`` conversations when given."""
     from tauray.results import messages_df
     from tauray.scenarios import get_scenario
 
     df = messages_df(out, decode_json=True).sort_values(["conversation_id", "seq"])
     models = {"agent": agent_spec["model"], "user": user_spec["model"]}
-    out_requests: list[tuple[str, list[dict], list[dict]]] = []
-    used = 0
+    conversations: list[list[tuple[str, list[dict], list[dict]]]] = []
     for _, group in df.groupby("conversation_id", sort=True):
+        if limit is not None and len(conversations) >= limit:
+            break
         rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}  # a null cell
                 for r in group.to_dict("records")]
         requests, _, _ = replay_requests(get_scenario(rows[0]["scenario"]), rows, agent_spec)
-        out_requests += [(models[side], msgs, tools) for side, msgs, tools in requests]
-        used += 1
-        if len(out_requests) >= calls:
-            break
-    return out_requests, used
+        conversations.append([(models[side], msgs, tools) for side, msgs, tools in requests])
+    return conversations
 
 
-async def _bare_litellm(base_url: str, requests: list[tuple[str, list[dict], list[dict]]], concurrency: int) -> float:
-    """CPU ms per bare ``litellm.acompletion`` call in this process for ``requests``."""
+async def _replay(base_url: str, conversations: list[list[tuple[str, list[dict], list[dict]]]],
+                  concurrency: int) -> tuple[float, float, int]:
+    """Bare ``litellm.acompletion`` over whole conversations, each one's calls in
+    order, ``concurrency`` conversations at once: (wall seconds, CPU seconds, warm-up calls)."""
     import litellm
 
+    async def call(request: tuple[str, list[dict], list[dict]]) -> None:
+        model, messages, tools = request
+        await litellm.acompletion(model=model, api_base=base_url, api_key="bench", messages=messages,
+                                  tools=tools or None)
+
+    # warm up imports and the HTTP client (the engine's actors were warmed too)
+    warm = [c[0] for c in conversations[:2] if c]
+    await asyncio.gather(*(call(r) for r in warm))
     sem = asyncio.Semaphore(concurrency)
 
-    async def one(request: tuple[str, list[dict], list[dict]]) -> None:
-        model, messages, tools = request
+    async def conversation(requests: list[tuple[str, list[dict], list[dict]]]) -> None:
         async with sem:
-            await litellm.acompletion(model=model, api_base=base_url, api_key="bench", messages=messages,
-                                      tools=tools or None)
+            for request in requests:
+                await call(request)
 
-    await asyncio.gather(*(one(r) for r in requests[:4]))  # warm up imports and the HTTP client
-    start = time.process_time()
-    await asyncio.gather(*(one(r) for r in requests))
-    return (time.process_time() - start) * 1000 / len(requests)
+    cpu, start = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(conversation(c) for c in conversations))
+    return time.perf_counter() - start, time.process_time() - cpu, len(warm)
+
+
+def _replay_process(base_url: str, conversations: list, concurrency: int, ready: Any, go: Any
+                    ) -> tuple[float, float, int]:
+    ready.wait()  # every process is loaded: they start together
+    go.wait()
+    return asyncio.run(_replay(base_url, conversations, concurrency))
+
+
+def _replay_worker(args: tuple) -> tuple[float, float, int]:
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm  # noqa: F401  (imported before the barrier: not timed)
+
+    return _replay_process(*args)
+
+
+def litellm_baseline(base_url: str, conversations: list[list[tuple[str, list[dict], list[dict]]]],
+                     concurrency: int, processes: int = 2) -> tuple[float, float, int]:
+    """Replay ``conversations`` with bare litellm over ``processes`` processes (conversations
+    dealt round robin, ``concurrency`` in flight in all): (wall seconds, CPU seconds in all,
+    warm-up calls in all)."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    processes = max(1, min(processes, len(conversations)))
+    if processes == 1:
+        return asyncio.run(_replay(base_url, conversations, concurrency))
+    ctx = mp.get_context("spawn")
+    with mp.Manager() as manager, ProcessPoolExecutor(processes, mp_context=ctx) as pool:
+        ready, go = manager.Barrier(processes + 1), manager.Event()
+        parts = [conversations[i::processes] for i in range(processes)]
+        shares = [concurrency // processes + (i < concurrency % processes) for i in range(processes)]
+        futures = [pool.submit(_replay_worker, (base_url, part, max(1, share), ready, go))
+                   for part, share in zip(parts, shares)]
+        ready.wait()
+        go.set()
+        results = [f.result() for f in futures]
+    # each process times its replay after its warm-up; the slowest one is the replay's wall
+    return max(r[0] for r in results), sum(r[1] for r in results), sum(r[2] for r in results)
 
 
 # --------------------------------------------------------------------------- the bench
 
 
 def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations: int = 500,
-                     bare_calls: int = 400, progress: bool = False, scenarios: list[str] | None = None) -> EngineBench:
+                     baseline_processes: int = 2, progress: bool = False,
+                     scenarios: list[str] | None = None) -> EngineBench:
     from tauray.actors.endpoint import start_endpoint
     from tauray.pipeline.ray_runtime import ensure_ray
     from tauray.pipeline.run import RunConfig, execute, shutdown_actors
@@ -252,8 +315,14 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         seen = df["conversation_id"].value_counts()
         writes = int(((actions["kind"] == "tool_call") & actions["is_write"]).sum())
         syncs = int(((actions["kind"] == "sync") & (actions["result"] != "sync after init")).sum())
-        requests, used = baseline_requests(out, agent, user, bare_calls)
-        litellm_ms = asyncio.run(_bare_litellm(ep.base_url, requests, concurrency))
+        replayed = baseline_conversations(out, agent, user)
+        baseline_calls = sum(len(c) for c in replayed)
+        ep.reset_stats()
+        litellm_wall, litellm_cpu, warm_calls = litellm_baseline(ep.base_url, replayed, concurrency,
+                                                                  baseline_processes)
+        if int(ep.stats().get("requests", 0)) != baseline_calls + warm_calls:
+            raise RuntimeError("the litellm baseline's requests do not match the calls it replayed")
+        litellm_ms = litellm_cpu * 1000 / max(baseline_calls, 1)
         cpu_ms = cpu_total * 1000 / max(llm_calls, 1)
         requests_served = int(stats.get("requests", 0))
         return EngineBench(
@@ -261,8 +330,10 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
             endpoint_requests=requests_served, requests_match=requests_served == llm_calls, latency_s=latency,
             ideal_seconds=round(ideal, 3), wall_seconds=round(wall, 3), ratio=round(wall / ideal, 3),
             cpu_ms_per_call=round(cpu_ms, 3), litellm_cpu_ms_per_call=round(litellm_ms, 3),
-            cpu_ratio_vs_litellm=round(cpu_ms / litellm_ms, 2), baseline_calls=len(requests),
-            baseline_conversations=used,
+            cpu_ratio_vs_litellm=round(cpu_ms / litellm_ms, 2), litellm_wall_seconds=round(litellm_wall, 3),
+            litellm_ratio=round(litellm_wall / ideal, 3), ratio_vs_litellm=round(wall / litellm_wall, 3),
+            baseline_calls=baseline_calls, baseline_conversations=len(replayed),
+            baseline_processes=max(1, min(baseline_processes, len(replayed))),
             writes_per_conversation=round(writes / max(len(df), 1), 2),
             syncs_per_conversation=round(syncs / max(len(df), 1), 2),
             lost=len(ids - set(seen.index)), duplicated=int((seen > 1).sum()),

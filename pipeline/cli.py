@@ -255,9 +255,11 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
     from tauray.pipeline.bench import run_engine_bench
 
     result = run_engine_bench(latency=args.latency, concurrency=args.concurrency,
-                              conversations=args.conversations, progress=not args.json and sys.stderr.isatty())
+                              conversations=args.conversations, baseline_processes=args.baseline_processes,
+                              progress=not args.json and sys.stderr.isatty())
     print_figures(result, args.json)
-    ok = result.lost == 0 and result.duplicated == 0 and result.requests_match and result.syncs_per_conversation > 0
+    ok = (result.lost == 0 and result.duplicated == 0 and result.requests_match and result.syncs_per_conversation > 0
+          and result.baseline_calls == result.llm_calls)
     return 0 if ok else 1
 
 
@@ -321,6 +323,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--latency", type=float, default=1.0, help="endpoint latency per model call, seconds")
     p.add_argument("--concurrency", type=int, default=128, help="conversations in flight")
     p.add_argument("--conversations", type=int, default=500)
+    p.add_argument("--baseline-processes", type=int, default=2,
+                   help="processes the bare-litellm replay spreads the conversations over (the engine calls "
+                   "models from an agent host and a user host)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_engine)
     p = bench_sub.add_parser("judge", help="re-judging throughput against the latency-bound ideal")

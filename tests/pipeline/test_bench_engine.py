@@ -60,12 +60,17 @@ def test_replayed_requests_are_what_the_hosts_sent(endpoint):
 def test_small_engine_bench_writes_syncs_and_counts_every_call(ray_local):
     # tasks with an agent-side write (refuel, roaming): the phone must be updated by a sync
     names = [n for n in bench_scenarios() if any(a.side == "agent" for a in get_scenario(n).reference_actions)][:8]
-    bench = run_engine_bench(latency=0.05, concurrency=4, conversations=8, bare_calls=30, scenarios=names)
+    bench = run_engine_bench(latency=0.05, concurrency=4, conversations=8, scenarios=names)
     assert bench.lost == 0 and bench.duplicated == 0
     assert bench.terminations == {"user_stop": 8}
     assert bench.successes == 8
     assert bench.writes_per_conversation > 1
     assert bench.syncs_per_conversation > 0
     assert bench.requests_match and bench.endpoint_requests == bench.llm_calls
-    assert bench.baseline_calls >= 30 and bench.baseline_conversations >= 2
+    # the baseline replays every conversation of the run, call for call, over two processes
+    assert bench.baseline_conversations == 8 and bench.baseline_calls == bench.llm_calls
+    assert bench.baseline_processes == 2
     assert bench.litellm_cpu_ms_per_call > 0 and bench.cpu_ms_per_call > 0
+    # each replayed conversation waits on its calls in turn: never faster than the latency bound
+    assert bench.litellm_wall_seconds >= bench.ideal_seconds * 0.99
+    assert bench.ratio_vs_litellm == pytest.approx(bench.wall_seconds / bench.litellm_wall_seconds, rel=0.01)
