@@ -73,7 +73,9 @@ def test_missing_key_variable_is_a_probe_error_before_any_call(endpoint):
 def test_refused_request_does_not_cool_the_deployment_down(endpoint, loop, status):
     """Before the fix a 401 or 404 put the only deployment in cooldown, and every following
     call, however good, failed as an infra error ("no deployments available")."""
-    client = get_client(ModelSpec(model=f"openai/refuse-marked:{status}", api_base=endpoint.base_url))
+    # num_retries=0: the Router retries a 403 (no RetryPolicy field covers it) with backoff, ~9 s
+    # a call; the cooldown this guards against is counted per failed call, retried or not
+    client = get_client(ModelSpec(model=f"openai/refuse-marked:{status}", api_base=endpoint.base_url, num_retries=0))
     bad = [{"role": "user", "content": f"please {REFUSE_MARK}"}]
     good = [{"role": "user", "content": "hello"}]
     for _ in range(3):
