@@ -4,8 +4,6 @@ endpoint over real HTTP, injected faults, and bad input."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -77,23 +75,29 @@ def test_injected_faults_every_unit_is_one_row(ray_local, tmp_path):
     (["--agent-model", "nosuchprovider/some-model"], "nosuchprovider/some-model"),
     (["--agent-model", "openai/gpt-4o-mini", "--agent-key-env", "TAURAY_TEST_UNSET_KEY"], "TAURAY_TEST_UNSET_KEY"),
 ])
-def test_bad_model_fails_before_any_conversation(tmp_path, flags, needle):
+def test_bad_model_fails_before_any_conversation(tmp_path, capsys, flags, needle):
+    """The CLI in this process (``python -m tauray`` itself is run by tests/scenarios/test_bad_input.py)."""
+    from tauray.pipeline.cli import main
+
     out = tmp_path / "never"
-    proc = subprocess.run([sys.executable, "-m", "tauray", "run", "--split", "small", "--domain", "telecom",
-                           "--user-model", "scripted", "--out", str(out), *flags],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2, proc.stderr
-    assert needle in proc.stderr
+    code = main(["run", "--split", "small", "--domain", "telecom", "--user-model", "scripted", "--out", str(out),
+                 *flags])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert needle in err
     assert not out.exists()
 
 
-def test_cli_run_json(tmp_path):
+def test_cli_run_json(ray_local, tmp_path, capsys):
+    from tauray.pipeline.cli import main
+
     out = tmp_path / "cli"
-    proc = subprocess.run([sys.executable, "-m", "tauray", "run", "tau2_telecom__service_issue__*", "--split", "small",
-                           "--agent-model", "oracle", "--user-model", "scripted", "--out", str(out), "--json"],
-                          capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr
-    summary = json.loads(proc.stdout)
+    capsys.readouterr()
+    code = main(["run", "tau2_telecom__service_issue__*", "--split", "small", "--agent-model", "oracle",
+                 "--user-model", "scripted", "--out", str(out), "--json"])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    summary = json.loads(stdout)
     assert summary["conversations"] == summary["success"] == 6
     assert len(pd.read_parquet(out / "conversations")) == 6
 
