@@ -224,20 +224,18 @@ async def _replay(base_url: str, conversations: list[list[tuple[str, list[dict],
     return time.perf_counter() - start, time.process_time() - cpu, len(warm)
 
 
-def _replay_process(base_url: str, conversations: list, concurrency: int, ready: Any, go: Any
-                    ) -> tuple[float, float, int]:
-    ready.wait()  # every process is loaded: they start together
-    go.wait()
-    return asyncio.run(_replay(base_url, conversations, concurrency))
-
-
 def _replay_worker(args: tuple) -> tuple[float, float, int]:
+    """One baseline process: litellm imported first (not timed), then, once every
+    process is loaded, its share of the conversations."""
     import os
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm  # noqa: F401  (imported before the barrier: not timed)
+    import litellm  # noqa: F401
 
-    return _replay_process(*args)
+    base_url, conversations, concurrency, ready, go = args
+    ready.wait()
+    go.wait()
+    return asyncio.run(_replay(base_url, conversations, concurrency))
 
 
 def litellm_baseline(base_url: str, conversations: list[list[tuple[str, list[dict], list[dict]]]],

@@ -3,11 +3,12 @@ endpoint over real HTTP, injected faults, and bad input."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from ..conftest import json_summary
 
 from tauray.actors.endpoint import start_endpoint
 from tauray.pipeline.run import RunConfig, execute
@@ -97,9 +98,7 @@ def test_cli_run_json(ray_local, tmp_path, capsys):
                  "--user-model", "scripted", "--out", str(out), "--json"])
     stdout, stderr = capsys.readouterr()
     assert code == 0, stderr
-    # in this process other lines can reach stdout too (litellm's logger, once an earlier test turned it on)
-    start = 0 if stdout.startswith("{\n") else stdout.index("\n{\n") + 1
-    summary, _ = json.JSONDecoder().raw_decode(stdout, start)
+    summary = json_summary(stdout)
     assert summary["conversations"] == summary["success"] == 6
     assert len(pd.read_parquet(out / "conversations")) == 6
 

@@ -17,6 +17,8 @@ from pathlib import Path
 from tauray.actors.endpoint import start_endpoint
 from tauray.results import conversations_df, messages_df
 
+from ..conftest import json_summary
+
 SWEEP = """
 name = "k"
 agents = ["a"]
@@ -69,9 +71,7 @@ def test_sigkill_driver_then_rerun_leaves_each_unit_once(ray_local, tmp_path, mo
         code = main(["sweep", str(path), "--out", str(out), "--json", "--no-progress", "--resume"])
         stdout, stderr = capsys.readouterr()
     assert code == 0, stderr[-2000:]
-    # in this process other lines can reach stdout too (litellm's logger, once an earlier test turned it on)
-    start = 0 if stdout.startswith("{\n") else stdout.index("\n{\n") + 1
-    summary, _ = json.JSONDecoder().raw_decode(stdout, start)
+    summary = json_summary(stdout)
     assert summary["units"] == summary["rows"] == 8 and summary["skipped"] >= partial
     conv = conversations_df(out)
     assert len(conv) == 8 and conv["conversation_id"].is_unique
