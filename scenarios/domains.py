@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from tauray.scenarios import conventions, telecom
 from tauray.scenarios.model import Side, ToolSpec
@@ -92,8 +93,9 @@ class DomainSpec:
     def tool_specs(self, side: Side) -> tuple[ToolSpec, ...]:
         return _tool_specs(self, side)
 
-    def tool_kinds(self, side: Side) -> dict[str, str]:
-        return {t.name: t.kind for t in self.tool_specs(side)}
+    def tool_kinds(self, side: Side) -> Mapping[str, str]:
+        """Tool name -> kind (read, write, ...); computed once per process (read-only)."""
+        return _tool_kinds(self, side)
 
     def fresh_side(self, side: Side) -> SideState:
         return SideState(side, self.toolkit(side), self.tool_kinds(side))
@@ -111,11 +113,23 @@ class DomainSpec:
 
     def functions(self, side: Side) -> frozenset[str]:
         """Public toolkit methods: what initialization actions and assertions may call."""
-        wiring = self.wiring(side)
-        if wiring is None:
-            return frozenset()
-        cls = upstream_attr(wiring.tools_module, wiring.tools_class)
-        return frozenset(n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n, None)))
+        return _functions(self, side)
+
+
+# Loading the registry checks every task's calls against these (thousands of lookups in each
+# process that loads it: the driver and every actor), so each is computed once per process.
+@functools.cache
+def _functions(spec: DomainSpec, side: Side) -> frozenset[str]:
+    wiring = spec.wiring(side)
+    if wiring is None:
+        return frozenset()
+    cls = upstream_attr(wiring.tools_module, wiring.tools_class)
+    return frozenset(n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n, None)))
+
+
+@functools.cache
+def _tool_kinds(spec: DomainSpec, side: Side) -> Mapping[str, str]:
+    return MappingProxyType({t.name: t.kind for t in spec.tool_specs(side)})
 
 
 @functools.cache

@@ -13,7 +13,7 @@ import copy
 import json
 from datetime import date, datetime
 from enum import Enum
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel, Field
 from tauray.scenarios.model import EnvCall, Frozen, Side
@@ -62,7 +62,7 @@ def _plain(value: Any) -> Any:
 class SideState:
     """One side's DB and toolkit; executes only the tools that side owns."""
 
-    def __init__(self, side: Side, toolkit: Any, tool_kinds: dict[str, str]):
+    def __init__(self, side: Side, toolkit: Any, tool_kinds: Mapping[str, str]):
         self.side = side
         self.toolkit = toolkit
         self.tool_kinds = tool_kinds

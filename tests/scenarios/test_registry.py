@@ -94,3 +94,41 @@ def test_telecom_policy_and_prompts():
     user = manual.user_prompt
     assert manual.user.known_info in user and manual.user.instructions.strip() in user
     assert "###STOP###" in user and "only right after the agent has asked" in user
+
+
+ALL_DOMAINS = {"telecom", "airline", "retail", "mock"}
+
+
+@pytest.mark.parametrize("patterns,domains", [
+    (["tau2_telecom__mms_issue__*"], [{"telecom"}]),
+    (["tau2_telecom*__service_issue__airplane_mode_on"], [{"telecom"}]),
+    (["tau2_tel*"], [{"telecom"}]),
+    (["tau2_airline__task_1*", "tau2_retail__task_2"], [{"airline"}, {"retail"}]),
+    (["tau2_telecom_workflow__*persona_easy"], [{"telecom"}]),
+    (["tau2_airline__task_7"], [{"airline"}]),
+    (["tau2_mock__*"], [{"mock"}]),
+    (["tau2_nosuchdomain__*"], [set()]),
+    (["tau2_*__task_3"], [ALL_DOMAINS]),
+    (["*mms_issue*"], [None]),
+])
+def test_a_selection_reads_only_the_domains_it_can_match_and_equals_a_full_scan(patterns, domains):
+    """Selecting by name reads just the domains the names can match (None: any domain), so an
+    actor of a telecom sweep never parses airline's tasks; the selection is what filtering
+    every registered entry gives, in registry order."""
+    import fnmatch
+
+    assert [REG._domains_of(p) for p in patterns] == domains
+    got = [e.name for e in REG.select(patterns)]
+    assert got == [n for n in REG.entries() if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
+
+
+def test_a_lookup_by_name_loads_only_its_domain():
+    from tauray.scenarios.registry import Registry
+
+    reg = Registry()
+    name = REG.select(domain="mock")[0].name
+    assert reg.get(name).domain == "mock" and reg.select(["tau2_mock__*"])[0].name == name
+    assert set(reg._by_domain) == {"mock"}  # telecom, airline and retail were never read
+    with pytest.raises(UnknownScenarioError, match="did you mean"):
+        reg.entry("tau2_airline__task_777")  # unknown: every domain is searched for close matches
+    assert set(reg._by_domain) == ALL_DOMAINS
