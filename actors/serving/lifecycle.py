@@ -92,6 +92,31 @@ def _get(url: str, timeout: float) -> int:
         return 0
 
 
+def start_serve() -> tuple[int, bool]:
+    """Ray Serve running on the connected cluster, its proxies on 127.0.0.1 (a free port) on
+    every node; returns the proxy port and whether this call started Serve. Serve that was
+    already running (started by an earlier run of this driver, or by whoever runs the
+    cluster) is used as it is, and left running by the runs that found it."""
+    from ray import serve
+    from ray.serve.context import _get_global_client
+
+    logging.getLogger("ray.serve").setLevel(logging.WARNING)  # its INFO lines would drown the progress display
+    try:
+        client = _get_global_client(raise_if_no_controller_running=True)
+    except Exception:
+        client = None
+    started = client is None
+    if started:
+        serve.start(http_options={"host": "127.0.0.1", "port": _free_port()}, proxy_location="EveryNode",
+                    logging_config=_QUIET)
+        client = _get_global_client()
+    port = int(client.http_config.port)
+    if client.http_config.host not in ("127.0.0.1", "localhost"):
+        log.warning("Ray Serve was already running with its proxy on %s; served models are reached "
+                    "through 127.0.0.1:%s", client.http_config.host, port)
+    return port, started
+
+
 class ServedModels:
     """The served models of one run; a context manager (``with ServedModels(specs) as s:``)."""
 
@@ -125,23 +150,7 @@ class ServedModels:
         return self.bases
 
     def _start_serve(self) -> None:
-        from ray import serve
-        from ray.serve.context import _get_global_client
-
-        logging.getLogger("ray.serve").setLevel(logging.WARNING)  # its INFO lines would drown the progress display
-        try:
-            client = _get_global_client(raise_if_no_controller_running=True)
-        except Exception:
-            client = None
-        if client is None:
-            serve.start(http_options={"host": "127.0.0.1", "port": _free_port()}, proxy_location="EveryNode",
-                        logging_config=_QUIET)
-            client = _get_global_client()
-            self._own_serve = True
-        self.port = int(client.http_config.port)
-        if client.http_config.host not in ("127.0.0.1", "localhost"):
-            log.warning("Ray Serve was already running with its proxy on %s; served models are reached "
-                        "through 127.0.0.1:%s", client.http_config.host, self.port)
+        self.port, self._own_serve = start_serve()
 
     def _deploy(self, name: str, spec: ServeSpec) -> None:
         from ray import serve

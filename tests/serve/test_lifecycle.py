@@ -52,17 +52,33 @@ def test_vllm_config_follows_the_spec():
     assert config.model_id == "qwen-small"
     assert config.deployment_config["num_replicas"] == 2
     assert config.deployment_config["health_check_timeout_s"] == 60
+    assert config.deployment_config["graceful_shutdown_timeout_s"] == 5  # tauray's default, not Serve's 20
+    assert config.deployment_config["graceful_shutdown_wait_loop_s"] == 0.5
     assert config.engine_kwargs == {"max_model_len": 4096, "tensor_parallel_size": 1}
     assert config.accelerator_type == "A10G"
     assert config.placement_group_config == {"bundle_per_worker": {"GPU": 1.0, "gpu_node": 1.0, "CPU": 1.0}}
 
 
+def _serve_running() -> bool:
+    from ray.serve.context import _get_global_client
+
+    try:
+        return _get_global_client(raise_if_no_controller_running=True) is not None
+    except Exception:
+        return False
+
+
 def test_vllm_backend_with_faked_engine_serves_and_tears_down(ray_local, monkeypatch):
+    """With no Serve running, the run starts it (proxies on loopback) and shuts it down after."""
+    from ray import serve
+
     monkeypatch.setitem(sys.modules, "ray.serve.llm", fake_engine.module())
     monkeypatch.setattr(lifecycle, "check_backend", lambda spec: None)  # no vLLM on this machine
+    serve.shutdown()  # whatever an earlier test left running
     spec = {"model": "openai/fake-vllm", "serve": {"backend": "vllm", "model_source": "org/some-model",
                                                    "replicas": 1, "num_cpus": 0, "startup_timeout_s": 60}}
     with ServedModels([spec]) as served:
+        assert served._own_serve and _serve_running()
         base = served.bases["fake-vllm"]
         assert base.startswith("http://127.0.0.1:") and base.endswith("/tauray-fake-vllm/v1")
         resolved = ModelSpec.model_validate(served.resolve(spec))
@@ -70,12 +86,33 @@ def test_vllm_backend_with_faked_engine_serves_and_tears_down(ray_local, monkeyp
         assert reply.content == "fake engine: 1 messages" and reply.prompt_tokens == 7
         assert fake_engine.BUILT[-1].model_id == "fake-vllm"
         assert _tauray_apps() == ["tauray-fake-vllm"]
-    assert _tauray_apps() == []
+    assert not _serve_running()
     assert _status(f"{base}/models") != 200
 
 
-def test_unplaceable_replica_is_refused_with_serves_reason(ray_local):
-    spec = smollm2_spec("nowhere", resources={"gpu_node_that_does_not_exist": 1}, startup_timeout_s=4)
+def test_a_run_that_found_serve_running_leaves_it_running(serve_up, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray.serve.llm", fake_engine.module())
+    monkeypatch.setattr(lifecycle, "check_backend", lambda spec: None)
+    spec = {"model": "openai/fake-found", "serve": {"backend": "vllm", "model_source": "org/m", "num_cpus": 0}}
+    with ServedModels([spec]) as served:
+        assert not served._own_serve and _tauray_apps() == ["tauray-fake-found"]
+    assert _serve_running() and _tauray_apps() == []  # its application went down, Serve did not
+
+
+def test_llamacpp_deployment_follows_the_spec():
+    from tauray.actors.serving.llamacpp import llamacpp_app
+
+    spec = ServeSpec.model_validate(smollm2_spec(replicas=2, resources={"llm_node": 1})["serve"])
+    config = llamacpp_app("smol", spec)._bound_deployment._deployment_config
+    assert config.num_replicas == 2 and config.max_ongoing_requests == 8
+    # a replica that never got a node holds the teardown this long (Serve's own default: 20 s)
+    assert config.graceful_shutdown_timeout_s == spec.shutdown_timeout_s == 5
+    assert config.graceful_shutdown_wait_loop_s == 0.5  # nothing is in flight when a run tears down
+
+
+def test_unplaceable_replica_is_refused_with_serves_reason(serve_up):
+    spec = smollm2_spec("nowhere", resources={"gpu_node_that_does_not_exist": 1}, startup_timeout_s=4,
+                        shutdown_timeout_s=1)
     served = ServedModels([spec])
     with pytest.raises(ServeStartError) as err:
         served.start()
@@ -85,7 +122,7 @@ def test_unplaceable_replica_is_refused_with_serves_reason(ray_local):
     assert _tauray_apps() == []  # nothing left behind
 
 
-def test_interrupt_tears_down(ray_local, monkeypatch):
+def test_interrupt_tears_down(serve_up, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray.serve.llm", fake_engine.module())
     monkeypatch.setattr(lifecycle, "check_backend", lambda spec: None)
     spec = {"model": "openai/fake-int", "serve": {"backend": "vllm", "model_source": "org/m", "num_cpus": 0}}
@@ -96,7 +133,7 @@ def test_interrupt_tears_down(ray_local, monkeypatch):
     assert _tauray_apps() == []
 
 
-def test_tauray_run_serves_its_agent_model(ray_local, monkeypatch, tmp_path):
+def test_tauray_run_serves_its_agent_model(serve_up, monkeypatch, tmp_path):
     from tauray.pipeline.run import RunConfig, execute
     from tauray.results.readers import messages_df
 
@@ -113,7 +150,7 @@ def test_tauray_run_serves_its_agent_model(ray_local, monkeypatch, tmp_path):
     assert _tauray_apps() == []
 
 
-def test_a_sweep_refused_by_the_run_lock_takes_its_deployments_down(ray_local, monkeypatch, tmp_path):
+def test_a_sweep_refused_by_the_run_lock_takes_its_deployments_down(serve_up, monkeypatch, tmp_path):
     """Deployed, then refused before the first unit (another driver holds the folder):
     the deployment goes down now, not when the interpreter exits."""
     from tauray.pipeline.sweep import load_sweep

@@ -34,7 +34,7 @@ def _replicas() -> list[str]:
                   if a.get("namespace") == "serve" and a["name"].startswith("SERVE_REPLICA::tauray-smollm2#"))
 
 
-def test_served_smollm2_on_mock_domain_survives_a_killed_replica(ray_local, tmp_path):
+def test_served_smollm2_on_mock_domain_survives_a_killed_replica(serve_up, tmp_path):
     import ray
 
     cfg = SweepConfig.model_validate(local_sweep("smol-mock", trials=2, limit=2, max_steps=4))
