@@ -43,8 +43,8 @@ def test_host_killed_mid_conversation_unit_finishes_on_fresh_actors(ray_local, t
 
     with start_endpoint(latency=0.5) as ep, ActorPool(1, 1, 1, spread=False) as pool:
         spec = {"api_base": ep.base_url}
-        cfg = _cfg(tmp_path, "kill", patterns=MMS, agent={"model": "openai/scripted-agent", **spec},
-                   user={"model": "openai/scripted-user:1", **spec}, concurrency=6)
+        # the user side is the reference policy (no litellm to import on each new user host)
+        cfg = _cfg(tmp_path, "kill", patterns=MMS, agent={"model": "openai/scripted-agent", **spec}, concurrency=6)
         summary = execute(cfg, progress=False, pool=pool,
                           hooks=Hooks(on_submit=on_submit, on_retry=lambda unit, why: retried.append(unit.unit_id)))
         assert pool.started == 2 and pool.current.number == 1 and not pool.retired  # the dead set was reaped

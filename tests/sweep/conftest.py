@@ -17,6 +17,7 @@ def make_sweep(base_url: str, *, name: str = "t", agents=("a1", "a2"), users=("u
                   "u2": "scripted-user-impatient", "j": "judge-json"}
     models = {k: {"model": f"openai/{v}", "api_base": base_url, **spec,
                   "price": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}} for k, v in behaviours.items()}
+    models["ref"] = {"model": "scripted"}  # the reference user policy: no model calls at all
     sel = {"domain": "telecom", "split": split, **({"patterns": patterns} if patterns else {}),
            **({"limit": limit} if limit else {})}
     raw = {"name": name, "models": models, "agents": list(agents), "users": list(users),

@@ -117,7 +117,8 @@ def test_actors_killed_mid_conversation_units_retried_on_new_actors(ray_local, t
             killed.append(gen.number)
 
     with start_endpoint(latency=0.05) as ep:
-        cfg = make_sweep(ep.base_url, agents=("a1",), users=("u1",), limit=4, trials=3, max_in_flight=8,
+        # the reference user: the new generation's user host has no litellm to import
+        cfg = make_sweep(ep.base_url, agents=("a1",), users=("ref",), limit=4, trials=3, max_in_flight=8,
                          cluster={"coordinators": 2})
         s = run_sweep(cfg, out=tmp_path / "k", progress=False, hooks=Hooks(on_submit=on_submit))
     conv = _exactly_once(tmp_path / "k", s)
