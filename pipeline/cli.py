@@ -14,11 +14,9 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 
-from tauray.pipeline.output import print_figures  # noqa: E402
+from tauray.pipeline.output import json_only_stdout, print_figures, print_json  # noqa: E402
 
-
-def _print_json(obj: Any) -> None:
-    print(json.dumps(obj, indent=2, default=str))
+_print_json = print_json
 
 
 # --- scenarios ---------------------------------------------------------------------
@@ -363,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
-        return func(args)
+        with json_only_stdout(bool(getattr(args, "json", False))):
+            return func(args)
     except (UnknownScenarioError, ScenarioLoadError, UpstreamError, ValueError, RunLockedError) as exc:
         print(f"tauray: error: {exc}", file=sys.stderr)
         return 2

@@ -11,13 +11,10 @@ prints the meta-evaluation of every judge config stored in the run.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-
-def _print_json(obj: Any) -> None:
-    print(json.dumps(obj, indent=2, default=str))
+from tauray.pipeline.output import json_only_stdout, print_json as _print_json
 
 
 def add_judge_arguments(p: argparse.ArgumentParser) -> None:
@@ -145,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tauray")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    with json_only_stdout(bool(getattr(args, "json", False))):
+        return int(args.func(args))
 
 
 __all__ = ["add_judge_arguments", "cmd_judge", "cmd_judge_report", "configs_from_args", "main", "register"]

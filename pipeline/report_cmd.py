@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from tauray.pipeline.output import print_json
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -43,7 +44,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         summary = build_report(src, args.out, k_max=args.k_max, n_boot=args.bootstrap, seed=args.seed,
                                confidence=args.confidence, progress=bar.update)
     if args.json:
-        print(json.dumps(summary.model_dump(), indent=2))
+        print_json(summary.model_dump())
     else:
         print(f"report: {summary.index}  ({summary.conversations} conversations, {len(summary.arms)} arms, "
               f"{summary.judge_configs} judge configs, {summary.transcripts} transcript pages)")

@@ -8,11 +8,10 @@ adds ``tauray bench vs-tau2`` and ``tauray bench memory`` under an existing
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from tauray.pipeline.output import print_figures
+from tauray.pipeline.output import json_only_stdout, print_figures, print_json
 
 
 def _print_summary(s: Any) -> None:
@@ -51,7 +50,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"tauray sweep: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(summary.model_dump(mode="json"), indent=1))
+        print_json(summary.model_dump(mode="json"), indent=1)
     else:
         _print_summary(summary)
     return 0
@@ -135,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     bench = sub.add_parser("bench")
     register_bench(bench.add_subparsers(dest="bench_command", required=True))
     args = parser.parse_args(argv)
-    return args.func(args)
+    with json_only_stdout(bool(getattr(args, "json", False))):
+        return args.func(args)
 
 
 if __name__ == "__main__":
