@@ -16,8 +16,6 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 from tauray.pipeline.output import json_only_stdout, print_figures, print_json  # noqa: E402
 
-_print_json = print_json
-
 
 # --- scenarios ---------------------------------------------------------------------
 
@@ -39,7 +37,7 @@ def _select(args: argparse.Namespace):
 def cmd_scenarios_list(args: argparse.Namespace) -> int:
     entries = _select(args)
     if args.json:
-        _print_json([e.model_dump() for e in entries])
+        print_json([e.model_dump() for e in entries])
         return 0
     for e in entries:
         print(f"{e.name}\t{e.domain}\t{e.policy_variant}\t{','.join(e.splits)}")
@@ -56,7 +54,7 @@ def cmd_scenarios_validate(args: argparse.Namespace) -> int:
               disable=args.json or not sys.stderr.isatty()) as bar:
         report = validate(entries, compare_upstream=args.compare_upstream, progress=bar.update)
     if args.json:
-        _print_json(report.model_dump())
+        print_json(report.model_dump())
     else:
         print(f"scenarios        {report.scenarios} ({report.tasks} distinct tasks)")
         print(f"gold pass        {report.gold_pass}/{report.scenarios}")
@@ -180,7 +178,7 @@ def _run(cfg_kwargs: dict[str, Any], as_json: bool) -> int:
     cfg = RunConfig(**cfg_kwargs)
     summary = execute(cfg, progress=not as_json and sys.stderr.isatty())
     if as_json:
-        _print_json(summary.model_dump())
+        print_json(summary.model_dump())
     else:
         _print_summary(summary)
     return 0 if summary.infra_errors + summary.internal_errors == 0 else 1
@@ -226,7 +224,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     summary = execute(RunConfig(**kwargs), progress=not args.json and sys.stderr.isatty())
     if args.json:
-        _print_json({**summary.model_dump(), "out": str(out)})
+        print_json({**summary.model_dump(), "out": str(out)})
     else:
         _print_summary(summary)
         _print_demo_table(out)

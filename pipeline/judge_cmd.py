@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from tauray.pipeline.output import json_only_stdout, print_json as _print_json
+from tauray.pipeline.output import json_only_stdout, print_json
 
 
 def add_judge_arguments(p: argparse.ArgumentParser) -> None:
@@ -92,7 +92,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         print(f"tauray judge: error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        _print_json(summary.model_dump())
+        print_json(summary.model_dump())
     else:
         print(f"judged {summary.conversations} conversations under {len(summary.configs)} configs in "
               f"{summary.seconds:.1f} s: {summary.items} items to do, {summary.skipped_items} already stored")
@@ -115,7 +115,7 @@ def cmd_judge_report(args: argparse.Namespace) -> int:
         return 2
     report = judge_report(args.run_dir)
     if args.json:
-        _print_json(report)
+        print_json(report)
     else:
         print(format_report(report))
     return 0

@@ -7,16 +7,7 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
-import json
-
 import pytest
-
-
-def json_summary(stdout: str) -> dict:
-    """The JSON summary a ``--json`` command printed, read past any other lines before it:
-    in the test process litellm's logger can reach stdout too, once an earlier test turned it on."""
-    start = 0 if stdout.startswith("{\n") else stdout.index("\n{\n") + 1
-    return json.JSONDecoder().raw_decode(stdout, start)[0]
 
 
 @pytest.fixture(scope="session")

@@ -92,24 +92,34 @@ def _get(url: str, timeout: float) -> int:
         return 0
 
 
+def _serve_client() -> Any:
+    """Serve's client on the connected cluster, or None when no Serve controller runs there."""
+    from ray.serve.context import _get_global_client
+
+    try:
+        return _get_global_client(raise_if_no_controller_running=True)
+    except Exception:
+        return None
+
+
+def serve_running() -> bool:
+    return _serve_client() is not None
+
+
 def start_serve() -> tuple[int, bool]:
     """Ray Serve running on the connected cluster, its proxies on 127.0.0.1 (a free port) on
     every node; returns the proxy port and whether this call started Serve. Serve that was
     already running (started by an earlier run of this driver, or by whoever runs the
     cluster) is used as it is, and left running by the runs that found it."""
     from ray import serve
-    from ray.serve.context import _get_global_client
 
     logging.getLogger("ray.serve").setLevel(logging.WARNING)  # its INFO lines would drown the progress display
-    try:
-        client = _get_global_client(raise_if_no_controller_running=True)
-    except Exception:
-        client = None
+    client = _serve_client()
     started = client is None
     if started:
         serve.start(http_options={"host": "127.0.0.1", "port": _free_port()}, proxy_location="EveryNode",
                     logging_config=_QUIET)
-        client = _get_global_client()
+        client = _serve_client()
     port = int(client.http_config.port)
     if client.http_config.host not in ("127.0.0.1", "localhost"):
         log.warning("Ray Serve was already running with its proxy on %s; served models are reached "

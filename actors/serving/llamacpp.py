@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from tauray.actors.serving.spec import SHUTDOWN_WAIT_LOOP_S, ServeSpec, resolve_weights
+from tauray.actors.serving.spec import ServeSpec, resolve_weights
 from tauray.actors.serving.toolcalls import parse_reply, render_messages
 
 # OpenAI chat parameters handed to llama-cpp-python as they are.
@@ -135,8 +135,7 @@ def llamacpp_app(served: str, spec: ServeSpec) -> Any:
     deployment = serve.deployment(
         LlamaCppServer, name=f"llamacpp-{served}", num_replicas=spec.replicas, ray_actor_options=actor_options,
         max_ongoing_requests=spec.max_ongoing_requests, health_check_period_s=spec.health_check_period_s,
-        health_check_timeout_s=spec.health_check_timeout_s, graceful_shutdown_timeout_s=spec.shutdown_timeout_s,
-        graceful_shutdown_wait_loop_s=min(SHUTDOWN_WAIT_LOOP_S, spec.shutdown_timeout_s),
+        health_check_timeout_s=spec.health_check_timeout_s, **spec.shutdown_options(),
     )
     return deployment.bind(served, spec.model_dump())
 

@@ -31,11 +31,6 @@ OPERATIONAL_SERVE_FIELDS = frozenset({
 })
 
 
-# How often a stopping replica checks that its requests are done (Serve's default: 2 s). A
-# run's deployments go down after its last call, so there is nothing to wait for.
-SHUTDOWN_WAIT_LOOP_S = 0.5
-
-
 class ServeSpecError(ValueError):
     """A ``serve:`` spec that cannot be deployed; raised before anything starts."""
 
@@ -142,6 +137,13 @@ class ServeSpec(BaseModel):
     @property
     def threads(self) -> int:
         return self.n_threads or max(1, int(self.num_cpus))
+
+    def shutdown_options(self) -> dict[str, float]:
+        """Serve's graceful-shutdown options for the deployment. A stopping replica checks every
+        wait-loop period that its requests are done (Serve's default: 2 s); a run's deployments
+        go down after its last call, so there is nothing to wait for and 0.5 s is plenty."""
+        return {"graceful_shutdown_timeout_s": self.shutdown_timeout_s,
+                "graceful_shutdown_wait_loop_s": min(0.5, self.shutdown_timeout_s)}
 
     def identity(self) -> dict[str, Any]:
         """What decides the model's answers (weights, context, format), for unit ids."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tauray.actors.serving.spec import SHUTDOWN_WAIT_LOOP_S, ServeSpec
+from tauray.actors.serving.spec import ServeSpec
 
 
 def llm_config_kwargs(served: str, spec: ServeSpec) -> dict[str, Any]:
@@ -25,8 +25,7 @@ def llm_config_kwargs(served: str, spec: ServeSpec) -> dict[str, Any]:
         "max_ongoing_requests": spec.max_ongoing_requests,
         "health_check_period_s": spec.health_check_period_s,
         "health_check_timeout_s": spec.health_check_timeout_s,
-        "graceful_shutdown_timeout_s": spec.shutdown_timeout_s,
-        "graceful_shutdown_wait_loop_s": min(SHUTDOWN_WAIT_LOOP_S, spec.shutdown_timeout_s),
+        **spec.shutdown_options(),
     }
     kwargs: dict[str, Any] = {
         "model_loading_config": {"model_id": served, "model_source": spec.model_source},

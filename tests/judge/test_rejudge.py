@@ -52,6 +52,7 @@ def mixed_run(endpoint, tmp_path_factory):
 
 
 def _judge(capsys, *args) -> dict:
+    capsys.readouterr()  # drop what ran before (Ray may forward a worker's line at any time)
     assert judge_main(["judge", *args, "--json"]) == 0
     return json.loads(capsys.readouterr().out)
 

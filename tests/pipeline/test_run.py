@@ -3,12 +3,11 @@ endpoint over real HTTP, injected faults, and bad input."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from ..conftest import json_summary
 
 from tauray.actors.endpoint import start_endpoint
 from tauray.pipeline.run import RunConfig, execute
@@ -98,7 +97,7 @@ def test_cli_run_json(ray_local, tmp_path, capsys):
                  "--user-model", "scripted", "--out", str(out), "--json"])
     stdout, stderr = capsys.readouterr()
     assert code == 0, stderr
-    summary = json_summary(stdout)
+    summary = json.loads(stdout)  # stdout is the document alone (pipeline/output.json_only_stdout)
     assert summary["conversations"] == summary["success"] == 6
     assert len(pd.read_parquet(out / "conversations")) == 6
 

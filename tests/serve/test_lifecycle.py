@@ -59,15 +59,6 @@ def test_vllm_config_follows_the_spec():
     assert config.placement_group_config == {"bundle_per_worker": {"GPU": 1.0, "gpu_node": 1.0, "CPU": 1.0}}
 
 
-def _serve_running() -> bool:
-    from ray.serve.context import _get_global_client
-
-    try:
-        return _get_global_client(raise_if_no_controller_running=True) is not None
-    except Exception:
-        return False
-
-
 def test_vllm_backend_with_faked_engine_serves_and_tears_down(ray_local, monkeypatch):
     """With no Serve running, the run starts it (proxies on loopback) and shuts it down after."""
     from ray import serve
@@ -78,7 +69,7 @@ def test_vllm_backend_with_faked_engine_serves_and_tears_down(ray_local, monkeyp
     spec = {"model": "openai/fake-vllm", "serve": {"backend": "vllm", "model_source": "org/some-model",
                                                    "replicas": 1, "num_cpus": 0, "startup_timeout_s": 60}}
     with ServedModels([spec]) as served:
-        assert served._own_serve and _serve_running()
+        assert served._own_serve and lifecycle.serve_running()
         base = served.bases["fake-vllm"]
         assert base.startswith("http://127.0.0.1:") and base.endswith("/tauray-fake-vllm/v1")
         resolved = ModelSpec.model_validate(served.resolve(spec))
@@ -86,7 +77,7 @@ def test_vllm_backend_with_faked_engine_serves_and_tears_down(ray_local, monkeyp
         assert reply.content == "fake engine: 1 messages" and reply.prompt_tokens == 7
         assert fake_engine.BUILT[-1].model_id == "fake-vllm"
         assert _tauray_apps() == ["tauray-fake-vllm"]
-    assert not _serve_running()
+    assert not lifecycle.serve_running()
     assert _status(f"{base}/models") != 200
 
 
@@ -96,7 +87,7 @@ def test_a_run_that_found_serve_running_leaves_it_running(serve_up, monkeypatch)
     spec = {"model": "openai/fake-found", "serve": {"backend": "vllm", "model_source": "org/m", "num_cpus": 0}}
     with ServedModels([spec]) as served:
         assert not served._own_serve and _tauray_apps() == ["tauray-fake-found"]
-    assert _serve_running() and _tauray_apps() == []  # its application went down, Serve did not
+    assert lifecycle.serve_running() and _tauray_apps() == []  # its application went down, Serve did not
 
 
 def test_llamacpp_deployment_follows_the_spec():

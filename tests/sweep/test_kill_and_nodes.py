@@ -17,8 +17,6 @@ from pathlib import Path
 from tauray.actors.endpoint import start_endpoint
 from tauray.results import conversations_df, messages_df
 
-from ..conftest import json_summary
-
 SWEEP = """
 name = "k"
 agents = ["a"]
@@ -70,7 +68,7 @@ def test_sigkill_driver_then_rerun_leaves_each_unit_once(ray_local, tmp_path, mo
         code = main(["sweep", str(path), "--out", str(out), "--json", "--no-progress", "--resume"])
         stdout, stderr = capsys.readouterr()
     assert code == 0, stderr[-2000:]
-    summary = json_summary(stdout)
+    summary = json.loads(stdout)
     assert summary["units"] == summary["rows"] == 8 and summary["skipped"] >= partial
     conv = conversations_df(out)
     assert len(conv) == 8 and conv["conversation_id"].is_unique
