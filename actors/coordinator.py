@@ -298,7 +298,7 @@ async def run_conversation(unit: dict[str, Any], agent_host: Any, user_host: Any
                 stop = _failure(exc)
                 reason, error_kind, error_message = stop.reason, stop.kind, stop.message
     if error_kind == "config":  # the same for every unit: the driver stops the run with it
-        from tauray.actors.models import ModelConfigError
+        from tauray.actors.llm import ModelConfigError
 
         raise ModelConfigError(f"{error_message.removeprefix('ModelConfigError: ')} (on a worker, where the "
                                "conversation ran: its environment lacks what the driver has; set key variables "

@@ -38,7 +38,7 @@ class SideHost:
                    db: dict[str, Any] | None, greeting: str | None = None) -> None:
         """Start this side of a conversation on its initialised DB (``db``, as the
         coordinator computed it: initialization actions and sync already applied)."""
-        from tauray.actors.models import ModelSpec, get_client
+        from tauray.actors.llm import ModelSpec, get_client
 
         scenario = default_registry().get(scenario_name)
         spec = ModelSpec.model_validate(model)

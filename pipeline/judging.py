@@ -22,7 +22,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.actors.judge import JudgeConfig, JudgeHost, JudgeItem, JudgeOutcome, build_item, call_judge
-from tauray.actors.judge_render import render_transcript, text_hash
+from tauray.actors.judge.render import render_transcript, text_hash
 from tauray.results.lock import RunLock
 from tauray.results.readers import conversations_df, judge_verdicts_df, messages_df, nl_verdicts_df
 from tauray.results.writer import write_rows
@@ -146,9 +146,9 @@ class _Sink:
 def probe_judges(configs: list[JudgeConfig], notes: Any = None) -> None:
     """One real call per distinct judge request spec (the model with its ``response_format``
     where the config sends one), before any item: an unknown model, a refused key or an
-    unsupported parameter stops here with :class:`~tauray.actors.probe.ProbeError` naming
+    unsupported parameter stops here with :class:`~tauray.actors.llm.probe.ProbeError` naming
     the model and the provider's answer, instead of as a column of unscored rows."""
-    from tauray.actors.probe import probe_models
+    from tauray.actors.llm.probe import probe_models
 
     probe_models({f"judge ({c.label})": c.request_spec() for c in configs}, seed=None, notes=notes)
 
@@ -163,7 +163,7 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
     ``probe`` (the default) every judge model is called once first and a
     failure raises before any row is written.
     """
-    from tauray.actors.models import check_model_ready
+    from tauray.actors.llm import check_model_ready
 
     if not configs:
         raise ValueError("no judge config given")
@@ -210,7 +210,7 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
         bar.update(1)
 
     async def main() -> None:
-        from tauray.actors.models import close_clients
+        from tauray.actors.llm import close_clients
 
         try:
             await run_items(items, judge, concurrency, done)

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tauray.pipeline.units import WorkUnit, make_units
+from tauray.pipeline.plan import WorkUnit, make_units
 
 
 class RunConfig(BaseModel):
@@ -79,7 +79,7 @@ class RunSummary(OutcomeCounts):
 
 def check_models(cfg: RunConfig) -> None:
     """Fail before any conversation starts when a model cannot be reached as configured."""
-    from tauray.actors.models import ModelSpec, check_model_ready
+    from tauray.actors.llm import ModelSpec, check_model_ready
     from tauray.scenarios.conventions import REFERENCE_BY_SIDE
 
     for role, spec in (("agent", cfg.agent), ("user", cfg.user)):

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.pipeline.sweep import Cell
-from tauray.pipeline.units import WorkUnit
+from tauray.pipeline.plan import WorkUnit
 
 
 def _placement(spread: bool) -> Callable[[int], dict[str, Any]]:
@@ -340,7 +340,7 @@ class Scheduler:
     def run(self) -> None:
         import ray
 
-        from tauray.actors.models import ModelConfigError
+        from tauray.actors.llm import ModelConfigError
 
         self._fill()
         while self.pending:

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from tauray.pipeline.units import WorkUnit, cell_id, model_identity, unit_id, unit_seed
+from tauray.pipeline.plan import WorkUnit, cell_id, model_identity, unit_id, unit_seed
 from tauray.scenarios.conventions import ORACLE, SCRIPTED, is_reference
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
@@ -53,7 +53,7 @@ class ModelEntry(BaseModel):
 
     @model_validator(mode="after")
     def _valid_spec(self) -> ModelEntry:
-        from tauray.actors.models import ModelSpec
+        from tauray.actors.llm import ModelSpec
 
         try:
             ModelSpec.model_validate(self.spec)
@@ -73,7 +73,7 @@ class ModelEntry(BaseModel):
 
     @property
     def concurrency(self) -> int:
-        from tauray.actors.models import ModelSpec
+        from tauray.actors.llm import ModelSpec
 
         return ModelSpec.model_validate(self.spec).concurrency
 

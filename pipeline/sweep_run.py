@@ -123,14 +123,14 @@ def run_sweep(cfg: SweepConfig | Path | str, out: Path | str | None = None, addr
                          f"(or --retry-errors to also rerun its infra errors), or choose another --out")
     for name, entry in cfg.models.items():  # fail before anything starts
         if not is_reference(entry.spec.get("model")):
-            from tauray.actors.models import ModelSpec, check_model_ready
+            from tauray.actors.llm import ModelSpec, check_model_ready
 
             try:
                 check_model_ready(ModelSpec.model_validate(entry.spec))
             except Exception as exc:
                 raise SweepFileError(f"{cfg.name}: field 'models.{name}': {exc}") from None
     if probe:  # one real call per distinct model, before any directory or row exists
-        from tauray.actors.probe import ProbeError, probe_models
+        from tauray.actors.llm.probe import ProbeError, probe_models
         from tauray.actors.serving.lifecycle import unserved
 
         try:

@@ -87,7 +87,7 @@ ATTEMPT_DOC = ("Attempt of the unit that wrote the row (0 = first run; a rerun a
 
 
 def _fill_unit_id(data: Any) -> Any:
-    # A unit's conversation id is its unit id (pipeline/units.py); producers
+    # A unit's conversation id is its unit id (pipeline/plan.py); producers
     # that predate the column may omit it.
     if isinstance(data, dict) and "unit_id" not in data and "conversation_id" in data:
         return {**data, "unit_id": data["conversation_id"]}

@@ -1,3 +1,3 @@
-from tauray.pipeline.cli import main
+from tauray.pipeline.cli.main import main
 
 raise SystemExit(main())

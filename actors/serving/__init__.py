@@ -2,27 +2,16 @@
 
 A model spec with a ``serve`` block (:class:`ServeSpec`) is deployed by
 :class:`ServedModels` before the first unit and torn down after the last; calls
-reach it through litellm like any OpenAI-compatible model. Names load lazily so
-that reading a spec needs neither Ray Serve nor a backend installed.
+reach it through litellm like any OpenAI-compatible model. Ray Serve and the
+backends are imported only when a deployment starts, so reading a spec needs
+neither installed.
 """
 
-from __future__ import annotations
+from tauray.actors.serving.lifecycle import ServedModels, ServeStartError, check_backend, collect, serve_for_sweep
+from tauray.actors.serving.llamacpp import LlamaCppServer, llamacpp_app
+from tauray.actors.serving.spec import ServeSpec, ServeSpecError, resolve_weights, served_name
+from tauray.actors.serving.vllm import llm_config_kwargs, vllm_app
 
-import importlib
-from typing import Any
-
-_EXPORTS = {
-    "ServeSpec": "spec", "ServeSpecError": "spec", "resolve_weights": "spec", "served_name": "spec",
-    "ServedModels": "lifecycle", "ServeStartError": "lifecycle", "serve_for_sweep": "lifecycle",
-    "check_backend": "lifecycle", "collect": "lifecycle",
-    "LlamaCppServer": "llamacpp", "llamacpp_app": "llamacpp",
-    "llm_config_kwargs": "vllm", "vllm_app": "vllm",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"tauray.actors.serving.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'tauray.actors.serving' has no attribute {name!r}")
+__all__ = ["LlamaCppServer", "ServeSpec", "ServeSpecError", "ServeStartError", "ServedModels", "check_backend",
+           "collect", "llamacpp_app", "llm_config_kwargs", "resolve_weights", "serve_for_sweep", "served_name",
+           "vllm_app"]

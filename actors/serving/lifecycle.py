@@ -283,7 +283,7 @@ def serve_for_sweep(cfg: Any, probe: bool = True) -> tuple[Any, ServedModels]:
             models[name] = entry
         cfg = cfg.model_copy(update={"models": models})
         if probe:
-            from tauray.actors.probe import probe_models
+            from tauray.actors.llm.probe import probe_models
 
             probe_models({label: spec for label, spec in cfg.probe_specs().items() if spec.get("serve")},
                          seed=cfg.seed)
@@ -307,7 +307,7 @@ def serve_for_units(units: list[Any], probe: bool = True) -> tuple[list[Any], Se
             "judge_configs": [{**j, "model": served.resolve(j["model"])} for j in u.judge_configs]})
             for u in units]
         if probe:
-            from tauray.actors.probe import probe_models
+            from tauray.actors.llm.probe import probe_models
 
             probe_models({f"openai/{name}": served.resolve(next(s for s in specs if s.get("serve") and
                                                                    served_name(str(s["model"])) == name))

@@ -24,7 +24,7 @@ from tauray.actors.endpoint import (
     RunningEndpoint,
     start_endpoint,
 )
-from tauray.actors.endpoint_behaviours import (
+from tauray.actors.endpoint.behaviours import (
     BEHAVIOURS,
     STOP_TOKEN,
     arguments_for,

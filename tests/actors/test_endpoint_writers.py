@@ -9,7 +9,7 @@ import json
 
 import pytest
 from tauray.actors.coordinator import run_conversation
-from tauray.actors.endpoint_writers import (
+from tauray.actors.endpoint.writers import (
     CLOSING,
     NoReferenceSteps,
     reference_steps,
@@ -18,7 +18,7 @@ from tauray.actors.endpoint_writers import (
 )
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.policies import parse_phone_request
-from tauray.pipeline.units import make_units
+from tauray.pipeline.plan import make_units
 from tauray.scenarios import get_scenario, select_scenarios
 from tauray.scenarios.prompts import reference_steps_prompt
 

@@ -7,7 +7,7 @@ import ray.exceptions as rx
 
 from tauray.actors import coordinator
 from tauray.actors.failures import classify, is_actor_death
-from tauray.actors.models import ModelCallError, ModelConfigError
+from tauray.actors.llm import ModelCallError, ModelConfigError
 
 
 def _raised_in_a_task(exc: BaseException) -> BaseException:

@@ -10,7 +10,7 @@ import functools
 import threading
 import time
 
-from tauray.actors.inline_executor import LitellmInlineExecutor
+from tauray.actors.llm.inline_executor import LitellmInlineExecutor
 
 
 def _request_build(model: str, block_s: float):

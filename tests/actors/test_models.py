@@ -18,7 +18,7 @@ import pytest
 from pydantic import ValidationError
 
 from tauray.actors.endpoint import EndpointConfig, RunningEndpoint, start_endpoint
-from tauray.actors.models import (
+from tauray.actors.llm import (
     ModelCallError,
     ModelClient,
     ModelConfigError,
@@ -296,7 +296,7 @@ def test_litellm_request_building_runs_in_place_other_jobs_in_threads():
     import functools
     import threading
 
-    from tauray.actors.models import LitellmInlineExecutor
+    from tauray.actors.llm import LitellmInlineExecutor
 
     executor = LitellmInlineExecutor()
 
@@ -330,7 +330,7 @@ def test_client_installs_inline_executor_and_litellm_builds_on_the_loop_thread(l
 
     import litellm.main
 
-    from tauray.actors.models import LitellmInlineExecutor
+    from tauray.actors.llm import LitellmInlineExecutor
 
     threads: list[int] = []
     original = litellm.main.completion

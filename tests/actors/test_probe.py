@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from tauray.actors.endpoint_behaviours import REFUSE_MARK
-from tauray.actors.models import ModelCallError, ModelConfigError, ModelSpec, get_client
-from tauray.actors.probe import ProbeError, probe_models
+from tauray.actors.endpoint.behaviours import REFUSE_MARK
+from tauray.actors.llm import ModelCallError, ModelConfigError, ModelSpec, get_client
+from tauray.actors.llm.probe import ProbeError, probe_models
 
 
 def _spec(endpoint, model: str, **kw) -> dict:
@@ -88,7 +88,7 @@ def test_refused_request_does_not_cool_the_deployment_down(endpoint, loop, statu
 
 
 def test_cli_run_with_unknown_model_exits_fast_and_writes_nothing(endpoint, tmp_path, capsys):
-    from tauray.pipeline.cli import main
+    from tauray.pipeline.cli.main import main
 
     out = tmp_path / "run"
     started = time.perf_counter()

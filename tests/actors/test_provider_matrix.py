@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tauray.actors.models import ModelCallError, ModelClient, ModelSpec, request_params
+from tauray.actors.llm import ModelCallError, ModelClient, ModelSpec, request_params
 
 # provider -> (model string, the key the provider's wire format carries the seed under, or None)
 MATRIX: dict[str, tuple[str, str | None]] = {

@@ -1,5 +1,5 @@
 """Every reply shape real servers send ends as its documented outcome (table in
-tauray.actors.replies): through real HTTP from the test endpoint's shape behaviours,
+tauray.actors.llm.replies): through real HTTP from the test endpoint's shape behaviours,
 the model client and a side session executing the calls on a real phone."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import json
 import pytest
 
 from tauray.actors.coordinator import run_conversation
-from tauray.actors.endpoint_shapes import AFTER_TOOL, PREAMBLE
+from tauray.actors.endpoint.shapes import AFTER_TOOL, PREAMBLE
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.actors.models import ModelClient, ModelSpec
+from tauray.actors.llm import ModelClient, ModelSpec
 from tauray.actors.policies import LLMPolicy
 from tauray.actors.session import SideSession
-from tauray.pipeline.units import make_units
+from tauray.pipeline.plan import make_units
 from tauray.scenarios import domain_spec, get_scenario
 
 SCENARIO = "tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy"
@@ -99,7 +99,7 @@ def test_a_conversation_with_empty_replies_is_a_row_not_an_internal_error(endpoi
 
 def test_ids_and_arguments_normalised_whatever_the_transport_passed_on():
     """litellm fills missing ids on the OpenAI path but not on every path; the client must not rely on it."""
-    from tauray.actors.replies import tool_calls_of
+    from tauray.actors.llm.replies import tool_calls_of
 
     message = {"tool_calls": [
         {"function": {"name": "a", "arguments": None}},

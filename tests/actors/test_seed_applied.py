@@ -13,8 +13,8 @@ import pytest
 
 from tauray.actors.coordinator import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.actors.models import ModelCallError, ModelClient, ModelSpec
-from tauray.pipeline.units import make_units
+from tauray.actors.llm import ModelCallError, ModelClient, ModelSpec
+from tauray.pipeline.plan import make_units
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 SCENARIO = "tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy"

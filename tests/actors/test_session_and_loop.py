@@ -11,7 +11,7 @@ from tauray.actors.coordinator import Conversation, SideClient, _Stop, run_conve
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.policies import PolicyReply, PolicyToolCall, parse_phone_request, phone_request
 from tauray.actors.session import SideSession
-from tauray.pipeline.units import make_units
+from tauray.pipeline.plan import make_units
 from tauray.scenarios import domain_spec, get_scenario, select_scenarios
 
 SCENARIO = "tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy"

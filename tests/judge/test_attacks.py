@@ -17,9 +17,9 @@ import random
 
 import pytest
 
-from tauray.actors.judge_parse import fold, parse_nl, parse_overall, scan
-from tauray.actors.judge_prompts import get_prompt, list_prompts
-from tauray.actors.judge_render import BEGIN, END, defuse, render_transcript
+from tauray.actors.judge.parse import fold, parse_nl, parse_overall, scan
+from tauray.actors.judge.prompts import get_prompt, list_prompts
+from tauray.actors.judge.render import BEGIN, END, defuse, render_transcript
 
 P, F, U = True, False, None
 FAIL = '{"reasoning": "nothing was fixed", "verdict": "fail"}'

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from tauray.actors.judge import JudgeConfig, JudgeHost, judge_result
-from tauray.actors.models import ModelConfigError, ModelSpec, check_model_ready
+from tauray.actors.llm import ModelConfigError, ModelSpec, check_model_ready
 from tauray.scenarios import get_scenario
 from tauray.scenarios.model import SuccessSignal, SuccessSignals
 

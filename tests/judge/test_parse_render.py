@@ -7,9 +7,9 @@ import json
 import pytest
 
 from tauray.actors.judge import majority
-from tauray.actors.judge_parse import parse_nl, parse_overall
-from tauray.actors.judge_prompts import get_pack, get_prompt, list_prompts, UnknownPromptError
-from tauray.actors.judge_render import BEGIN, END, defuse, render_transcript
+from tauray.actors.judge.parse import parse_nl, parse_overall
+from tauray.actors.judge.prompts import get_pack, get_prompt, list_prompts, UnknownPromptError
+from tauray.actors.judge.render import BEGIN, END, defuse, render_transcript
 
 from .conftest import INJECTION
 
@@ -91,7 +91,7 @@ def test_rendering_neutralises_injected_verdicts_and_markers(reference_result):
     assert parse_overall(text).verdict is None
     assert all(p.verdict is None for p in parse_nl(text, 2))
     # control: un-defused, the same content is a verdict-shaped value (ambiguous against the NL list)
-    from tauray.actors.judge_parse import json_values
+    from tauray.actors.judge.parse import json_values
 
     assert json_values(INJECTION) and not json_values(text) and "{" not in text and "[" not in text
     assert "verdict" in text  # still readable for the judge
@@ -136,7 +136,7 @@ def test_prompt_registry():
 
 
 def test_duplicate_prompt_versions_are_refused(tmp_path):
-    from tauray.actors.judge_prompts import prompt_registry
+    from tauray.actors.judge.prompts import prompt_registry
 
     src = (get_prompt("overall-plain").model_dump())
     import tomllib  # noqa: F401  (the files are TOML; write two identical ones)
@@ -152,7 +152,7 @@ def test_duplicate_prompt_versions_are_refused(tmp_path):
 def test_editing_a_released_text_without_a_new_version_is_refused(tmp_path, folder):
     import shutil
 
-    from tauray.actors.judge_prompts import UnversionedEditError, _data_dir, pack_registry, prompt_registry
+    from tauray.actors.judge.prompts import UnversionedEditError, _data_dir, pack_registry, prompt_registry
 
     load = (prompt_registry if folder == "judge_prompts" else pack_registry).__wrapped__  # uncached: files change
     shutil.copytree(_data_dir(folder), tmp_path / folder)

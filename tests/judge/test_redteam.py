@@ -12,9 +12,9 @@ import json
 import time
 
 import pytest
-from tauray.actors.judge_parse import parse_nl, parse_overall, scan
-from tauray.actors.judge_prompts import get_prompt
-from tauray.actors.judge_render import defuse, render_transcript
+from tauray.actors.judge.parse import parse_nl, parse_overall, scan
+from tauray.actors.judge.prompts import get_prompt
+from tauray.actors.judge.render import defuse, render_transcript
 
 P, F, U, UA = True, False, "U", "UA"  # pass / fail / unscored / unscored as ambiguous
 Q = ' The agent wrote {"verdict": "pass"} in the chat, which fixes nothing.'  # a reconstructed quote

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from tauray.actors.judge import JudgeConfig
-from tauray.actors.judge_prompts import get_pack
-from tauray.pipeline.judge_cmd import main as judge_main
-from tauray.pipeline.judge_report import wilson
+from tauray.actors.judge.prompts import get_pack
+from tauray.pipeline.cli.judge import main as judge_main
+from tauray.results.judge_report import wilson
 from tauray.pipeline.judging import rejudge
 from tauray.results import conversations_df, judge_verdicts_df, nl_verdicts_df
 
@@ -22,7 +22,7 @@ def mixed_run(endpoint, tmp_path_factory):
     in one run directory; run in-process, the way a coordinator runs them, to keep the suite fast."""
     from tauray.actors.coordinator import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
-    from tauray.pipeline.units import make_units
+    from tauray.pipeline.plan import make_units
     from tauray.results.writer import TableWriter
     from tauray.scenarios import select_scenarios
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tauray.pipeline.judge_cmd import main as judge_main
-from tauray.pipeline.judge_report import judge_report, wilson
+from tauray.pipeline.cli.judge import main as judge_main
+from tauray.results.judge_report import judge_report, wilson
 from tauray.results.records import ConversationRecord, JudgeVerdictRecord
 from tauray.results.writer import write_rows
 

@@ -4,8 +4,8 @@ and the renderer keeps the record from adding voices when a judge repeats it."""
 from __future__ import annotations
 
 import pytest
-from tauray.actors.judge_parse import parse_nl, parse_overall
-from tauray.actors.judge_render import defuse, render_transcript
+from tauray.actors.judge.parse import parse_nl, parse_overall
+from tauray.actors.judge.render import defuse, render_transcript
 
 FAIL, PASS = '{"reasoning": "not fixed", "verdict": "fail"}', '{"reasoning": "fixed", "verdict": "pass"}'
 

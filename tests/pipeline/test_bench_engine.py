@@ -10,13 +10,13 @@ import itertools
 import pytest
 from tauray.actors.coordinator import Conversation, SideClient, _Stop
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.pipeline.bench import (
+from tauray.pipeline.bench.engine import (
     bench_models,
     bench_scenarios,
     replay_requests,
     run_engine_bench,
 )
-from tauray.pipeline.units import make_units
+from tauray.pipeline.plan import make_units
 from tauray.scenarios import get_scenario
 
 

@@ -33,7 +33,7 @@ def noisy_selection(monkeypatch):
 
 
 def test_json_stdout_holds_only_the_document(noisy_selection, capsys):
-    from tauray.pipeline.cli import main
+    from tauray.pipeline.cli.main import main
 
     handler = logging.StreamHandler(sys.stdout)
     noisy_selection.addHandler(handler)
@@ -47,7 +47,7 @@ def test_json_stdout_holds_only_the_document(noisy_selection, capsys):
 
 
 def test_the_other_entry_points_keep_stdout_for_the_document(capsys):
-    """``python -m tauray.pipeline.sweep_cmd`` and ``judge_cmd`` wrap their commands the same way."""
+    """``python -m tauray.pipeline.cli.sweep`` and ``judge_cmd`` wrap their commands the same way."""
     from tauray.pipeline import judge_cmd, sweep_cmd
 
     for module in (judge_cmd, sweep_cmd):
@@ -64,7 +64,7 @@ def test_the_other_entry_points_keep_stdout_for_the_document(capsys):
 
 
 def test_without_json_stdout_is_left_alone(noisy_selection, capsys):
-    from tauray.pipeline.cli import main
+    from tauray.pipeline.cli.main import main
 
     noisy_selection.addHandler(logging.StreamHandler(sys.stdout))
     assert main(["scenarios", "list", "tau2_mock__*"]) == 0

@@ -116,7 +116,7 @@ def test_key_missing_on_the_workers_is_a_config_error(ray_local, tmp_path, monke
     """The driver has the key variable (so the up-front check passes), the workers that
     were started before it was set do not: the run stops with a config error naming the
     variable, and writes no internal or infra rows."""
-    from tauray.actors.models import ModelConfigError
+    from tauray.actors.llm import ModelConfigError
 
     monkeypatch.setenv("TAURAY_WORKER_ONLY_KEY", "not-a-secret")
     with start_endpoint(latency=0.0) as ep:

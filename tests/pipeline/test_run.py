@@ -77,7 +77,7 @@ def test_injected_faults_every_unit_is_one_row(ray_local, tmp_path):
 ])
 def test_bad_model_fails_before_any_conversation(tmp_path, capsys, flags, needle):
     """The CLI in this process (``python -m tauray`` itself is run by tests/scenarios/test_bad_input.py)."""
-    from tauray.pipeline.cli import main
+    from tauray.pipeline.cli.main import main
 
     out = tmp_path / "never"
     code = main(["run", "--split", "small", "--domain", "telecom", "--user-model", "scripted", "--out", str(out),
@@ -89,7 +89,7 @@ def test_bad_model_fails_before_any_conversation(tmp_path, capsys, flags, needle
 
 
 def test_cli_run_json(ray_local, tmp_path, capsys):
-    from tauray.pipeline.cli import main
+    from tauray.pipeline.cli.main import main
 
     out = tmp_path / "cli"
     capsys.readouterr()
@@ -103,7 +103,7 @@ def test_cli_run_json(ray_local, tmp_path, capsys):
 
 
 def test_cli_agent_reference_steps_reaches_the_agent_spec():
-    from tauray.pipeline.cli import _model_spec, build_parser
+    from tauray.pipeline.cli.main import _model_spec, build_parser
 
     base = ["run", "tau2_mock__*", "--agent-model", "openai/x", "--user-model", "scripted"]
     args = build_parser().parse_args([*base, "--agent-reference-steps"])

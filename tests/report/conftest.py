@@ -84,7 +84,7 @@ def _fixture_judge_rows(conv) -> dict[str, list[dict]]:
 @pytest.fixture(scope="session")
 def fixture_sweep(ray_local, endpoint, tmp_path_factory) -> Path:
     from tauray.pipeline.run import RunConfig, execute, units_for
-    from tauray.pipeline.units import make_units
+    from tauray.pipeline.plan import make_units
     from tauray.results import write_rows
     from tauray.results.readers import conversations_df
 

@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from tauray.pipeline.report_cmd import register
+from tauray.pipeline.cli.report import register
 from tauray.results.readers import conversations_df
 from tauray.results.report import transcript_href
 

@@ -125,8 +125,8 @@ def _run_real(tmp_path, units):
 
 
 def test_rejudge_of_a_retried_unit_is_read_back(tmp_path, endpoint, capsys, monkeypatch):
-    from tauray.pipeline.judge_cmd import main as judge_main
-    from tauray.pipeline.units import make_units
+    from tauray.pipeline.cli.judge import main as judge_main
+    from tauray.pipeline.plan import make_units
     from tauray.scenarios import select_scenarios
 
     names = [e.name for e in select_scenarios(domain="telecom", split="small", variant="manual")][:2]
@@ -268,7 +268,7 @@ def test_temp_leftovers_are_removed_on_open(tmp_path):
 
 
 def test_compact_drops_superseded_rows_and_keeps_reads(tmp_path):
-    from tauray.pipeline.compact import compact
+    from tauray.results.compact import compact
 
     with TableWriter(tmp_path, RUN, flush_rows=3) as w:
         for i in range(4):

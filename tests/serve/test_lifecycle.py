@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from tauray.actors.models import ModelClient, ModelSpec
+from tauray.actors.llm import ModelClient, ModelSpec
 from tauray.actors.serving import ServedModels, ServeStartError, lifecycle, llm_config_kwargs
 from tauray.actors.serving.spec import ServeSpec
 

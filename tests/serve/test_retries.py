@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from tauray.actors.endpoint import start_endpoint
-from tauray.actors.models import ModelClient, ModelSpec
+from tauray.actors.llm import ModelClient, ModelSpec
 from tauray.pipeline.sweep_run import run_sweep
 from tauray.results.readers import conversations_df, messages_df
 

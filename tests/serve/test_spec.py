@@ -7,11 +7,11 @@ import importlib.util
 import pytest
 from pydantic import ValidationError
 
-from tauray.actors.models import ModelSpec, check_model_ready
+from tauray.actors.llm import ModelSpec, check_model_ready
 from tauray.actors.serving import ServeSpec, ServeSpecError, collect, resolve_weights
 from tauray.actors.serving import lifecycle
 from tauray.pipeline.sweep import SweepFileError, load_sweep
-from tauray.pipeline.units import model_identity
+from tauray.pipeline.plan import model_identity
 
 from .conftest import SMOLLM2, smollm2_spec
 

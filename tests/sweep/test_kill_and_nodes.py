@@ -37,13 +37,13 @@ api_base = "${TAURAY_ENDPOINT}"
 
 
 def _sweep(path: Path, out: Path, env: dict, *flags: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tauray.pipeline.sweep_cmd", "sweep", str(path), "--out", str(out),
+    return subprocess.Popen([sys.executable, "-m", "tauray.pipeline.cli.sweep", "sweep", str(path), "--out", str(out),
                              "--json", "--no-progress", *flags], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
 def test_sigkill_driver_then_rerun_leaves_each_unit_once(ray_local, tmp_path, monkeypatch, capsys):
-    from tauray.pipeline.cli import main
+    from tauray.pipeline.cli.main import main
 
     path = tmp_path / "k.toml"
     path.write_text(SWEEP)

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from tauray.pipeline.sweep import SweepFileError, load_sweep, plan_sweep
-from tauray.pipeline.units import model_identity
+from tauray.pipeline.plan import model_identity
 
 from .conftest import make_sweep
 

@@ -2,7 +2,7 @@
 
 Both runners talk to the local test endpoint (loopback, fixed latency, 3 s by
 default: an agentic model call) through litellm, on the same telecom tasks,
-with the same writing scripted behaviours (:mod:`tauray.actors.endpoint_writers`):
+with the same writing scripted behaviours (:mod:`tauray.actors.endpoint.writers`):
 the agent follows the task's reference steps, its own writes as tool calls and
 phone actions asked of the customer; the customer performs them on its phone.
 Each runner tells the agent the steps its own way: upstream's ``tau2 run
@@ -44,7 +44,7 @@ from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, Field
-from tauray.pipeline.bench import (
+from tauray.pipeline.bench.engine import (
     WRITING_AGENT,
     WRITING_USER,
     _process_cpu,
@@ -173,7 +173,7 @@ def _run_tau2(base_url: str, task_ids: list[str], trials: int, concurrency: int,
 def _run_tauray(base_url: str, names: list[str], trials: int, concurrency: int, tmp: Path, hosts: int,
                 exclude: set[int]) -> RunFigures:
     from tauray.pipeline.run import RunConfig, execute
-    from tauray.pipeline.units import make_units
+    from tauray.pipeline.plan import make_units
     from tauray.results import actions_df, conversations_df
 
     agent, user = bench_models(base_url, concurrency=4096, retries=0)
@@ -216,7 +216,7 @@ def run_tau2_bench(tasks: int | None = None, latency: float | None = None, equal
     from tauray.actors.endpoint import start_endpoint
     from tauray.pipeline.ray_runtime import ensure_ray
     from tauray.pipeline.run import RunConfig, execute, shutdown_actors
-    from tauray.pipeline.units import make_units
+    from tauray.pipeline.plan import make_units
     from tauray.scenarios import get_scenario
 
     t0 = time.perf_counter()

@@ -38,7 +38,7 @@ def _print_summary(s: Any) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from tauray.actors.models import ModelConfigError
+    from tauray.actors.llm import ModelConfigError
     from tauray.pipeline.sweep import SweepFileError
     from tauray.pipeline.sweep_run import SweepError, run_sweep
 
@@ -72,7 +72,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_bench_vs_tau2(args: argparse.Namespace) -> int:
-    from tauray.pipeline.bench_tau2 import run_tau2_bench
+    from tauray.pipeline.bench.vs_tau2 import run_tau2_bench
 
     kwargs: dict[str, Any] = {"tasks": args.tasks, "latency": args.latency, "waves": args.waves, "hosts": args.hosts}
     for name in ("equal", "tau2_candidates", "tauray_candidates"):
@@ -83,7 +83,7 @@ def cmd_bench_vs_tau2(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_memory(args: argparse.Namespace) -> int:
-    from tauray.pipeline.bench_memory import run_memory_bench
+    from tauray.pipeline.bench.memory import run_memory_bench
 
     print_figures(run_memory_bench(small=args.small, large=args.large), args.json)
     return 0
@@ -118,13 +118,13 @@ def register_bench(bench_subparsers: Any) -> None:
     p.add_argument("--large", type=int, default=10000, help="units of the large sweep")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_memory)
-    from tauray.pipeline.bench_tau2_profile import register as register_tau2_profile
+    from tauray.pipeline.bench.tau2_profile import register as register_tau2_profile
 
     register_tau2_profile(bench_subparsers)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tauray.pipeline.sweep_cmd FILE …``: the same as ``tauray sweep``."""
+    """``python -m tauray.pipeline.cli.sweep FILE …``: the same as ``tauray sweep``."""
     from tauray.pipeline.ray_runtime import loopback_env
 
     loopback_env()

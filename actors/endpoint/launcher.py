@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 
-from tauray.actors.endpoint_server import (
+from tauray.actors.endpoint.server import (
     _LISTENING_RE,
     ALL_FAULT_KINDS,
     EndpointConfig,

@@ -14,7 +14,7 @@ recorded hash is refused on load, so editing a shipped prompt means a new
 version (and a new line in that file), never a silent change under an old name.
 
 Every per-conversation value placed into a prompt (ticket, goal, NL
-assertions) goes through :func:`~tauray.actors.judge_render.defuse`, the same
+assertions) goes through :func:`~tauray.actors.judge.render.defuse`, the same
 structural defusing as the transcript, so no channel into the prompt can carry
 a verdict-shaped value.
 
@@ -36,8 +36,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tauray.actors.judge_parse import reply_schema
-from tauray.actors.judge_render import defuse
+from tauray.actors.judge.parse import reply_schema
+from tauray.actors.judge.render import defuse
 
 PromptKind = Literal["overall", "nl"]
 

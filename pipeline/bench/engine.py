@@ -272,7 +272,7 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
     from tauray.actors.endpoint import start_endpoint
     from tauray.pipeline.ray_runtime import ensure_ray
     from tauray.pipeline.run import RunConfig, execute, shutdown_actors
-    from tauray.pipeline.units import make_units
+    from tauray.pipeline.plan import make_units
     from tauray.results import actions_df, conversations_df
 
     with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-bench-") as tmp:

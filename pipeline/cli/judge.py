@@ -45,7 +45,7 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
 
 def configs_from_args(args: argparse.Namespace) -> list[Any]:
     from tauray.actors.judge import JudgeConfig
-    from tauray.actors.judge_prompts import get_prompt
+    from tauray.actors.judge.prompts import get_prompt
 
     if not args.judge_model:
         raise ValueError("give at least one --judge-model")
@@ -70,8 +70,8 @@ def configs_from_args(args: argparse.Namespace) -> list[Any]:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from tauray.actors.judge_prompts import UnknownPromptError, list_prompts, pack_registry
-    from tauray.actors.models import ModelConfigError
+    from tauray.actors.judge.prompts import UnknownPromptError, list_prompts, pack_registry
+    from tauray.actors.llm import ModelConfigError
 
     try:
         if args.list_prompts:
@@ -108,7 +108,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 def cmd_judge_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from tauray.pipeline.judge_report import format_report, judge_report
+    from tauray.results.judge_report import format_report, judge_report
 
     if not (Path(args.run_dir) / "conversations").is_dir():
         print(f"tauray judge-report: error: {args.run_dir} holds no conversations table", file=sys.stderr)
@@ -133,7 +133,7 @@ def register(subparsers: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (``python -m tauray.pipeline.judge_cmd judge ...``)."""
+    """Standalone entry (``python -m tauray.pipeline.cli.judge judge ...``)."""
     import os
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -6,7 +6,7 @@ object instead of a string; tool calls without ids; several calls at once,
 with or without text beside them; completions with no choices at all; empty
 content. Each behaviour here emits one such shape on its first turn (and plain
 text once a tool result came back), so a test can assert what tauray makes of
-it (the table is in :mod:`tauray.actors.replies`).
+it (the table is in :mod:`tauray.actors.llm.replies`).
 
 Tool calls go to tools the request offers that need no arguments (a phone's
 ``check_status_bar``, say), so that a no-argument call is also a valid one.
@@ -21,7 +21,7 @@ PREAMBLE = "Let me check that for you."
 
 
 def _reply(message: dict[str, Any], finish: str, empty_choices: bool = False) -> Any:
-    from tauray.actors.endpoint_replies import Reply
+    from tauray.actors.endpoint.replies import Reply
 
     return Reply(message, finish, empty_choices=empty_choices)
 

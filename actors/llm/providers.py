@@ -15,8 +15,8 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.actors.model_errors import ModelConfigError
-from tauray.actors.model_spec import ModelSpec
+from tauray.actors.llm.errors import ModelConfigError
+from tauray.actors.llm.spec import ModelSpec
 
 # Sent when a loopback or self-hosted endpoint needs *some* key; deliberately not key-shaped.
 _PLACEHOLDER_KEY = "tauray-no-key-needed"

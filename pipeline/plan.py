@@ -44,7 +44,7 @@ OPERATIONAL_FIELDS = frozenset({"api_base", "api_key_env", "concurrency", "rpm",
 
 def model_identity(spec: dict[str, Any]) -> dict[str, Any]:
     """The part of a model spec that decides what the model is asked (for ids)."""
-    from tauray.actors.models import ModelSpec
+    from tauray.actors.llm import ModelSpec
 
     model = ModelSpec.model_validate(spec)
     full = model.model_dump()

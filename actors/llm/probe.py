@@ -1,6 +1,6 @@
 """One real call per distinct model before any work starts.
 
-The readiness check (:func:`~tauray.actors.models.check_model_ready`) is free
+The readiness check (:func:`~tauray.actors.llm.check_model_ready`) is free
 but blind: it cannot know that a model name is a typo, that a key is refused,
 that a provider rejects a parameter or that a base URL answers nobody. Found
 by the conversations themselves, each of those turns every row of a run into
@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.actors.models import ModelCallError, ModelClient, ModelConfigError, ModelSpec, check_model_ready
+from tauray.actors.llm import ModelCallError, ModelClient, ModelConfigError, ModelSpec, check_model_ready
 
 PROBE_MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Reply with the single word: ready"}]
 """The probe's conversation: short, so that a probe costs a handful of tokens."""

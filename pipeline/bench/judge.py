@@ -30,7 +30,7 @@ def _warm_up(config: Any) -> None:
     process (seconds), a one-off cost that is not the judge's throughput."""
     import asyncio
 
-    from tauray.actors.models import close_clients, get_client
+    from tauray.actors.llm import close_clients, get_client
 
     async def call() -> None:
         await get_client(config.model).complete([{"role": "user", "content": "warm-up"}])

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
-from tauray.actors.judge_parse import CONFUSABLES, voice_positions
+from tauray.actors.judge.parse import CONFUSABLES, voice_positions
 
 BEGIN = "===== BEGIN CONVERSATION RECORD ====="
 END = "===== END CONVERSATION RECORD ====="

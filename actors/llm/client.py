@@ -2,10 +2,10 @@
 
 Every agent, user simulator and judge call goes through :class:`ModelClient`, so there is
 exactly one place that talks to litellm and one place that retries a model call
-(litellm's Router, configured from the :class:`~tauray.actors.model_spec.ModelSpec`). The
-engine above it sees only two outcomes: a :class:`~tauray.actors.replies.ModelReply`
+(litellm's Router, configured from the :class:`~tauray.actors.llm.spec.ModelSpec`). The
+engine above it sees only two outcomes: a :class:`~tauray.actors.llm.replies.ModelReply`
 (possibly empty or with broken tool-call JSON, which are the model's doing and get
-counted) or a :class:`~tauray.actors.model_errors.ModelCallError` that says whether the
+counted) or a :class:`~tauray.actors.llm.errors.ModelCallError` that says whether the
 provider or the request was at fault, because the two are scored differently.
 """
 
@@ -17,10 +17,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from tauray.actors.inline_executor import _use_inline_executor
-from tauray.actors.model_errors import ModelCallError, ModelConfigError, classify, scrub
-from tauray.actors.model_spec import ModelSpec
-from tauray.actors.providers import (
+from tauray.actors.llm.inline_executor import _use_inline_executor
+from tauray.actors.llm.errors import ModelCallError, ModelConfigError, classify, scrub
+from tauray.actors.llm.spec import ModelSpec
+from tauray.actors.llm.providers import (
     _PLACEHOLDER_KEY,
     _is_loopback,
     _litellm,
@@ -29,7 +29,7 @@ from tauray.actors.providers import (
     env_api_base,
     request_params,
 )
-from tauray.actors.replies import ModelReply, reply_of
+from tauray.actors.llm.replies import ModelReply, reply_of
 
 
 def retry_policy(num_retries: int) -> Any:

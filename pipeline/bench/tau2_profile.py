@@ -104,8 +104,8 @@ def run_tau2_profile(concurrency: int = 128, tasks: int = 64, waves: int = 3, la
     from datetime import datetime
 
     from tauray.actors.endpoint import start_endpoint
-    from tauray.pipeline.bench import bench_scenarios
-    from tauray.pipeline.bench_tau2 import tau2_command
+    from tauray.pipeline.bench.engine import bench_scenarios
+    from tauray.pipeline.bench.vs_tau2 import tau2_command
     from tauray.scenarios import get_scenario
 
     spy = py_spy or shutil.which("py-spy")

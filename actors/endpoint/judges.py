@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tauray.actors.endpoint_replies import (
+from tauray.actors.endpoint.replies import (
     BehaviourSettings,
     Reply,
     _messages,

@@ -1,6 +1,6 @@
 """Fail fast, for free: a model that cannot work as configured is named before any work.
 
-No provider is called here (that is the probe's job, :mod:`tauray.actors.probe`): the
+No provider is called here (that is the probe's job, :mod:`tauray.actors.llm.probe`): the
 model string must resolve to a provider, a named key variable must be set, and a
 provider that needs a key must find one.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 
-from tauray.actors.model_errors import ModelConfigError
-from tauray.actors.model_spec import ModelSpec
-from tauray.actors.providers import _litellm, _missing_env, _providers, env_api_base
+from tauray.actors.llm.errors import ModelConfigError
+from tauray.actors.llm.spec import ModelSpec
+from tauray.actors.llm.providers import _litellm, _missing_env, _providers, env_api_base
 
 
 def check_model_ready(spec: ModelSpec) -> None:

@@ -150,7 +150,7 @@ def _model_spec(args: argparse.Namespace, role: str) -> dict[str, Any]:
 
 def probe_run_models(agent: dict[str, Any], user: dict[str, Any], seed: int | None) -> None:
     """The probe of ``tauray run``: before any run directory or row exists."""
-    from tauray.actors.probe import probe_models
+    from tauray.actors.llm.probe import probe_models
 
     from tauray.actors.serving.lifecycle import unserved
 
@@ -248,7 +248,7 @@ def _print_demo_table(out: Any) -> None:
 
 
 def cmd_bench_engine(args: argparse.Namespace) -> int:
-    from tauray.pipeline.bench import run_engine_bench
+    from tauray.pipeline.bench.engine import run_engine_bench
 
     result = run_engine_bench(latency=args.latency, concurrency=args.concurrency,
                               conversations=args.conversations, baseline_processes=args.baseline_processes,
@@ -260,7 +260,7 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_judge(args: argparse.Namespace) -> int:
-    from tauray.pipeline.judge_bench import run_judge_bench
+    from tauray.pipeline.bench.judge import run_judge_bench
 
     print_figures(run_judge_bench(latency=args.latency, concurrency=args.concurrency,
                                   conversations=args.conversations), args.json)
@@ -331,16 +331,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_judge)
 
-    from tauray.pipeline.judge_cmd import register as register_judge
-    from tauray.pipeline.report_cmd import register as register_report
-    from tauray.pipeline.sweep_cmd import register as register_sweep
-    from tauray.pipeline.sweep_cmd import register_bench as register_sweep_benches
+    from tauray.pipeline.cli.judge import register as register_judge
+    from tauray.pipeline.cli.report import register as register_report
+    from tauray.pipeline.cli.sweep import register as register_sweep
+    from tauray.pipeline.cli.sweep import register_bench as register_sweep_benches
 
     register_sweep(sub)
     register_sweep_benches(bench_sub)
     register_judge(sub)
     register_report(sub)
-    from tauray.pipeline.compact import register as register_compact
+    from tauray.results.compact import register as register_compact
 
     register_compact(sub)
 

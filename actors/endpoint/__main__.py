@@ -1,0 +1,5 @@
+import sys
+
+from tauray.actors.endpoint.launcher import main
+
+sys.exit(main())
