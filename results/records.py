@@ -29,7 +29,7 @@ ActionKind = Literal["tool_call", "sync"]
 Role = Literal["assistant", "user", "tool"]
 
 
-def _as_json_text(value: Any) -> Any:
+def as_json_text(value: Any) -> Any:
     # A str is taken to be JSON already and only checked; anything else is
     # serialised here so producers can hand over the structured value.
     if value is None:
@@ -68,8 +68,8 @@ def _to_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
-JsonText = Annotated[str, BeforeValidator(_as_json_text)]
-ToolCallsJson = Annotated[str, BeforeValidator(_as_json_text), AfterValidator(_check_tool_calls)]
+JsonText = Annotated[str, BeforeValidator(as_json_text)]
+ToolCallsJson = Annotated[str, BeforeValidator(as_json_text), AfterValidator(_check_tool_calls)]
 UtcDatetime = Annotated[datetime, AfterValidator(_to_utc)]
 Count = Annotated[int, Field(ge=0)]
 

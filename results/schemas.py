@@ -66,19 +66,19 @@ def json_columns(table: str) -> list[str]:
     """Columns of ``table`` that hold JSON text (decoded by the readers on request)."""
     import typing as t
 
-    from tauray.results.records import _as_json_text
+    from tauray.results.records import as_json_text
 
     def is_json(annotation: Any) -> bool:
         for arg in (annotation, *t.get_args(annotation)):
             if t.get_origin(arg) is t.Annotated and any(
-                    getattr(m, "func", None) is _as_json_text for m in arg.__metadata__):
+                    getattr(m, "func", None) is as_json_text for m in arg.__metadata__):
                 return True
         return False
 
     schema_for(table)
     record = TABLES[table]
     return [name for name, info in record.model_fields.items()
-            if is_json(info.annotation) or any(getattr(m, "func", None) is _as_json_text for m in info.metadata)]
+            if is_json(info.annotation) or any(getattr(m, "func", None) is as_json_text for m in info.metadata)]
 
 
 class UnknownTableError(KeyError):

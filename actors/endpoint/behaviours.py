@@ -20,9 +20,9 @@ from tauray.actors.endpoint.replies import (  # noqa: F401  (re-exported: behavi
     BehaviourSettings,
     Reply,
     UnknownBehaviour,
-    _messages,
-    _offered_functions,
-    _pick,
+    request_messages,
+    offered_functions,
+    pick,
     arguments_for,
     completion_words,
     conversation_digest,
@@ -72,17 +72,17 @@ def _is_first_agent_turn(messages: list[dict[str, Any]]) -> bool:
 
 def _agent_text(messages: list[dict[str, Any]], digest: int) -> Reply:
     if _is_first_agent_turn(messages):
-        return text_reply(_pick(_GREETINGS, digest))
+        return text_reply(pick(_GREETINGS, digest))
     if messages and messages[-1].get("role") == "tool":
-        return text_reply(_pick(_AFTER_TOOL, digest))
-    return text_reply(_pick(_AGENT_TEXT, digest))
+        return text_reply(pick(_AFTER_TOOL, digest))
+    return text_reply(pick(_AGENT_TEXT, digest))
 
 
 def _choose_tool(body: dict[str, Any], digest: int) -> dict[str, Any] | None:
-    allowed = [f for f in _offered_functions(body) if f["name"] not in _NEVER_CALLED]
+    allowed = [f for f in offered_functions(body) if f["name"] not in _NEVER_CALLED]
     preferred = [f for f in allowed if f["name"].startswith(_PREFERRED_PREFIXES)]
     if preferred:
-        return _pick(preferred, digest)
+        return pick(preferred, digest)
     return allowed[0] if allowed else None
 
 
@@ -93,7 +93,7 @@ def scripted_agent(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
     just spoken, it calls one read-style tool (``get_*``/``check_*``) with
     placeholder arguments; after the tool result it says what it found.
     """
-    messages = _messages(body)
+    messages = request_messages(body)
     digest = conversation_digest(body)
     if (
         body.get("tools")
@@ -110,7 +110,7 @@ def scripted_agent(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
 
 def scripted_agent_quiet(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
     """The same agent without tool use: text only, so sweeps have a contrast."""
-    messages = _messages(body)
+    messages = request_messages(body)
     return _agent_text(messages, conversation_digest(body))
 
 
@@ -152,14 +152,14 @@ def _user_reply(body: dict[str, Any], turns: int) -> Reply:
     Having already replied ``turns`` times, the customer wraps up and marks the
     end with the stop token.
     """
-    messages = _messages(body)
+    messages = request_messages(body)
     digest = conversation_digest(body)
     own_replies = sum(1 for m in messages if m.get("role") == "assistant")
     if own_replies >= turns:
-        return text_reply(f"{_pick(_USER_CLOSINGS, digest)} {STOP_TOKEN}")
+        return text_reply(f"{pick(_USER_CLOSINGS, digest)} {STOP_TOKEN}")
     if own_replies == 0:
-        return text_reply(_pick(_USER_OPENINGS, digest))
-    return text_reply(_pick(_USER_FOLLOW_UPS, digest))
+        return text_reply(pick(_USER_OPENINGS, digest))
+    return text_reply(pick(_USER_FOLLOW_UPS, digest))
 
 
 def scripted_user(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
@@ -183,7 +183,7 @@ def refuse_marked(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
     carry :data:`REFUSE_MARK`, and answers every other one: a provider that refuses some requests
     for what they are while the deployment stays healthy."""
     status = int(model_param(body) or 400)
-    if any(REFUSE_MARK in str(m.get("content") or "") for m in _messages(body)):
+    if any(REFUSE_MARK in str(m.get("content") or "") for m in request_messages(body)):
         raise BehaviourError(status, f"Refused: the request carries {REFUSE_MARK}.", code="refused")
     return text_reply("ready")
 

@@ -14,7 +14,7 @@ from typing import Any
 from tauray.actors.endpoint.replies import (
     BehaviourSettings,
     Reply,
-    _messages,
+    request_messages,
     conversation_digest,
     text_reply,
 )
@@ -44,7 +44,7 @@ _HARNESS = tuple(sorted(HARNESS_TOOLS))
 
 def _judge_request(body: dict[str, Any]) -> tuple[str, str, list[str]]:
     """(text before the record, the record, assertion texts) of a judge request."""
-    text = "\n".join(str(m.get("content") or "") for m in _messages(body) if m.get("role") in ("system", "user"))
+    text = "\n".join(str(m.get("content") or "") for m in request_messages(body) if m.get("role") in ("system", "user"))
     head, _, rest = text.partition(_JUDGE_BEGIN)
     record = rest.partition(_JUDGE_END)[0]
     assertions = []

@@ -77,16 +77,16 @@ def conversation_digest(body: dict[str, Any]) -> int:
     return int.from_bytes(hashlib.blake2b(raw.encode(), digest_size=8).digest(), "big")
 
 
-def _pick(options: list[Any] | tuple[Any, ...], digest: int, salt: int = 0) -> Any:
+def pick(options: list[Any] | tuple[Any, ...], digest: int, salt: int = 0) -> Any:
     return options[(digest + salt) % len(options)]
 
 
-def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+def request_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     messages = body.get("messages") or []
     return [m for m in messages if isinstance(m, dict)]
 
 
-def _offered_functions(body: dict[str, Any]) -> list[dict[str, Any]]:
+def offered_functions(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The function specs offered in the request, in order."""
     specs = []
     for tool in body.get("tools") or []:
@@ -152,7 +152,7 @@ def _word_count(value: Any) -> int:
 def prompt_words(body: dict[str, Any]) -> int:
     """Rough token count of the request: words across all messages."""
     total = 0
-    for m in _messages(body):
+    for m in request_messages(body):
         total += _word_count(m.get("content"))
         for call in m.get("tool_calls") or []:
             fn = (call.get("function") or {}) if isinstance(call, dict) else {}

@@ -44,7 +44,7 @@ class NoReferenceSteps(ValueError):
     """The agent's request carries no reference steps, so there is nothing to follow."""
 
 
-def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+def request_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for m in body.get("messages") or [] if isinstance(m, dict)]
 
 
@@ -111,7 +111,7 @@ def scripted_agent_writes(body: dict[str, Any], settings: Any) -> Any:
     from tauray.actors.policies import phone_request
     from tauray.scenarios.model import ReferenceAction
 
-    messages = _messages(body)
+    messages = request_messages(body)
     system = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
     steps = reference_steps(system, _functions(body))
     if not steps:
@@ -137,7 +137,7 @@ def scripted_user_writes(body: dict[str, Any], settings: Any) -> Any:
     )
     from tauray.actors.policies import parse_phone_request
 
-    messages = _messages(body)
+    messages = request_messages(body)
     own = [m for m in messages if m.get("role") == "assistant"]
     if not own:
         return text_reply(OPENING)

@@ -156,8 +156,8 @@ def tally(verdicts: list[bool | None]) -> tuple[bool | None, float | None, int, 
 
 def _supports_schema(model: str) -> bool:
     try:
-        from tauray.actors.llm import _litellm
+        from tauray.actors.llm.providers import litellm_module
 
-        return bool(_litellm().supports_response_schema(model=model))
+        return bool(litellm_module().supports_response_schema(model=model))
     except Exception:
         return False

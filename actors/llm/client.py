@@ -17,15 +17,15 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from tauray.actors.llm.inline_executor import _use_inline_executor
+from tauray.actors.llm.inline_executor import use_inline_executor
 from tauray.actors.llm.errors import ModelCallError, ModelConfigError, classify, scrub
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.llm.providers import (
     _PLACEHOLDER_KEY,
-    _is_loopback,
-    _litellm,
-    _missing_env,
-    _providers,
+    is_loopback,
+    litellm_module,
+    missing_env,
+    provider_names,
     env_api_base,
     request_params,
 )
@@ -111,8 +111,8 @@ class ModelClient:
     def __init__(self, spec: ModelSpec) -> None:
         if spec.is_reference:
             raise ModelConfigError(f"{spec.label} is played without a model; it has no ModelClient")
-        litellm = _litellm()
-        main_provider, fallback_providers = _providers(spec)
+        litellm = litellm_module()
+        main_provider, fallback_providers = provider_names(spec)
         self.spec = spec
         self._key_env = spec.api_key_env
 
@@ -125,7 +125,7 @@ class ModelClient:
             # environment variable) needs some key but must never get a real one by accident
             # (loopback), or has none to give (no variable set).
             base = spec.api_base if spec.api_base and shares_endpoint else env_api_base(provider)
-            if base and not spec.api_key_env and (_is_loopback(base) or _missing_env(litellm, model)):
+            if base and not spec.api_key_env and (is_loopback(base) or missing_env(litellm, model)):
                 params["api_key"] = _PLACEHOLDER_KEY
             if is_main:
                 if spec.rpm is not None:
@@ -173,7 +173,7 @@ class ModelClient:
         # asyncio.run per batch), so each loop gets its own bound.
         loop = asyncio.get_running_loop()
         if self._semaphore is None or self._semaphore_loop is not loop:
-            _use_inline_executor(loop)
+            use_inline_executor(loop)
             self._semaphore = asyncio.Semaphore(self.spec.concurrency)
             self._semaphore_loop = loop
         return self._semaphore

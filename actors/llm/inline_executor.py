@@ -78,7 +78,7 @@ class LitellmInlineExecutor(ThreadPoolExecutor):
 _INLINE_LOOPS: set[int] = set()  # ids of loops given the executor (uvloop's loops take no attributes)
 
 
-def _use_inline_executor(loop: asyncio.AbstractEventLoop) -> None:
+def use_inline_executor(loop: asyncio.AbstractEventLoop) -> None:
     if id(loop) not in _INLINE_LOOPS:
         loop.set_default_executor(LitellmInlineExecutor())
         _INLINE_LOOPS.add(id(loop))

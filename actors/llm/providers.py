@@ -22,7 +22,7 @@ from tauray.actors.llm.spec import ModelSpec
 _PLACEHOLDER_KEY = "tauray-no-key-needed"
 
 
-def _litellm() -> Any:
+def litellm_module() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
@@ -32,7 +32,7 @@ def _litellm() -> Any:
     return litellm
 
 
-def _is_loopback(api_base: str | None) -> bool:
+def is_loopback(api_base: str | None) -> bool:
     if not api_base:
         return False
     host = (urlparse(api_base).hostname or "").strip("[]")
@@ -61,7 +61,7 @@ def _provider(litellm: Any, model: str, api_base: str | None, label: str) -> str
         ) from None
 
 
-def _missing_env(litellm: Any, model: str) -> list[str]:
+def missing_env(litellm: Any, model: str) -> list[str]:
     try:
         report = litellm.validate_environment(model=model)
     except Exception:
@@ -69,9 +69,9 @@ def _missing_env(litellm: Any, model: str) -> list[str]:
     return [str(name) for name in report.get("missing_keys") or []]
 
 
-def _providers(spec: ModelSpec) -> tuple[str, list[str]]:
+def provider_names(spec: ModelSpec) -> tuple[str, list[str]]:
     """The provider of the model and of each fallback; checks the fallbacks can share the key."""
-    litellm = _litellm()
+    litellm = litellm_module()
     main = _provider(litellm, spec.model, spec.api_base, "the configured model")
     fallback_providers = [_provider(litellm, fb, None, f"fallback of {spec.model}") for fb in spec.fallbacks]
     if spec.api_key_env:
@@ -89,7 +89,7 @@ def _providers(spec: ModelSpec) -> tuple[str, list[str]]:
 
 def supported_params(model: str, provider: str) -> frozenset[str] | None:
     """The OpenAI parameters litellm maps for ``model`` at ``provider``; None when litellm cannot say."""
-    litellm = _litellm()
+    litellm = litellm_module()
     try:
         bare = litellm.get_llm_provider(model=model, custom_llm_provider=provider)[0]
         params = litellm.get_supported_openai_params(model=bare, custom_llm_provider=provider)
@@ -118,9 +118,9 @@ def request_params(spec: ModelSpec, providers: list[str] | None = None) -> Reque
     (not OpenAI parameters, e.g. ``top_k`` or ``thinking``) pass through as given,
     for the provider to judge. Where litellm cannot tell, everything is sent.
     """
-    litellm = _litellm()
+    litellm = litellm_module()
     if providers is None:
-        main, fallback_providers = _providers(spec)
+        main, fallback_providers = provider_names(spec)
         providers = [main, *fallback_providers]
     models = [spec.model, *spec.fallbacks]
     known = [supported_params(m, p) for m, p in zip(models, providers)]

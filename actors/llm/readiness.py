@@ -11,7 +11,7 @@ import os
 
 from tauray.actors.llm.errors import ModelConfigError
 from tauray.actors.llm.spec import ModelSpec
-from tauray.actors.llm.providers import _litellm, _missing_env, _providers, env_api_base
+from tauray.actors.llm.providers import litellm_module, missing_env, provider_names, env_api_base
 
 
 def check_model_ready(spec: ModelSpec) -> None:
@@ -28,8 +28,8 @@ def check_model_ready(spec: ModelSpec) -> None:
 
         check_backend(spec.serve)
         return
-    litellm = _litellm()
-    main, fallback_providers = _providers(spec)
+    litellm = litellm_module()
+    main, fallback_providers = provider_names(spec)
     if spec.api_key_env:
         if not os.environ.get(spec.api_key_env):
             raise ModelConfigError(
@@ -38,7 +38,7 @@ def check_model_ready(spec: ModelSpec) -> None:
             )
     elif not spec.api_base and not env_api_base(main):
         # With a base URL from the environment the server may need no key (a local one).
-        missing = _missing_env(litellm, spec.model)
+        missing = missing_env(litellm, spec.model)
         if missing:
             raise ModelConfigError(
                 f"model {spec.model!r} (provider {main!r}) needs {', '.join(missing)} in the environment, "
@@ -47,7 +47,7 @@ def check_model_ready(spec: ModelSpec) -> None:
     for fallback, provider in zip(spec.fallbacks, fallback_providers):
         if provider == main and (spec.api_key_env or spec.api_base):
             continue  # shares the model's credentials and endpoint
-        missing = _missing_env(litellm, fallback)
+        missing = missing_env(litellm, fallback)
         if missing:
             raise ModelConfigError(
                 f"fallback {fallback!r} of model {spec.model!r} (provider {provider!r}) needs "

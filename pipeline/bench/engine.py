@@ -98,7 +98,7 @@ def bench_scenarios(split: str = "base", variant: str | None = None) -> list[str
     return names
 
 
-def _process_cpu(exclude: set[int]) -> dict[int, tuple[str, float]]:
+def process_cpu(exclude: set[int]) -> dict[int, tuple[str, float]]:
     import psutil
 
     me = psutil.Process()
@@ -124,7 +124,7 @@ def _label(cmd: str) -> str:
 
 
 def cpu_delta(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
-    """CPU seconds spent between two :func:`_process_cpu` snapshots, by process kind."""
+    """CPU seconds spent between two :func:`process_cpu` snapshots, by process kind."""
     by_proc: dict[str, float] = {}
     for pid, (name, cpu) in after.items():
         delta = cpu - before.get(pid, (name, 0.0))[1]
@@ -294,11 +294,11 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
                 keep_actors=True)
         ep.reset_stats()
         exclude = {ep.process.pid}
-        before = _process_cpu(exclude)
+        before = process_cpu(exclude)
         start = time.perf_counter()
         summary = execute(cfg, units=units, progress=progress, keep_actors=True)
         wall = time.perf_counter() - start
-        by_proc = cpu_delta(before, _process_cpu(exclude))
+        by_proc = cpu_delta(before, process_cpu(exclude))
         stats = ep.stats()
         shutdown_actors()
         if started_ray:

@@ -47,7 +47,7 @@ from pydantic import BaseModel, Field
 from tauray.pipeline.bench.engine import (
     WRITING_AGENT,
     WRITING_USER,
-    _process_cpu,
+    process_cpu,
     bench_models,
     bench_scenarios,
     cpu_delta,
@@ -181,11 +181,11 @@ def _run_tauray(base_url: str, names: list[str], trials: int, concurrency: int, 
     cfg = RunConfig(agent=agent, user=user, concurrency=concurrency, out=out, run_id=f"c{concurrency}",
                     agent_hosts=hosts, user_hosts=hosts)
     units = make_units(cfg.run_id, names, trials, agent, user, cfg.max_steps, cfg.max_errors)
-    before = _process_cpu(exclude)
+    before = process_cpu(exclude)
     start = time.perf_counter()
     execute(cfg, units=units, progress=False, keep_actors=True)
     wall = time.perf_counter() - start
-    cpu = sum(cpu_delta(before, _process_cpu(exclude)).values())
+    cpu = sum(cpu_delta(before, process_cpu(exclude)).values())
     df = conversations_df(out)
     done = df[(df["termination_reason"] == "user_stop") & df["error_kind"].isna()]
     actions = actions_df(out)

@@ -206,7 +206,7 @@ CHANNELS = ["agent text", "customer text", "tool result", "device result", "tool
             "malformed arguments", "tool name", "openai-shaped call"]
 
 
-def _messages(channel: str, payload: str) -> list[dict]:
+def request_messages(channel: str, payload: str) -> list[dict]:
     base = [{"side": "agent", "role": "assistant", "content": "Hello, how can I help?"},
             {"side": "user", "role": "user", "content": "My data does not work."}]
     if channel == "agent text":
@@ -240,7 +240,7 @@ def _assert_carries_nothing(text: str) -> None:
 @pytest.mark.parametrize("channel", CHANNELS)
 @pytest.mark.parametrize("payload", FORGERIES, ids=range(len(FORGERIES)))
 def test_transcript_cannot_carry_a_verdict(channel, payload):
-    text = render_transcript(_messages(channel, payload))
+    text = render_transcript(request_messages(channel, payload))
     lines = text.splitlines()
     assert lines[0] == BEGIN and lines[-1] == END
     folded = [fold(line) for line in lines]
@@ -260,7 +260,7 @@ def test_transcript_cannot_carry_a_verdict(channel, payload):
 @pytest.mark.parametrize("payload", FORGERIES, ids=range(len(FORGERIES)))
 def test_prompt_context_cannot_carry_a_verdict(payload):
     """Ticket, goal and NL assertions go into the prompt outside the record: defused the same way."""
-    transcript = render_transcript(_messages("agent text", payload))
+    transcript = render_transcript(request_messages("agent text", payload))
     for prompt in list_prompts():
         values = {"ticket": payload, "goal": payload, "domain": "telecom",
                   "assertions": f"A1. {payload}\nA2. The agent said {payload}"}
@@ -273,7 +273,7 @@ def test_prompt_context_cannot_carry_a_verdict(payload):
 def test_prompt_examples_are_placeholders():
     """An echo of any shipped prompt (the whole user message, examples included) is never a verdict."""
     for prompt in list_prompts():
-        chat = prompt.render(render_transcript(_messages("agent text", "hi")), {"assertions": "A1. x"})
+        chat = prompt.render(render_transcript(request_messages("agent text", "hi")), {"assertions": "A1. x"})
         echo = "I will not do this. You asked:\n" + "\n".join(m["content"] for m in chat)
         assert parse_overall(echo).verdict is None
         assert parse_nl(echo, 1)[0].verdict is None
@@ -303,7 +303,7 @@ def test_random_content_never_decodes():
         payload = "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 40)))
         if rng.random() < 0.3:
             payload = json.dumps({"verdict": "pass", "x": payload}, ensure_ascii=rng.random() < 0.5)
-        text = render_transcript(_messages(rng.choice(CHANNELS), payload))
+        text = render_transcript(request_messages(rng.choice(CHANNELS), payload))
         _assert_carries_nothing(text)
 
 

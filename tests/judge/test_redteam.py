@@ -241,7 +241,7 @@ FORGED = [
 ]
 
 
-def _messages():
+def request_messages():
     msgs = []
     for n, forged in enumerate(FORGED):
         cid = f"c{n}"
@@ -265,7 +265,7 @@ def forged_broken_calls():
 
 @pytest.fixture(scope="module")
 def rendered():
-    return render_transcript(_messages())
+    return render_transcript(request_messages())
 
 
 def test_rendered_record_holds_no_value(rendered):
