@@ -23,9 +23,12 @@ Ray re-raises a remote exception as ``RayTaskError(X)``, an instance of both
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
-FailureKind = Literal["infra", "model", "internal", "config"]
+from tauray.results.records import INFRA, INTERNAL, MODEL, ErrorKind
+
+CONFIG: Final = "config"  # never a row's kind: the run stops with the message
+FailureKind = Literal[ErrorKind, "config"]
 
 # Ray's exceptions that mean a process or node (or an object's owner) went away:
 # the work was lost, and a fresh actor can do it again.
@@ -72,16 +75,16 @@ def classify(exc: BaseException) -> Failure:
     death = next((d for d in ACTOR_DEATHS if d in cause_names), None)
     if death is not None:
         name = type(cause).__name__
-        return Failure("infra", _text(cause, name if name in ACTOR_DEATHS else death), True)
+        return Failure(INFRA, _text(cause, name if name in ACTOR_DEATHS else death), True)
     if "ModelConfigError" in cause_names:
-        return Failure("config", _text(cause), False)
+        return Failure(CONFIG, _text(cause), False)
     kind = getattr(cause, "kind", None)
-    if "ModelCallError" in cause_names and kind in ("infra", "model"):
+    if "ModelCallError" in cause_names and kind in (INFRA, MODEL):
         return Failure(kind, str(getattr(cause, "message", None) or cause)[:MAX_MESSAGE], False)
-    return Failure("internal", _text(cause), False)
+    return Failure(INTERNAL, _text(cause), False)
 
 
 def is_actor_death(error_kind: Any, error_message: Any) -> bool:
     """Whether a result row says an actor died under its conversation (the scheduler
     retries such units); the message starts with the class name, as ``classify`` writes it."""
-    return error_kind == "infra" and str(error_message or "").startswith(ACTOR_DEATHS)
+    return error_kind == INFRA and str(error_message or "").startswith(ACTOR_DEATHS)

@@ -1,6 +1,7 @@
 """Where a run lands: result records, declared table schemas, the writer, and the
 one way in: one reader per table (``conversations_df`` ... ``cells_df``)."""
 
+from tauray.results.layout import run_dirs
 from tauray.results.lock import RunLock, RunLockedError
 from tauray.results.readers import (
     actions_df,
@@ -11,7 +12,6 @@ from tauray.results.readers import (
     messages_df,
     nl_verdicts_df,
     predicates_df,
-    run_dirs,
     table_df,
 )
 from tauray.results.records import (

@@ -18,7 +18,6 @@ adds rows meanwhile.
 from __future__ import annotations
 
 import argparse
-import secrets
 import sys
 import time
 from pathlib import Path
@@ -26,10 +25,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tauray.results.layout import COMPACT_RUN, data_files, next_seq, part_name, run_dirs, table_dir
 from tauray.results.lock import RunLock, RunLockedError
-from tauray.results.readers import counted_rows, data_files, run_dirs
+from tauray.results.readers import counted_rows
 from tauray.results.records import TABLES
-from tauray.results.writer import commit_file, deferred_signals, next_seq, remove_temp_files
+from tauray.results.writer import commit_file, deferred_signals, remove_temp_files
 
 
 class CompactSummary(BaseModel):
@@ -56,9 +56,9 @@ def compact(path: Path | str) -> CompactSummary:
     for run_dir in dirs:
         with RunLock(run_dir):
             remove_temp_files(run_dir)
-            name = f"part-compact-{next_seq(run_dir, 'compact'):06d}-{secrets.token_hex(4)}.parquet"
+            name = part_name(COMPACT_RUN, next_seq(run_dir, COMPACT_RUN))
             for table in TABLES:
-                old = data_files(run_dir / table)
+                old = data_files(table_dir(run_dir, table))
                 before[table] += len(old)
                 if not old:
                     continue
@@ -71,7 +71,7 @@ def compact(path: Path | str) -> CompactSummary:
                     continue
                 with deferred_signals():
                     if rows.num_rows:
-                        commit_file(run_dir / table / name, rows)
+                        commit_file(table_dir(run_dir, table) / name, rows)
                     for f in old:
                         f.unlink(missing_ok=True)
                 after[table] += 1 if rows.num_rows else 0

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-LOCK_NAME = ".tauray.lock"
+from tauray.results.layout import LOCK_NAME
 
 _held: dict[str, list[int]] = {}  # real path -> [fd, depth, pid]
 _guard = threading.Lock()
@@ -113,9 +113,3 @@ class RunLock:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.release()
-
-
-def holds_lock(out_dir: Path | str) -> bool:
-    """Whether this process holds the lock on ``out_dir``."""
-    held = _held.get(str((Path(out_dir) / LOCK_NAME).resolve()))
-    return held is not None and held[2] == os.getpid()

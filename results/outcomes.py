@@ -26,21 +26,27 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from tauray.results.records import INFRA, INTERNAL, MODEL, ErrorKind
 
-Outcome = Literal["success", "failed", "unscored", "model", "internal", "infra"]
-OUTCOMES: tuple[Outcome, ...] = ("success", "failed", "unscored", "model", "internal", "infra")
-ERRORS: tuple[Outcome, ...] = ("model", "internal", "infra")
-EXCLUDED: tuple[Outcome, ...] = ("infra",)  # left out of every rate's denominator
+Outcome = Literal["success", "failed", "unscored", ErrorKind]
+ERRORS: tuple[ErrorKind, ...] = (MODEL, INTERNAL, INFRA)
+OUTCOMES: tuple[Outcome, ...] = ("success", "failed", "unscored", *ERRORS)
+EXCLUDED: tuple[Outcome, ...] = (INFRA,)  # left out of every rate's denominator
 
 
 def _missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and value != value)
 
 
+def error_outcome(error_kind: str) -> ErrorKind:
+    """The kind a non-empty ``error_kind`` counts as: an unknown kind is a bug of ours."""
+    return INFRA if error_kind == INFRA else MODEL if error_kind == MODEL else INTERNAL
+
+
 def outcome(error_kind: Any, success: Any) -> Outcome:
     """The outcome of one row from its ``error_kind`` and ``success`` columns."""
     if isinstance(error_kind, str) and error_kind:
-        return "infra" if error_kind == "infra" else "model" if error_kind == "model" else "internal"
+        return error_outcome(error_kind)
     if _missing(success):
         return "unscored"
     return "success" if bool(success) else "failed"
@@ -53,8 +59,7 @@ def outcomes(conv: pd.DataFrame) -> pd.Series:
     success = conv["success"].astype("boolean")
     out = np.where(success.isna().to_numpy(), "unscored", np.where(success.fillna(False).to_numpy(dtype=bool),
                                                                      "success", "failed")).astype(object)
-    out[has_error] = [("infra" if k == "infra" else "model" if k == "model" else "internal")
-                      for k in kind[has_error]]
+    out[has_error] = [error_outcome(k) for k in kind[has_error]]
     return pd.Series(pd.Categorical(out, categories=list(OUTCOMES)), index=conv.index, name="outcome")
 
 

@@ -34,6 +34,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+from tauray.results.layout import child_run_dirs, data_files, table_dir
+from tauray.results.layout import run_dirs  # noqa: F401  (pipeline/cli/report.py imports it from here)
 from tauray.results.records import TABLES
 from tauray.results.schemas import SCHEMAS, json_columns, schema_for
 
@@ -55,57 +57,17 @@ CATEGORICAL = frozenset({
 # --- files ----------------------------------------------------------------------------------
 
 
-def is_run_dir(path: Path | str) -> bool:
-    """A run directory holds at least one table folder."""
-    p = Path(path)
-    return p.is_dir() and any((p / t).is_dir() for t in SCHEMAS)
-
-
-def run_dirs(path: Path | str) -> list[Path]:
-    """The run directories under ``path``: itself when it is one, else its
-    sub-folders that are (a sweep folder), sorted by name."""
-    p = Path(path)
-    if not p.is_dir():
-        raise FileNotFoundError(f"no such directory: {p}")
-    if is_run_dir(p):
-        return [p]
-    found = sorted(c for c in p.iterdir() if not c.name.startswith((".", "_")) and is_run_dir(c))
-    if not found:
-        raise FileNotFoundError(f"{p} is neither a run directory (with table folders: {', '.join(SCHEMAS)}) "
-                                "nor a folder of run directories")
-    return found
-
-
-def _dirs(path: Path | str) -> list[Path]:
-    # Readers are lenient where run_dirs is strict: a folder nothing was written to yet
-    # (or that does not exist) reads as empty tables with their declared columns.
-    p = Path(path)
-    if not p.is_dir():
-        return []
-    if is_run_dir(p):
-        return [p]
-    return sorted(c for c in p.iterdir() if not c.name.startswith((".", "_")) and is_run_dir(c))
-
-
-def data_files(folder: Path) -> list[Path]:
-    """Data files of one table folder; dot- and underscore-prefixed names (temp files) are not data."""
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir()
-                  if p.suffix == ".parquet" and not p.name.startswith((".", "_")) and p.is_file())
-
-
 def list_tables(path: Path | str) -> list[str]:
     """Declared tables that have at least one data file under ``path``."""
-    dirs = _dirs(path)
-    return [t for t in SCHEMAS if any(data_files(d / t) for d in dirs)]
+    dirs = child_run_dirs(path)
+    return [t for t in SCHEMAS if any(data_files(table_dir(d, t)) for d in dirs)]
 
 
 def scan(dirs: list[Path], table: str, columns: list[str] | None = None,
          filter: ds.Expression | None = None) -> pa.Table:
     """Rows of ``table`` from every file under ``dirs``, with the declared schema."""
     schema = schema_for(table)
-    files = [str(f) for d in dirs for f in data_files(Path(d) / table)]
+    files = [str(f) for d in dirs for f in data_files(table_dir(d, table))]
     if not files:
         empty = schema.empty_table()
         return empty.select(columns) if columns is not None else empty
@@ -261,7 +223,9 @@ def _read(path: Path | str, table: str, *, all_attempts: bool, columns: list[str
     # Per-unit columns (sweep, cell, model, run) filter before the newest
     # attempt is chosen; other columns after, so that e.g. error_kind="infra"
     # never brings back a superseded attempt.
-    t = counted_rows(_dirs(path), table, all_attempts=all_attempts, unit_filters=named)
+    # Readers are lenient where run_dirs is strict: a folder nothing was written to yet
+    # (or that does not exist) reads as empty tables with their declared columns.
+    t = counted_rows(child_run_dirs(path), table, all_attempts=all_attempts, unit_filters=named)
     if equals:
         t = t.filter(_expression(schema, equals))
     df = _glob(_to_frame(t, decode_json, table), _as_list(scenario)).reset_index(drop=True)

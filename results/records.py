@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -24,7 +24,14 @@ from pydantic import (
 
 Side = Literal["agent", "user"]
 AgentKind = Literal["llm", "reference"]
+# Why a conversation failed, when it did (``results.outcomes`` says how each kind counts;
+# ``actors.failures`` sorts exceptions into them): the one definition of the kinds.
 ErrorKind = Literal["infra", "model", "internal"]
+INFRA: Final = "infra"  # the infrastructure failed (provider outage, actor died): says nothing about the model
+MODEL: Final = "model"  # the provider refused the request: a verdict on the model
+INTERNAL: Final = "internal"  # a bug of ours (or of a policy)
+ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
+assert ERROR_KINDS == (INFRA, MODEL, INTERNAL)
 ActionKind = Literal["tool_call", "sync"]
 Role = Literal["assistant", "user", "tool"]
 

@@ -25,8 +25,6 @@ What makes a flush all-or-nothing:
 from __future__ import annotations
 
 import os
-import re
-import secrets
 import signal
 import threading
 import time
@@ -40,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
+from tauray.results.layout import CONVERSATIONS, check_run_id, next_seq, part_name, table_dir, temp_files, temp_path
 from tauray.results.lock import RunLock
 from tauray.results.records import TABLES, ConversationResult, rows_by_table
 from tauray.results.schemas import SCHEMAS, schema_for
@@ -50,12 +49,10 @@ WRITE_ORDER: tuple[str, ...] = (
     "messages",
     "nl_assertion_verdicts",
     "judge_verdicts",
-    "conversations",
+    CONVERSATIONS,
 )
 # ``cells`` is a per-sweep summary, not written per conversation.
-assert set(WRITE_ORDER) | {"cells"} == set(SCHEMAS) and WRITE_ORDER[-1] == "conversations"
-
-TEMP_SUFFIX = ".tmp"
+assert set(WRITE_ORDER) | {"cells"} == set(SCHEMAS) and WRITE_ORDER[-1] == CONVERSATIONS
 
 
 class WriterStats(BaseModel):
@@ -71,39 +68,11 @@ class WriterStats(BaseModel):
         return sum(self.files.values())
 
 
-def _check_run_id(run_id: str) -> None:
-    # The run id becomes part of file names, so it must be one path segment.
-    if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith((".", "_")):
-        raise ValueError(f"run_id {run_id!r} cannot be used in a file name")
-
-
-_PART = re.compile(r"^part-(?P<run>.+)-(?P<seq>\d{6,})-[0-9a-f]{8}\.parquet$")
-
-
-def next_seq(out_dir: Path, run_id: str) -> int:
-    """First file number not yet used by ``run_id`` in ``out_dir``: file names sort in
-    writing order (readers never look at them; it helps people listing a folder)."""
-    highest = -1
-    for table in SCHEMAS:
-        folder = Path(out_dir) / table
-        if folder.is_dir():
-            for entry in os.scandir(folder):
-                m = _PART.match(entry.name.removeprefix("_superseded-"))
-                if m and m["run"] == run_id:
-                    highest = max(highest, int(m["seq"]))
-    return highest + 1
-
-
 def remove_temp_files(out_dir: Path | str) -> list[Path]:
     """Delete temp files a dead writer left in the table folders (call with the lock held)."""
-    removed = []
-    for table in SCHEMAS:
-        folder = Path(out_dir) / table
-        if folder.is_dir():
-            for p in folder.iterdir():
-                if p.name.startswith(".") and p.name.endswith(TEMP_SUFFIX):
-                    p.unlink(missing_ok=True)
-                    removed.append(p)
+    removed = temp_files(out_dir)
+    for p in removed:
+        p.unlink(missing_ok=True)
     return removed
 
 
@@ -123,7 +92,7 @@ def _fsync_dir(folder: Path) -> None:
 def commit_file(final: Path, arrow_table: pa.Table) -> None:
     """Write ``arrow_table`` to ``final`` atomically (temp name, fsync, rename, fsync folder)."""
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.with_name(f".{final.name}.{secrets.token_hex(2)}{TEMP_SUFFIX}")
+    tmp = temp_path(final)
     try:
         with open(tmp, "wb") as fh:
             pq.write_table(arrow_table, fh)
@@ -193,13 +162,13 @@ def write_rows(
     file, or None when there was nothing to write.
     """
     schema_for(table)
-    _check_run_id(run_id)
+    check_run_id(run_id)
     if not rows:
         return None
     arrow = _to_arrow(table, _validated(table, rows, run_id))
     out_dir = Path(out_dir)
     with RunLock(out_dir):
-        final = out_dir / table / f"part-{run_id}-{next_seq(out_dir, run_id):06d}-{secrets.token_hex(4)}.parquet"
+        final = table_dir(out_dir, table) / part_name(run_id, next_seq(out_dir, run_id))
         with deferred_signals():
             commit_file(final, arrow)
     return final
@@ -239,7 +208,7 @@ class TableWriter:
         flush_rows: int = 2000,
         flush_seconds: float = 5.0,
     ) -> None:
-        _check_run_id(run_id)
+        check_run_id(run_id)
         if flush_rows < 1:
             raise ValueError("flush_rows must be at least 1")
         if flush_seconds < 0:
@@ -301,7 +270,7 @@ class TableWriter:
         """Commit the pending batch (if an earlier flush was interrupted), then the buffers."""
         with deferred_signals():
             if self._pending is None and any(self._buffers.values()):
-                name = f"part-{self.run_id}-{self._seq:06d}-{secrets.token_hex(4)}.parquet"
+                name = part_name(self.run_id, self._seq)
                 self._pending, self._buffers, self._seq = (name, self._buffers), {t: [] for t in WRITE_ORDER}, self._seq + 1
             if self._pending is not None:
                 self._commit(*self._pending)
@@ -313,7 +282,7 @@ class TableWriter:
             rows = batch.get(table)
             if not rows:
                 continue
-            final = self.out_dir / table / name
+            final = table_dir(self.out_dir, table) / name
             if not final.exists():  # in place already when an interrupted flush got that far
                 commit_file(final, _to_arrow(table, rows))
                 self._rows_written[table] += len(rows)
@@ -329,11 +298,6 @@ class TableWriter:
             if not self._pending and not any(self._buffers.values()):
                 self._closed = True
                 self._lock.release()
-
-    def abandon(self) -> None:
-        """Release the lock without writing what is buffered (the process is giving up)."""
-        self._closed = True
-        self._lock.release()
 
     def __enter__(self) -> Self:
         return self

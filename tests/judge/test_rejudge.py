@@ -11,7 +11,7 @@ import pytest
 from tauray.actors.judge import JudgeConfig
 from tauray.actors.judge.prompts import get_pack
 from tauray.pipeline.cli.judge import main as judge_main
-from tauray.results.judge_report import wilson
+from tauray.results.metrics import wilson_interval as wilson
 from tauray.pipeline.judging import rejudge
 from tauray.results import conversations_df, judge_verdicts_df, nl_verdicts_df
 
