@@ -29,6 +29,10 @@ rendering judged last stands for it against the ground truth.
 Across configs on the same conversations: Fleiss' kappa over the conversations
 every config scored, and for each pair a flip matrix (pass/fail/unscored of one
 against the other), their raw agreement and Cohen's kappa.
+
+The same comparison as tables for the HTML report (``judge_agreement``,
+``judge_pairwise``) is made against any reference column, predicates' ``success``
+by default. Every statistic comes from ``results.metrics``.
 """
 
 from __future__ import annotations
@@ -39,104 +43,94 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-
 from tauray.actors.judge import majority
+from tauray.results.metrics import (binary_metrics, cohen_kappa, fleiss_kappa, kappa_interval, scored_mask,
+                                    wilson_interval)
 from tauray.results.readers import conversations_df, judge_verdicts_df, nl_verdicts_df
 
-Z95 = 1.959963984540054
+# --- tables for the HTML report ---------------------------------------------------------------
+
+JUDGE_KEYS = ["judge_config_id", "judge_model", "prompt_id", "prompt_version"]
 
 
-def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """95% Wilson score interval for ``successes`` out of ``n``; None when n is 0."""
-    if n <= 0:
+def judge_labels(judge_verdicts: pd.DataFrame) -> pd.DataFrame:
+    """One verdict per conversation and judge config: the majority of its scored
+    samples (NA on a tie or when no sample was scored)."""
+    jv = judge_verdicts.copy()
+    jv["_yes"] = jv["passed"].eq(True).fillna(False).astype(int)
+    jv["_no"] = jv["passed"].eq(False).fillna(False).astype(int)
+    out = jv.groupby(["run_id", "conversation_id", *JUDGE_KEYS], dropna=False, sort=True, observed=True).agg(
+        samples=("sample_index", "size"), yes=("_yes", "sum"), no=("_no", "sum")).reset_index()
+    out["judge_passed"] = pd.array([True if y > n else False if n > y else pd.NA
+                                    for y, n in zip(out["yes"], out["no"])], dtype="boolean")
+    out["unscored_samples"] = out["samples"] - out["yes"] - out["no"]
+    return out.drop(columns=["yes", "no"])
+
+
+def judge_config_label(row: Any) -> str:
+    return f"{row['judge_model']} · {row['prompt_id']}@{row['prompt_version']}"
+
+
+def _judged(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference: str) -> pd.DataFrame:
+    labels = judge_labels(judge_verdicts)
+    ref = conv[scored_mask(conv)][["run_id", "conversation_id", reference]]
+    return labels.merge(ref, on=["run_id", "conversation_id"], how="left")
+
+
+def judge_agreement(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference: str = "success") -> pd.DataFrame:
+    """Per judge config: confusion against the reference verdict (predicates'
+    ``success`` by default), accuracy and κ over conversations both scored."""
+    df = _judged(conv, judge_verdicts, reference)
+    rows = []
+    for key, g in df.groupby(JUDGE_KEYS, dropna=False, sort=True, observed=True):
+        both = g[g["judge_passed"].notna() & g[reference].notna()]
+        j, r = both["judge_passed"].astype(bool).to_numpy(), both[reference].astype(bool).to_numpy()
+        n = len(both)
+        rows.append({**dict(zip(JUDGE_KEYS, key)), "label": judge_config_label(dict(zip(JUDGE_KEYS, key))),
+                     "judged": len(g), "judge_unscored": int(g["judge_passed"].isna().sum()), "n": n,
+                     "tp": int((j & r).sum()), "fp": int((j & ~r).sum()), "fn": int((~j & r).sum()),
+                     "tn": int((~j & ~r).sum()), "accuracy": float((j == r).mean()) if n else math.nan,
+                     "kappa": cohen_kappa(j, r), "judge_pass_rate": float(j.mean()) if n else math.nan,
+                     "reference_pass_rate": float(r.mean()) if n else math.nan})
+    return pd.DataFrame(rows, columns=[*JUDGE_KEYS, "label", "judged", "judge_unscored", "n", "tp", "fp", "fn", "tn",
+                                       "accuracy", "kappa", "judge_pass_rate", "reference_pass_rate"])
+
+
+def judge_pairwise(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference: str = "success",
+                   reference_label: str = "predicates") -> pd.DataFrame:
+    """Agreement and κ between every two raters (each judge config and the
+    reference), on the conversations both scored: the heatmap's cells."""
+    df = _judged(conv, judge_verdicts, reference)
+    keyed = df.assign(label=[judge_config_label(r) for _, r in df.iterrows()]) if len(df) else df.assign(label=[])
+    raters: dict[str, pd.Series] = {}
+    for label, g in keyed.groupby("label", sort=True, observed=True):
+        raters[label] = g.set_index(["run_id", "conversation_id"])["judge_passed"]
+    ref = conv[scored_mask(conv)].set_index(["run_id", "conversation_id"])[reference]
+    raters = {reference_label: ref, **raters}
+    rows = []
+    for la, sa in raters.items():
+        for lb, sb in raters.items():
+            joined = pd.concat([sa.rename("a"), sb.rename("b")], axis=1, join="inner").dropna()
+            x, y = joined["a"].astype(bool).to_numpy(), joined["b"].astype(bool).to_numpy()
+            rows.append({"rater_a": la, "rater_b": lb, "n": len(joined),
+                         "agreement": float((x == y).mean()) if len(joined) else math.nan,
+                         "kappa": cohen_kappa(x, y)})
+    return pd.DataFrame(rows, columns=["rater_a", "rater_b", "n", "agreement", "kappa"])
+
+
+# --- the judge-report document ---------------------------------------------------------------
+
+
+def _json_safe(value: Any) -> Any:
+    """The report as JSON can carry it: a missing figure (nan) is None, and so is an interval of one."""
+    if isinstance(value, float) and math.isnan(value):
         return None
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-BOOTSTRAP_SEED = 20240601
-BOOTSTRAP_SAMPLES = 2000
-
-
-def _kappas(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cohen's kappa per row of two (samples × items) boolean arrays; nan where it is undefined."""
-    po = (a == b).mean(axis=1)
-    pa, pb = a.mean(axis=1), b.mean(axis=1)
-    pe = pa * pb + (1 - pa) * (1 - pb)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(pe < 1.0, (po - pe) / (1 - pe), np.nan)
-
-
-def cohen_kappa(a: list[bool], b: list[bool], z: float = Z95, n_boot: int = BOOTSTRAP_SAMPLES,
-                seed: int = BOOTSTRAP_SEED) -> tuple[float | None, tuple[float, float] | None]:
-    """Cohen's kappa of two binary raters over aligned items, and a 95% interval.
-
-    The interval is the hull of (1) a percentile bootstrap over items (fixed
-    seed, so a report is reproducible), which carries the uncertainty of the
-    chance agreement, and (2) the Wilson interval of the observed agreement
-    mapped onto the kappa scale at the observed chance agreement, which keeps
-    its width when agreement is perfect or nil (2 items in perfect agreement
-    are weak evidence, not kappa = 1 exactly).
-    """
-    n = len(a)
-    if n == 0 or n != len(b):
-        return None, None
-    x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
-    [kappa] = _kappas(x[None, :], y[None, :])
-    if math.isnan(kappa):
-        return None, None  # both raters constant and equal: kappa is undefined
-    pa, pb = x.mean(), y.mean()
-    pe = float(pa * pb + (1 - pa) * (1 - pb))
-    lo_po, hi_po = wilson(int((x == y).sum()), n, z)  # type: ignore[misc]
-    lo, hi = (lo_po - pe) / (1 - pe), (hi_po - pe) / (1 - pe)
-    idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
-    boot = _kappas(x[idx], y[idx])
-    boot = boot[~np.isnan(boot)]
-    if boot.size:
-        tail = (1 - math.erf(z / math.sqrt(2))) / 2 * 100
-        lo, hi = min(lo, float(np.percentile(boot, tail))), max(hi, float(np.percentile(boot, 100 - tail)))
-    return float(kappa), (max(-1.0, lo), min(1.0, hi))
-
-
-def fleiss_kappa(ratings: list[list[bool]]) -> float | None:
-    """Fleiss' kappa for items each rated pass/fail by the same number (>= 2) of raters."""
-    if not ratings or len(ratings[0]) < 2 or any(len(r) != len(ratings[0]) for r in ratings):
-        return None
-    n, items = len(ratings[0]), len(ratings)
-    per_item = [(sum(r), n - sum(r)) for r in ratings]
-    p_pass = sum(c[0] for c in per_item) / (items * n)
-    pe = p_pass ** 2 + (1 - p_pass) ** 2
-    p_bar = sum((c[0] ** 2 + c[1] ** 2 - n) / (n * (n - 1)) for c in per_item) / items
-    if pe >= 1.0:
-        return None
-    return (p_bar - pe) / (1 - pe)
-
-
-def binary_metrics(judge: list[bool], truth: list[bool]) -> dict[str, Any]:
-    """Agreement of scored judge verdicts with the ground truth (both lists aligned)."""
-    tp = sum(j and t for j, t in zip(judge, truth))
-    tn = sum((not j) and (not t) for j, t in zip(judge, truth))
-    fp = sum(j and not t for j, t in zip(judge, truth))
-    fn = sum((not j) and t for j, t in zip(judge, truth))
-    n = len(judge)
-    kappa, kappa_ci = cohen_kappa(judge, truth)
-
-    def rate(k: int, m: int) -> float | None:
-        return k / m if m else None
-
-    return {
-        "n": n, "tp": tp, "tn": tn, "fp": fp, "fn": fn,
-        "accuracy": rate(tp + tn, n), "accuracy_ci": wilson(tp + tn, n),
-        "sensitivity": rate(tp, tp + fn), "sensitivity_ci": wilson(tp, tp + fn),
-        "specificity": rate(tn, tn + fp), "specificity_ci": wilson(tn, tn + fp),
-        "kappa": kappa, "kappa_ci": kappa_ci,
-        "judge_pass_rate": rate(tp + fp, n), "truth_pass_rate": rate(tp + fn, n),
-    }
+    if isinstance(value, tuple):
+        return None if all(isinstance(v, float) and math.isnan(v) for v in value) else tuple(value)
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    return value
 
 
 def _label(v: bool | None) -> str:
@@ -173,57 +167,64 @@ def _consistency(samples: list[list[bool | None]]) -> float | None:
     return sum(shares) / len(shares) if shares else None
 
 
+def _overall_judge(config_id: str, g: pd.DataFrame, truth: dict[str, bool]) -> tuple[dict[str, Any],
+                                                                                    dict[str, bool | None]]:
+    """One overall-verdict judge config's entry, and its verdict per conversation."""
+    first = g.iloc[0]
+    samples = _verdicts(g, "passed", ["conversation_id", "transcript_hash"])
+    majorities = {c: majority(samples[(c, th)])[0] for c, th in _latest_rendering(g).items()}
+    with_truth = [c for c in majorities if c in truth]
+    scored = [c for c in with_truth if majorities[c] is not None]
+    entry = {
+        "judge_config_id": config_id, "judge_model": first["judge_model"], "prompt_id": first["prompt_id"],
+        "prompt_version": first["prompt_version"], "prompt_hash": first["prompt_hash"],
+        "conversations": len(majorities), "items": len(samples),
+        "conversations_with_several_renderings": len(samples) - len(majorities), "with_truth": len(with_truth),
+        **binary_metrics([bool(majorities[c]) for c in scored], [truth[c] for c in scored]),
+        "unscored": len(with_truth) - len(scored),
+        "unscored_rate": (len(with_truth) - len(scored)) / len(with_truth) if with_truth else None,
+        "sample_rows": len(g), "sample_unscored_rate": float(g["passed"].isna().mean()) if len(g) else None,
+        "samples_per_item": max((len(v) for v in samples.values()), default=0),
+        "self_consistency": _consistency(list(samples.values())),
+        "self_consistency_items": sum(sum(x is not None for x in v) >= 2 for v in samples.values()),
+    }
+    return _json_safe(entry), majorities
+
+
+def _nl_judge(config_id: str, g: pd.DataFrame) -> dict[str, Any]:
+    """One NL-assertion judge config's entry (no ground truth: rates and consistency)."""
+    first = g.iloc[0]
+    samples = _verdicts(g, "met", ["conversation_id", "transcript_hash", "assertion_index"])
+    maj = [majority(v)[0] for v in samples.values()]
+    scored = [m for m in maj if m is not None]
+    return _json_safe({
+        "judge_config_id": config_id, "judge_model": first["judge_model"], "prompt_id": first["prompt_id"],
+        "prompt_version": first["prompt_version"], "prompt_hash": first["prompt_hash"],
+        "conversations": int(g["conversation_id"].nunique()), "assertion_items": len(maj), "n": len(scored),
+        "met_rate": sum(scored) / len(scored) if scored else None,
+        "met_rate_ci": wilson_interval(sum(scored), len(scored)),
+        "unscored_rate": (len(maj) - len(scored)) / len(maj) if maj else None,
+        "self_consistency": _consistency(list(samples.values())),
+        "sample_unscored_rate": float(g["met"].isna().mean()) if len(g) else None,
+        "unscored_reasons": {str(k): int(v) for k, v in g["unscored_reason"].value_counts().head(10).items()},
+    })
+
+
 def judge_report(run_dir: Path | str) -> dict[str, Any]:
     """The meta-evaluation of every judge config stored in ``run_dir``."""
     run_dir = Path(run_dir)
     conv = conversations_df(run_dir, columns=["conversation_id", "signal_db_state_assertion", "error_kind"])
     truth = {c: bool(t) for c, t, e in conv.itertuples(index=False) if pd.isna(e) and not pd.isna(t)}
-    jv = judge_verdicts_df(run_dir)
     judges: list[dict[str, Any]] = []
     item_verdicts: dict[str, dict[str, bool | None]] = {}
-    for config_id, g in jv.groupby("judge_config_id", sort=False):
-        first = g.iloc[0]
-        samples = _verdicts(g, "passed", ["conversation_id", "transcript_hash"])
-        latest = _latest_rendering(g)
-        majorities = {c: majority(samples[(c, th)])[0] for c, th in latest.items()}
-        item_verdicts[config_id] = majorities
-        with_truth = [c for c in majorities if c in truth]
-        scored = [c for c in with_truth if majorities[c] is not None]
-        metrics = binary_metrics([bool(majorities[c]) for c in scored], [truth[c] for c in scored])
-        judges.append({
-            "judge_config_id": config_id, "judge_model": first["judge_model"], "prompt_id": first["prompt_id"],
-            "prompt_version": first["prompt_version"], "prompt_hash": first["prompt_hash"],
-            "conversations": len(majorities), "items": len(samples),
-            "conversations_with_several_renderings": len(samples) - len(majorities), "with_truth": len(with_truth),
-            **metrics,
-            "unscored": len(with_truth) - len(scored),
-            "unscored_rate": (len(with_truth) - len(scored)) / len(with_truth) if with_truth else None,
-            "sample_rows": len(g), "sample_unscored_rate": float(g["passed"].isna().mean()) if len(g) else None,
-            "samples_per_item": max((len(v) for v in samples.values()), default=0),
-            "self_consistency": _consistency(list(samples.values())),
-            "self_consistency_items": sum(sum(x is not None for x in v) >= 2 for v in samples.values()),
-        })
-    inter = _inter_judge(judges, item_verdicts)
-    nl = nl_verdicts_df(run_dir)
-    nl_judges = []
-    for config_id, g in nl.groupby("judge_config_id", sort=False):
-        first = g.iloc[0]
-        samples = _verdicts(g, "met", ["conversation_id", "transcript_hash", "assertion_index"])
-        maj = [majority(v)[0] for v in samples.values()]
-        scored = [m for m in maj if m is not None]
-        nl_judges.append({
-            "judge_config_id": config_id, "judge_model": first["judge_model"], "prompt_id": first["prompt_id"],
-            "prompt_version": first["prompt_version"], "prompt_hash": first["prompt_hash"],
-            "conversations": int(g["conversation_id"].nunique()), "assertion_items": len(maj), "n": len(scored),
-            "met_rate": sum(scored) / len(scored) if scored else None,
-            "met_rate_ci": wilson(sum(scored), len(scored)),
-            "unscored_rate": (len(maj) - len(scored)) / len(maj) if maj else None,
-            "self_consistency": _consistency(list(samples.values())),
-            "sample_unscored_rate": float(g["met"].isna().mean()) if len(g) else None,
-            "unscored_reasons": {str(k): int(v) for k, v in g["unscored_reason"].value_counts().head(10).items()},
-        })
+    for config_id, g in judge_verdicts_df(run_dir).groupby("judge_config_id", sort=False):
+        entry, item_verdicts[config_id] = _overall_judge(config_id, g, truth)
+        judges.append(entry)
+    nl_judges = [_nl_judge(config_id, g) for config_id, g in nl_verdicts_df(run_dir).groupby("judge_config_id",
+                                                                                            sort=False)]
     return {"run_dir": str(run_dir), "ground_truth": "signal_db_state_assertion",
-            "conversations_with_truth": len(truth), "judges": judges, "inter_judge": inter, "nl_judges": nl_judges}
+            "conversations_with_truth": len(truth), "judges": judges,
+            "inter_judge": _inter_judge(judges, item_verdicts), "nl_judges": nl_judges}
 
 
 def _inter_judge(judges: list[dict[str, Any]], verdicts: dict[str, dict[str, bool | None]]) -> dict[str, Any]:
@@ -235,17 +236,16 @@ def _inter_judge(judges: list[dict[str, Any]], verdicts: dict[str, dict[str, boo
     for a, b in combinations(ids, 2):
         both = [c for c in verdicts[a].keys() & verdicts[b].keys()
                 if verdicts[a][c] is not None and verdicts[b][c] is not None]
-        ka, ka_ci = cohen_kappa([bool(verdicts[a][c]) for c in both], [bool(verdicts[b][c]) for c in both])
-        pairs.append({
+        va, vb = [bool(verdicts[a][c]) for c in both], [bool(verdicts[b][c]) for c in both]
+        pairs.append(_json_safe({
             "a": a, "b": b, "a_label": names[a], "b_label": names[b], "n": len(both),
-            "agreement": sum(verdicts[a][c] == verdicts[b][c] for c in both) / len(both) if both else None,
-            "kappa": ka, "kappa_ci": ka_ci, "flips": flip_matrix(verdicts[a], verdicts[b]),
-        })
-    return {
-        "configs": len(ids), "items_all_scored": len(complete),
-        "fleiss_kappa": fleiss_kappa([[bool(verdicts[i][c]) for i in ids] for c in complete]) if len(ids) >= 2 else None,
-        "pairs": pairs,
-    }
+            "agreement": sum(x == y for x, y in zip(va, vb)) / len(both) if both else None,
+            "kappa": cohen_kappa(va, vb), "kappa_ci": kappa_interval(va, vb),
+            "flips": flip_matrix(verdicts[a], verdicts[b]),
+        }))
+    fleiss = fleiss_kappa([[bool(verdicts[i][c]) for i in ids] for c in complete]) if len(ids) >= 2 else math.nan
+    return {"configs": len(ids), "items_all_scored": len(complete), "fleiss_kappa": _json_safe(fleiss),
+            "pairs": pairs}
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -279,4 +279,5 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["binary_metrics", "cohen_kappa", "fleiss_kappa", "flip_matrix", "format_report", "judge_report", "wilson"]
+__all__ = ["JUDGE_KEYS", "flip_matrix", "format_report", "judge_agreement", "judge_config_label", "judge_labels",
+           "judge_pairwise", "judge_report"]

@@ -15,6 +15,11 @@ pass^k follows τ-bench and τ²: per task with n counted trials of which c
 passed, C(c, k) / C(n, k), averaged over every task of the group, for k up to
 the smallest trial count of the group's tasks (a larger k would average over a
 subset of tasks, and the curve could rise).
+
+Agreement of binary raters (a judge against a reference, judges among
+themselves): Cohen's κ with an interval that keeps its width at perfect
+agreement, Fleiss' κ, and the confusion-matrix rates with Wilson intervals;
+``results.judge_report`` applies them.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 from tauray.results.outcomes import outcomes
+from tauray.results.records import INFRA, INTERNAL, MODEL
 
 By = str | Sequence[str] | None
 
@@ -43,15 +49,15 @@ def _by(by: By) -> list[str]:
 
 def scored_mask(conv: pd.DataFrame) -> pd.Series:
     """Rows with a known verdict (not infra, success not null): the reference a judge is compared with."""
-    infra = conv["error_kind"].astype(object).eq("infra").to_numpy(dtype=bool)
+    infra = conv["error_kind"].astype(object).eq(INFRA).to_numpy(dtype=bool)
     return pd.Series(~infra & conv["success"].notna().to_numpy(dtype=bool), index=conv.index)
 
 
 def _with_flags(conv: pd.DataFrame) -> pd.DataFrame:
     df = conv.copy()
     out = outcomes(conv).astype(object)
-    for name, label in (("_infra", "infra"), ("_success", "success"), ("_failed", "failed"),
-                        ("_unscored", "unscored"), ("_model", "model"), ("_internal", "internal")):
+    for name, label in (("_infra", INFRA), ("_success", "success"), ("_failed", "failed"),
+                        ("_unscored", "unscored"), ("_model", MODEL), ("_internal", INTERNAL)):
         df[name] = (out == label).astype(int)
     df["_counted"] = 1 - df["_infra"]
     return df
@@ -169,11 +175,6 @@ def pass_k_curve(conv: pd.DataFrame, ks: Sequence[int] = (1, 2, 3, 4), by: By = 
                          "pass_hat_k": float(hat.mean()) if ok else math.nan,
                          "pass_at_k": float(at.mean()) if ok else math.nan})
     return pd.DataFrame(rows, columns=[*keys, "k", "k_cap", "tasks", "conversations", "pass_hat_k", "pass_at_k"])
-
-
-def pass_hat_k(conv: pd.DataFrame, k: int, task: str = "scenario") -> float:
-    """pass^k of all rows as one group."""
-    return float(pass_k_curve(conv, [k], None, task)["pass_hat_k"].iloc[0])
 
 
 # --- tables -----------------------------------------------------------------------------
@@ -305,82 +306,84 @@ def manual_vs_workflow(conv: pd.DataFrame, by: By = "agent_model", n_boot: int =
     return pd.DataFrame(rows, columns=cols)
 
 
-# --- judge agreement --------------------------------------------------------------------
+# --- agreement ----------------------------------------------------------------------------
+
+BOOTSTRAP_SEED = 20240601
+
+
+def _kappas(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cohen's κ per row of two (samples × items) boolean arrays; nan where chance agreement is 1."""
+    po = (a == b).mean(axis=1)
+    pa, pb = a.mean(axis=1), b.mean(axis=1)
+    pe = pa * pb + (1 - pa) * (1 - pb)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(pe < 1.0, (po - pe) / (1 - pe), np.nan)
+
+
+def _raters(a: Sequence[bool], b: Sequence[bool]) -> tuple[np.ndarray, np.ndarray] | None:
+    x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    return (x, y) if x.size and x.shape == y.shape else None
 
 
 def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
-    """Cohen's κ of two binary raters; nan when chance agreement is 1 (both constant and equal)."""
-    x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
-    if x.size == 0:
-        return math.nan
-    po = float((x == y).mean())
+    """Cohen's κ of two binary raters over aligned items; nan when there are none or
+    chance agreement is 1 (both raters constant and equal)."""
+    xy = _raters(a, b)
+    return math.nan if xy is None else float(_kappas(xy[0][None, :], xy[1][None, :])[0])
+
+
+def kappa_interval(a: Sequence[bool], b: Sequence[bool], confidence: float = 0.95, n_boot: int = 2000,
+                   seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Interval of :func:`cohen_kappa` that does not collapse when observed agreement is
+    0 or 1 (where every plug-in standard error is zero); (nan, nan) where κ is undefined.
+
+    The hull of (1) a percentile bootstrap over items (seeded, so a report is
+    reproducible), which carries the uncertainty of the chance agreement, and
+    (2) the Wilson interval of the observed agreement mapped onto the κ scale at
+    the observed chance agreement, which keeps its width when agreement is
+    perfect or nil (2 items in perfect agreement are weak evidence, not κ = 1).
+    """
+    xy = _raters(a, b)
+    if xy is None or math.isnan(cohen_kappa(*xy)):
+        return (math.nan, math.nan)
+    x, y = xy
     pe = float(x.mean() * y.mean() + (1 - x.mean()) * (1 - y.mean()))
-    return (po - pe) / (1 - pe) if pe < 1 else math.nan
+    lo_po, hi_po = wilson_interval(int((x == y).sum()), x.size, confidence)
+    lo, hi = (lo_po - pe) / (1 - pe), (hi_po - pe) / (1 - pe)
+    idx = np.random.default_rng(seed).integers(0, x.size, size=(n_boot, x.size))
+    boot = _kappas(x[idx], y[idx])
+    boot = boot[~np.isnan(boot)]
+    if boot.size:
+        tail = (1 - confidence) / 2 * 100
+        lo, hi = min(lo, float(np.percentile(boot, tail))), max(hi, float(np.percentile(boot, 100 - tail)))
+    return (max(-1.0, lo), min(1.0, hi))
 
 
-JUDGE_KEYS = ["judge_config_id", "judge_model", "prompt_id", "prompt_version"]
+def fleiss_kappa(ratings: Sequence[Sequence[bool]]) -> float:
+    """Fleiss' κ for items each rated pass/fail by the same number (>= 2) of raters; nan when undefined."""
+    if not ratings or len(ratings[0]) < 2 or any(len(r) != len(ratings[0]) for r in ratings):
+        return math.nan
+    n, items = len(ratings[0]), len(ratings)
+    passes = [sum(map(bool, r)) for r in ratings]
+    p_pass = sum(passes) / (items * n)
+    pe = p_pass ** 2 + (1 - p_pass) ** 2
+    p_bar = sum((c ** 2 + (n - c) ** 2 - n) / (n * (n - 1)) for c in passes) / items
+    return (p_bar - pe) / (1 - pe) if pe < 1.0 else math.nan
 
 
-def judge_labels(judge_verdicts: pd.DataFrame) -> pd.DataFrame:
-    """One verdict per conversation and judge config: the majority of its scored
-    samples (NA on a tie or when no sample was scored)."""
-    jv = judge_verdicts.copy()
-    jv["_yes"] = jv["passed"].eq(True).fillna(False).astype(int)
-    jv["_no"] = jv["passed"].eq(False).fillna(False).astype(int)
-    out = jv.groupby(["run_id", "conversation_id", *JUDGE_KEYS], dropna=False, sort=True, observed=True).agg(
-        samples=("sample_index", "size"), yes=("_yes", "sum"), no=("_no", "sum")).reset_index()
-    out["judge_passed"] = pd.array([True if y > n else False if n > y else pd.NA
-                                    for y, n in zip(out["yes"], out["no"])], dtype="boolean")
-    out["unscored_samples"] = out["samples"] - out["yes"] - out["no"]
-    return out.drop(columns=["yes", "no"])
+def binary_metrics(judge: Sequence[bool], truth: Sequence[bool], confidence: float = 0.95) -> dict[str, Any]:
+    """Confusion counts of aligned binary verdicts against a reference, and accuracy,
+    sensitivity and specificity (each with its Wilson interval), κ with
+    :func:`kappa_interval`, and both pass rates; nan where a rate has no items."""
+    j, t = np.asarray(judge, dtype=bool), np.asarray(truth, dtype=bool)
+    tp, tn, fp, fn = (int(v) for v in ((j & t).sum(), (~j & ~t).sum(), (j & ~t).sum(), (~j & t).sum()))
+    n = int(j.size)
 
+    def rate(k: int, m: int) -> tuple[float, tuple[float, float]]:
+        return (k / m if m else math.nan), wilson_interval(k, m, confidence)
 
-def judge_config_label(row: Any) -> str:
-    return f"{row['judge_model']} · {row['prompt_id']}@{row['prompt_version']}"
-
-
-def _judged(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference: str) -> pd.DataFrame:
-    labels = judge_labels(judge_verdicts)
-    ref = conv[scored_mask(conv)][["run_id", "conversation_id", reference]]
-    return labels.merge(ref, on=["run_id", "conversation_id"], how="left")
-
-
-def judge_agreement(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference: str = "success") -> pd.DataFrame:
-    """Per judge config: confusion against the reference verdict (predicates'
-    ``success`` by default), accuracy and κ over conversations both scored."""
-    df = _judged(conv, judge_verdicts, reference)
-    rows = []
-    for key, g in df.groupby(JUDGE_KEYS, dropna=False, sort=True, observed=True):
-        both = g[g["judge_passed"].notna() & g[reference].notna()]
-        j, r = both["judge_passed"].astype(bool).to_numpy(), both[reference].astype(bool).to_numpy()
-        n = len(both)
-        rows.append({**dict(zip(JUDGE_KEYS, key)), "label": judge_config_label(dict(zip(JUDGE_KEYS, key))),
-                     "judged": len(g), "judge_unscored": int(g["judge_passed"].isna().sum()), "n": n,
-                     "tp": int((j & r).sum()), "fp": int((j & ~r).sum()), "fn": int((~j & r).sum()),
-                     "tn": int((~j & ~r).sum()), "accuracy": float((j == r).mean()) if n else math.nan,
-                     "kappa": cohen_kappa(j, r), "judge_pass_rate": float(j.mean()) if n else math.nan,
-                     "reference_pass_rate": float(r.mean()) if n else math.nan})
-    return pd.DataFrame(rows, columns=[*JUDGE_KEYS, "label", "judged", "judge_unscored", "n", "tp", "fp", "fn", "tn",
-                                       "accuracy", "kappa", "judge_pass_rate", "reference_pass_rate"])
-
-
-def judge_pairwise(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference: str = "success",
-                   reference_label: str = "predicates") -> pd.DataFrame:
-    """Agreement and κ between every two raters (each judge config and the
-    reference), on the conversations both scored: the heatmap's cells."""
-    df = _judged(conv, judge_verdicts, reference)
-    keyed = df.assign(label=[judge_config_label(r) for _, r in df.iterrows()]) if len(df) else df.assign(label=[])
-    raters: dict[str, pd.Series] = {}
-    for label, g in keyed.groupby("label", sort=True, observed=True):
-        raters[label] = g.set_index(["run_id", "conversation_id"])["judge_passed"]
-    ref = conv[scored_mask(conv)].set_index(["run_id", "conversation_id"])[reference]
-    raters = {reference_label: ref, **raters}
-    rows = []
-    for la, sa in raters.items():
-        for lb, sb in raters.items():
-            joined = pd.concat([sa.rename("a"), sb.rename("b")], axis=1, join="inner").dropna()
-            x, y = joined["a"].astype(bool).to_numpy(), joined["b"].astype(bool).to_numpy()
-            rows.append({"rater_a": la, "rater_b": lb, "n": len(joined),
-                         "agreement": float((x == y).mean()) if len(joined) else math.nan,
-                         "kappa": cohen_kappa(x, y)})
-    return pd.DataFrame(rows, columns=["rater_a", "rater_b", "n", "agreement", "kappa"])
+    (accuracy, accuracy_ci), (sens, sens_ci), (spec, spec_ci) = rate(tp + tn, n), rate(tp, tp + fn), rate(tn, tn + fp)
+    return {"n": n, "tp": tp, "tn": tn, "fp": fp, "fn": fn, "accuracy": accuracy, "accuracy_ci": accuracy_ci,
+            "sensitivity": sens, "sensitivity_ci": sens_ci, "specificity": spec, "specificity_ci": spec_ci,
+            "kappa": cohen_kappa(j, t), "kappa_ci": kappa_interval(j, t, confidence),
+            "judge_pass_rate": rate(tp + fp, n)[0], "truth_pass_rate": rate(tp + fn, n)[0]}

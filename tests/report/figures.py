@@ -11,7 +11,8 @@ import pandas as pd
 from tauray.results import metrics
 from tauray.results.analysis import with_arms
 from tauray.results.readers import conversations_df, judge_verdicts_df
-from tauray.results.report import pairs_to_compare
+from tauray.results.judge_report import judge_agreement
+from tauray.results.report_index import pairs_to_compare
 
 OPTS = {"n_boot": 1000, "seed": 0, "confidence": 0.95}  # build_report's defaults
 K_MAX = 4
@@ -51,7 +52,7 @@ def check_index_figures(text: str, source: Path) -> dict[str, int]:
              for a, b in pairs_to_compare(arms)}
     ab = metrics.manual_vs_workflow(conv, by="arm", **OPTS).set_index("arm")
     ab = ab.rename(columns={"rate_a": "workflow", "rate_b": "manual"})
-    judges = metrics.judge_agreement(conv, jv).set_index("label")
+    judges = judge_agreement(conv, jv).set_index("label")
     cost = metrics.cost_and_tokens(conv, by="arm").set_index("arm").rename(columns={"successes": "cost_successes"})
     totals = metrics.counts(conv).iloc[0]
     checked: dict[str, int] = {}

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 import pytest
-from tauray.results import metrics
+from tauray.results import judge_report, metrics
 from tauray.results.readers import conversations_df, judge_verdicts_df
 
 
@@ -51,7 +51,6 @@ def test_pass_hat_k_hand_computed(three_tasks):
         row = curve[curve["k"] == k].iloc[0]
         assert row["pass_hat_k"] == pytest.approx(value, abs=1e-12)
         assert (row["tasks"], row["conversations"], row["k_cap"]) == (3, 13, 4)
-        assert metrics.pass_hat_k(three_tasks, k) == pytest.approx(value, abs=1e-12)
     # pass@k = 1 - C(n-c,k)/C(n,k): A = 1; B = 2/5, 7/10, 9/10, 1; C = 3/4, 1, 1, 1
     assert curve.set_index("k")["pass_at_k"].tolist() == pytest.approx(
         [(1 + 0.4 + 0.75) / 3, (1 + 0.7 + 1) / 3, (1 + 0.9 + 1) / 3, 1.0])
@@ -199,14 +198,14 @@ def test_cohen_kappa_and_judge_agreement():
              "prompt_version": "1", "sample_index": k, "passed": v}
             for cid, vals in samples.items() for k, v in enumerate(vals)]
     jv = pd.concat([jv_base, pd.DataFrame(rows)], ignore_index=True).astype({"passed": "boolean"})
-    labels = metrics.judge_labels(jv).set_index("conversation_id")
+    labels = judge_report.judge_labels(jv).set_index("conversation_id")
     assert labels.loc["c0", "judge_passed"] == True and labels.loc["c1", "judge_passed"] == False
     assert pd.isna(labels.loc["c3", "judge_passed"]) and labels.loc["c2", "unscored_samples"] == 2
-    ag = metrics.judge_agreement(conv, jv).iloc[0]
+    ag = judge_report.judge_agreement(conv, jv).iloc[0]
     # compared: c0 (J pass, P pass), c1 (J fail, P pass), c2 (J fail, P fail)
     assert (ag["n"], ag["tp"], ag["fp"], ag["fn"], ag["tn"]) == (3, 1, 0, 1, 1)
     assert ag["accuracy"] == pytest.approx(2 / 3) and ag["judge_unscored"] == 1
-    pw = metrics.judge_pairwise(conv, jv)
+    pw = judge_report.judge_pairwise(conv, jv)
     assert set(pw["rater_a"]) == {"predicates", "j · p@1"}
     cell = pw[(pw["rater_a"] == "predicates") & (pw["rater_b"] == "j · p@1")].iloc[0]
     assert cell["n"] == 3 and cell["agreement"] == pytest.approx(2 / 3)
