@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tauray.results.report import transcript_href
+from tauray.results.report_values import transcript_href
 
 from .figures import (
     check_index_figures,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tauray.pipeline.cli.report import register
 from tauray.results.readers import conversations_df
-from tauray.results.report import transcript_href
+from tauray.results.report_values import transcript_href
 
 from .figures import check_index_figures, elements, failed_telecom_conversation
 
@@ -82,7 +82,9 @@ def test_report_command(fixture_sweep, tmp_path, capsys):
 
 def test_page_names_cannot_collide_and_table_text_is_escaped(fixture_sweep, tmp_path):
     from tauray.results import analysis
-    from tauray.results.report import _env, _transcript_context
+    from tauray.results.report import environment
+    from tauray.results.report_pages import page_context
+    from tauray.results.report_values import records
 
     assert transcript_href("a.b", "c") != transcript_href("a-b", "c")  # one slug, two runs
     assert transcript_href("r", "x/y") != transcript_href("r", "x-y")
@@ -92,8 +94,9 @@ def test_page_names_cannot_collide_and_table_text_is_escaped(fixture_sweep, tmp_
     hostile = '<script>alert(1)</script><img src="https://example.com/x">'
     msgs = t.messages.assign(content=t.messages["content"].astype(object).where(t.messages["role"] != "user", hostile))
     t = analysis.Transcript(**{**t.__dict__, "messages": msgs})
-    html = _env().get_template("transcript.html.j2").render(title=hostile, root="../../",
-                                                             **_transcript_context(t, "arm"))
+    context = page_context(t.conversation, "arm", records(t.messages), records(t.actions), records(t.predicates),
+                           records(t.judge_verdicts), records(t.nl_assertions), t.db_diff)
+    html = environment().get_template("transcript.html.j2").render(title=hostile, root="../../", **context)
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert [a for tag, a in elements(html) if tag == "img"] == []
 
