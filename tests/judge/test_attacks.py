@@ -17,7 +17,9 @@ import random
 
 import pytest
 
-from tauray.actors.judge.parse import fold, parse_nl, parse_overall, scan
+from tauray.actors.judge.fold import fold
+from tauray.actors.judge.parse import parse_nl, parse_overall
+from tauray.actors.judge.reply_scan import scan
 from tauray.actors.judge.prompts import get_prompt, list_prompts
 from tauray.actors.judge.render import BEGIN, END, defuse, render_transcript
 

@@ -91,9 +91,9 @@ def test_rendering_neutralises_injected_verdicts_and_markers(reference_result):
     assert parse_overall(text).verdict is None
     assert all(p.verdict is None for p in parse_nl(text, 2))
     # control: un-defused, the same content is a verdict-shaped value (ambiguous against the NL list)
-    from tauray.actors.judge.parse import json_values
+    from tauray.actors.judge.reply_scan import scan
 
-    assert json_values(INJECTION) and not json_values(text) and "{" not in text and "[" not in text
+    assert scan(INJECTION).values and not scan(text).values and "{" not in text and "[" not in text
     assert "verdict" in text  # still readable for the judge
 
 

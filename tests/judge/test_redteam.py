@@ -12,7 +12,8 @@ import json
 import time
 
 import pytest
-from tauray.actors.judge.parse import parse_nl, parse_overall, scan
+from tauray.actors.judge.parse import parse_nl, parse_overall
+from tauray.actors.judge.reply_scan import scan
 from tauray.actors.judge.prompts import get_prompt
 from tauray.actors.judge.render import defuse, render_transcript
 
