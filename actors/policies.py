@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import Field
 from tauray.scenarios.model import Frozen, ReferenceAction, Scenario
@@ -57,11 +57,6 @@ class PolicyReply(Frozen):
     empty: str | None = Field(default=None, description="Why a model's reply was empty (no_choices, no_content); "
                               "None otherwise.")
     retries: int = Field(default=0, ge=0, description="Router retries the model call needed (0: first attempt).")
-
-
-class Policy(Protocol):
-    async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> PolicyReply:
-        ...
 
 
 class LLMPolicy:

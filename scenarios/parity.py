@@ -197,13 +197,3 @@ def compare(scenario: Scenario, label: str, ours: SequenceOutcome, theirs: Seque
         if a != b:
             diffs.append(f"call {i}: tauray error={a}, upstream error={b}")
     return ParityResult(scenario=scenario.name, sequence=label, match=not diffs, differences=tuple(diffs))
-
-
-def check_parity(scenario: Scenario, include_perturbed: bool = True) -> list[ParityResult]:
-    task = upstream_task(scenario)
-    results = []
-    for label, calls in sequences(scenario).items():
-        if label != "gold" and not include_perturbed:
-            continue
-        results.append(compare(scenario, label, run_tauray(scenario, calls), run_upstream(scenario, task, calls)))
-    return results

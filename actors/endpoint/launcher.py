@@ -156,15 +156,6 @@ class RunningEndpoint:
         """Zero the counters (requests still running stay counted in ``in_flight``)."""
         self._call("POST", "/stats/reset")
 
-    def stderr_text(self) -> str:
-        """What the child has written to stderr so far."""
-        try:
-            self._stderr_file.flush()
-            self._stderr_file.seek(0)
-            return self._stderr_file.read().decode(errors="replace")
-        except (OSError, ValueError):
-            return ""
-
     def stop(self, grace_s: float = 5.0) -> None:
         """Terminate the child, killing it if it has not exited after ``grace_s``. Idempotent."""
         with _LIVE_LOCK:
