@@ -24,15 +24,7 @@ from typing import Any
 
 from pydantic import Field
 from tauray.scenarios.model import Frozen, ReferenceAction, Scenario
-from tauray.scenarios.conventions import (  # noqa: F401  (STOP_TOKENS: re-exported for callers)
-    END_CONVERSATION,
-    ORACLE,
-    REFERENCE_BY_SIDE,
-    SCRIPTED,
-    STOP,
-    STOP_TOKENS,
-    is_reference,
-)
+from tauray.scenarios.conventions import END_CONVERSATION, ORACLE, REFERENCE_BY_SIDE, SCRIPTED, STOP, is_reference
 
 REFERENCE_POLICIES = {side: (name,) for side, name in REFERENCE_BY_SIDE.items()}
 GREETING = "Hello, you have reached customer support. How can I help you today?"

@@ -15,8 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tauray.pipeline.sweep import SweepConfig, SweepPlan
+from tauray.pipeline.config import SweepConfig
+from tauray.pipeline.plan import SweepPlan
 from tauray.results.outcomes import ERRORS, outcome, outcomes, success_rate, tally  # noqa: F401 (outcome: run.py counts with it)
+from tauray.results.records import INFRA, INTERNAL, MODEL
 
 ROLES = ("agent", "user", "judge")
 
@@ -125,8 +127,8 @@ def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, Model
             sweep_id=plan.cfg.name, cell_id=cell.cell_id, agent_model=cell.agent.get("model", cell.agent_name),
             user_model=cell.user.get("model", cell.user_name), judge_configs=cell.judge_labels,
             units=plan.units_per_cell, done=len(part), success=oc["success"], failed=oc["failed"],
-            unscored=oc["unscored"], infra_errors=oc["infra"], model_errors=oc["model"],
-            internal_errors=oc["internal"], success_rate=None if rate != rate else round(rate, 6),
+            unscored=oc["unscored"], infra_errors=oc[INFRA], model_errors=oc[MODEL],
+            internal_errors=oc[INTERNAL], success_rate=None if rate != rate else round(rate, 6),
             **{f"{r}_{k}": int(part[f"{r}_{k}"].sum()) for r in ROLES for k in ("prompt_tokens", "completion_tokens")},
             cost_usd=round(float(sum(c.fillna(0).sum() for c in cost_cols)), 8) if known else None,
             updated_at=now))

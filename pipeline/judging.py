@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.actors.judge import JudgeConfig, JudgeHost, JudgeItem, JudgeOutcome, build_item, call_judge
 from tauray.actors.judge.render import render_transcript, text_hash
+from tauray.results import layout
 from tauray.results.lock import RunLock
 from tauray.results.readers import conversations_df, judge_verdicts_df, messages_df, nl_verdicts_df
 from tauray.results.writer import write_rows
@@ -173,7 +174,7 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
     for c in configs:
         check_model_ready(c.model)
     run_dir = Path(run_dir)
-    if not (run_dir / "conversations").is_dir():
+    if not layout.has_conversations(run_dir):
         raise ValueError(f"{run_dir} holds no conversations table; is it a run directory?")
     if probe:
         probe_judges(configs, notes)

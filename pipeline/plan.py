@@ -1,18 +1,25 @@
-"""Work units: one conversation to run, with a deterministic id and seed.
+"""What a configuration expands to: cells (agent model × user model, with the judges and
+options) and work units (one conversation each, with a deterministic id and seed).
 
-The id hashes the cell configuration (models and options), the scenario and
-the trial, so a rerun of the same unit has the same id (resume skips it) and
-the same seed (the models are asked the same thing).
+One rule makes ids (:func:`unit_id` over :func:`cell_id`): the id hashes what the
+models are asked (model identity without operational fields), the options, the
+scenario and the trial, so a rerun of the same unit has the same id (resume skips
+it) and the same seed (the models are asked the same thing), whether it came from
+``tauray run`` or a sweep file. Expansion is lazy, so a sweep of a million units
+costs the driver no memory up front.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
-from typing import Any
+from typing import Any, Iterator
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from tauray.pipeline.config import ConfigFileError, SweepConfig
+from tauray.scenarios.conventions import is_reference
 from tauray.scenarios.model import Frozen
 
 
@@ -26,10 +33,10 @@ class WorkUnit(Frozen):
     seed: int = Field(description="Seed derived from the unit id (and the run's base seed).")
     agent: dict[str, Any] = Field(description="Agent ModelSpec as a dict (or a reference policy).")
     user: dict[str, Any] = Field(description="User-simulator ModelSpec as a dict (or a reference policy).")
-    judge_model: str | None = Field(default=None, description="Judge model, when a judge is configured.")
     judge_configs: list[dict[str, Any]] = Field(
         default_factory=list, description="Judge configs (model spec and prompt) the cell's conversations are "
         "to be judged with; carried as data, judged after the conversation.")
+    judge_gates: bool = Field(default=False, description="The first overall judge's verdict gates success.")
     attempt: int = Field(default=0, ge=0, description="Scheduler attempt (0 = first); retries after an actor "
                          "died get the same id and seed.")
     max_steps: int = Field(ge=1, description="Policy replies allowed before the conversation is cut.")
@@ -68,16 +75,127 @@ def unit_seed(uid: str, base_seed: int) -> int:
     return (int(uid[:8], 16) + base_seed) % (2**31 - 1)
 
 
-def make_units(run_id: str, scenarios: list[str], trials: int, agent: dict[str, Any], user: dict[str, Any],
-               max_steps: int, max_errors: int, base_seed: int = 0, sweep_id: str | None = None,
-               judge_model: str | None = None) -> list[WorkUnit]:
-    cell = cell_id({"agent": agent, "user": user, "judge": judge_model, "max_steps": max_steps,
-                    "max_errors": max_errors, "seed": base_seed})
-    units = []
-    for trial in range(trials):
-        for name in scenarios:
-            uid = unit_id(cell, name, trial)
-            units.append(WorkUnit(unit_id=uid, run_id=run_id, sweep_id=sweep_id, cell_id=cell, scenario=name,
-                                  trial=trial, seed=unit_seed(uid, base_seed), agent=agent, user=user,
-                                  judge_model=judge_model, max_steps=max_steps, max_errors=max_errors))
-    return units
+class Cell(BaseModel):
+    """One agent model × user model, with the sweep's judge configs and options."""
+
+    model_config = ConfigDict(frozen=True)
+    cell_id: str
+    agent_name: str
+    user_name: str
+    agent: dict[str, Any]
+    user: dict[str, Any]
+    judge_configs: list[dict[str, Any]]
+    judge_labels: list[str]
+    judge_gates: bool = False
+
+
+class SweepPlan:
+    """The expanded grid: cells, scenarios, and units generated on demand."""
+
+    def __init__(self, cfg: SweepConfig, scenarios: list[str], rpm_split: dict[str, int] | None = None):
+        self.cfg = cfg
+        self.scenarios = scenarios
+        # in the judge's own config shape (tauray.actors.judge.JudgeConfig), so the
+        # coordinator can judge each conversation with them
+        judges = [j.judge_spec(cfg.spec(j.model)) for j in cfg.judge_list]
+        self.judge_labels = [f"{j.model}:{j.prompt}" for j in cfg.judge_list]
+        self.cells: list[Cell] = []
+        for a, u in itertools.product(cfg.agents, cfg.users):
+            agent, user = _paced(cfg.spec(a), rpm_split, "agent"), _paced(cfg.spec(u), rpm_split, "user")
+            identity = {"agent": _identity(agent), "user": _identity(user),
+                        "judges": [_judge_identity(j) for j in judges],
+                        "max_steps": cfg.max_steps, "max_errors": cfg.max_errors, "seed": cfg.seed}
+            if cfg.judge_gates:  # ids of cells that do not gate on the judge stay what they were
+                identity["judge_gates"] = True
+            self.cells.append(Cell(cell_id=cell_id(identity), agent_name=a, user_name=u, agent=agent, user=user,
+                                   judge_configs=judges, judge_labels=self.judge_labels,
+                                   judge_gates=cfg.judge_gates))
+
+    @property
+    def units_per_cell(self) -> int:
+        return len(self.scenarios) * self.cfg.trials
+
+    @property
+    def total(self) -> int:
+        return self.units_per_cell * len(self.cells)
+
+    def unit_ids(self, cell: Cell) -> Iterator[tuple[str, str, int]]:
+        for trial in range(self.cfg.trials):
+            for name in self.scenarios:
+                yield unit_id(cell.cell_id, name, trial), name, trial
+
+    def units(self, cell: Cell, skip: Any = frozenset()) -> Iterator[WorkUnit]:
+        """The cell's units, trial-major (every scenario once before any twice), minus ``skip``."""
+        cfg = self.cfg
+        for uid, name, trial in self.unit_ids(cell):
+            if uid in skip:
+                continue
+            yield WorkUnit(unit_id=uid, run_id=cfg.name, sweep_id=cfg.name, cell_id=cell.cell_id, scenario=name,
+                           trial=trial, seed=unit_seed(uid, cfg.seed), agent=cell.agent, user=cell.user,
+                           judge_configs=cell.judge_configs, judge_gates=cell.judge_gates, max_steps=cfg.max_steps,
+                           max_errors=cfg.max_errors)
+
+
+def _judge_identity(judge: dict[str, Any]) -> dict[str, Any]:
+    """What of a judge config decides its verdicts (the options at their defaults are left
+    out, so ids of cells judged before they existed stay what they were)."""
+    ident = {"model": _identity(judge["model"]), "prompt": judge["prompt"], "samples": judge["samples"]}
+    if judge.get("nl_pack"):
+        ident["nl_pack"] = judge["nl_pack"]
+    if judge.get("structured", "auto") != "auto":
+        ident["structured"] = judge["structured"]
+    return ident
+
+
+def _identity(spec: dict[str, Any]) -> dict[str, Any]:
+    if is_reference(spec.get("model")):
+        return {"model": spec["model"]}
+    return model_identity(spec)
+
+
+def _paced(spec: dict[str, Any], split: dict[str, int] | None, side: str) -> dict[str, Any]:
+    """Each host process enforces rpm/tpm on its own Router, so a sweep's limit is split
+    evenly over the hosts of the side that uses the model."""
+    n = (split or {}).get(side, 1)
+    if n <= 1:
+        return spec
+    out = dict(spec)
+    for key in ("rpm", "tpm"):
+        if out.get(key):
+            out[key] = max(1, out[key] // n)
+    return out
+
+
+def select(cfg: SweepConfig) -> list[str]:
+    """Scenario names of the sweep: the union of its selections, in policy variants, in order."""
+    from tauray.scenarios import select_scenarios
+
+    names: dict[str, None] = {}
+    variants = cfg.policy_variants or [None]
+    for i, sel in enumerate(cfg.scenarios):
+        for variant in variants:
+            try:
+                entries = select_scenarios(sel.patterns or None, domain=sel.domain, split=sel.split, variant=variant)
+            except (KeyError, ValueError) as exc:
+                raise ConfigFileError(cfg.name, f"field 'scenarios[{i}]': {exc}") from None
+            for e in entries[: sel.limit] if sel.limit else entries:
+                names[e.name] = None
+    if not names:
+        raise ConfigFileError(cfg.name, f"field 'scenarios': the selections match no scenario")
+    return list(names)
+
+
+def plan_sweep(cfg: SweepConfig, host_counts: dict[str, int] | None = None) -> SweepPlan:
+    return SweepPlan(cfg, select(cfg), host_counts)
+
+
+def make_units(name: str, scenarios: list[str], trials: int = 1, agent: dict[str, Any] | None = None,
+               user: dict[str, Any] | None = None, **knobs: Any) -> list[WorkUnit]:
+    """The units of a one-cell configuration over exactly ``scenarios`` (tests and
+    benchmarks that call the coordinator directly): the same rule as every driver."""
+    from tauray.pipeline.config import run_config
+
+    cfg = run_config(name=name, agent=agent or {"model": "oracle"}, user=user or {"model": "scripted"},
+                     patterns=list(scenarios), trials=trials, **knobs)
+    plan = SweepPlan(cfg, list(scenarios))
+    return [u for cell in plan.cells for u in plan.units(cell)]

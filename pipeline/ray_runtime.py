@@ -9,6 +9,9 @@ local instance instead of joining whatever cluster a crashed run left behind.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 LOOPBACK_ENV = {
@@ -39,3 +42,25 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, runtime_
         ray.init(address="local", num_cpus=num_cpus or max(os.cpu_count() or 2, 2),
                  _node_ip_address="127.0.0.1", runtime_env=runtime_env, **common)
     return ray
+
+
+def project_runtime_env(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A runtime env that ships the installed ``tauray`` package to every worker."""
+    import tauray
+
+    stage = Path(tempfile.mkdtemp(prefix="tauray-ship-")) / "tauray"
+    shutil.copytree(Path(tauray.__path__[0]), stage, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for sub in ("scenarios", "actors", "pipeline", "results", "data"):
+        mod = __import__(f"tauray.{sub}", fromlist=["_"])
+        shutil.copytree(Path(mod.__path__[0]), stage / sub, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    env: dict[str, Any] = {"py_modules": [str(stage)],
+                           "env_vars": {k: LOOPBACK_ENV[k] for k in ("LITELLM_LOCAL_MODEL_COST_MAP", "RAY_USAGE_STATS_ENABLED")}}
+    for key, value in (extra or {}).items():
+        if key == "env_vars":
+            env["env_vars"].update(value)
+        elif key == "py_modules":
+            env["py_modules"] += list(value)
+        else:
+            env[key] = value
+    return env

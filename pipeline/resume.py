@@ -22,7 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-RETRYABLE = ("infra", "internal")
+from tauray.results import layout
+from tauray.results.records import INFRA, INTERNAL, ErrorKind
+
+RETRYABLE: tuple[ErrorKind, ...] = (INFRA, INTERNAL)
 
 
 @dataclass
@@ -43,14 +46,14 @@ def resume_state(out: Path | str, run_id: str, retry_errors: bool = False) -> Re
 
     out = Path(out)
     state = ResumeState()
-    if not (out / "conversations").is_dir():
+    if not layout.has_conversations(out):
         return state
     df = conversations_df(out, columns=["unit_id", "error_kind"], run=run_id)
     state.attempts = len(conversations_df(out, columns=["unit_id"], run=run_id, all_attempts=True))
     state.rows = len(df)
     kind = df["error_kind"].astype(object)
-    state.infra_rows = int((kind == "infra").sum())
-    state.internal_rows = int((kind == "internal").sum())
+    state.infra_rows = int((kind == INFRA).sum())
+    state.internal_rows = int((kind == INTERNAL).sum())
     units = df["unit_id"].astype(str)
     if retry_errors:
         retry = kind.isin(RETRYABLE).to_numpy()

@@ -17,16 +17,13 @@ adds rows meanwhile.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.results.layout import COMPACT_RUN, data_files, next_seq, part_name, run_dirs, table_dir
-from tauray.results.lock import RunLock, RunLockedError
+from tauray.results.lock import RunLock
 from tauray.results.readers import counted_rows
 from tauray.results.records import TABLES
 from tauray.results.writer import commit_file, deferred_signals, remove_temp_files
@@ -77,24 +74,3 @@ def compact(path: Path | str) -> CompactSummary:
                 after[table] += 1 if rows.num_rows else 0
     return CompactSummary(run_dirs=[str(d) for d in dirs], files_before=before, files_after=after,
                           rows_kept=kept, rows_dropped=dropped, seconds=round(time.perf_counter() - started, 3))
-
-
-def register(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``compact`` command to the ``tauray`` sub-command parsers."""
-    p = subparsers.add_parser("compact", help="rewrite a run's tables into one file each, dropping superseded rows")
-    p.add_argument("path", metavar="RUN_OR_SWEEP_DIR", help="a run directory, or a folder of run directories")
-    p.add_argument("--json", action="store_true", help="print the summary as one JSON document")
-    p.set_defaults(func=cmd_compact)
-    return p
-
-
-def cmd_compact(args: argparse.Namespace) -> int:
-    from tauray.pipeline.output import print_figures
-
-    try:
-        summary = compact(args.path)
-    except (FileNotFoundError, RunLockedError) as exc:
-        print(f"tauray: error: {exc}", file=sys.stderr)
-        return 2
-    print_figures(summary, args.json)
-    return 0

@@ -35,7 +35,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from tauray.results.layout import child_run_dirs, data_files, table_dir
-from tauray.results.layout import run_dirs  # noqa: F401  (pipeline/cli/report.py imports it from here)
 from tauray.results.records import TABLES
 from tauray.results.schemas import SCHEMAS, json_columns, schema_for
 

@@ -17,9 +17,9 @@ def ray_local():
 
     ray = ensure_ray(num_cpus=2)
     yield ray
-    from tauray.pipeline.run import shutdown_actors
+    from tauray.pipeline.pool import KEPT
 
-    shutdown_actors()
+    KEPT.drop()
     ray.shutdown()
 
 

@@ -15,10 +15,11 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, tally
+from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, public_api_base, tally
 from tauray.actors.judge.parse import ParsedVerdict, parse_nl, parse_overall
 from tauray.actors.llm import ModelCallError, ModelReply, ModelSpec, get_client
 from tauray.results.records import JudgeVerdictRecord, NLAssertionRecord
+from tauray.results.records import INFRA
 
 class JudgeHost:
     """Judges items concurrently on one event loop; keeps the reply cache."""
@@ -119,7 +120,7 @@ class JudgeHost:
         try:
             reply, cached = await self._reply(item, sample)
         except ModelCallError as exc:
-            if exc.kind == "infra":
+            if exc.kind == INFRA:
                 return f"sample {sample}: {exc.message}"
             reason = f"judge request refused: {exc.message}"[:500]
             n = len(item.assertions) if item.config.kind == "nl" else 1

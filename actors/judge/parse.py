@@ -44,11 +44,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.actors.judge.fold import CONFUSABLES  # noqa: F401  (actors/judge/render.py imports it from here)
 from tauray.actors.judge.reply_scan import Scan, scan
 from tauray.actors.judge.voices import (ID_KEY, NL, OVERALL, Candidate, candidates, has_item_key,
                                         off_schema_voices, reason_text, stray_nl_verdicts, stray_verdicts)
-from tauray.actors.judge.voices import voice_positions  # noqa: F401  (actors/judge/render.py imports it from here)
 
 _ID = re.compile(r"^\s*[Aa]?\s*(\d+)\s*$")
 

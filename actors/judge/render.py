@@ -37,7 +37,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
-from tauray.actors.judge.parse import CONFUSABLES, voice_positions
+from tauray.actors.judge.fold import CONFUSABLES
+from tauray.actors.judge.voices import voice_positions
 
 BEGIN = "===== BEGIN CONVERSATION RECORD ====="
 END = "===== END CONVERSATION RECORD ====="

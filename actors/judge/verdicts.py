@@ -17,6 +17,7 @@ from tauray.actors.judge.prompts import get_pack
 from tauray.actors.judge.render import render_transcript, text_hash
 from tauray.results.records import ConversationRecord, ConversationResult, JudgeVerdictRecord, NLAssertionRecord
 from tauray.scenarios.model import SuccessSignal, SuccessSignals
+from tauray.results.records import INFRA, ErrorKind
 
 def scenario_context(scenario: Any) -> dict[str, str]:
     user = getattr(scenario, "user", None)
@@ -129,7 +130,7 @@ def conversation_signals(conv: ConversationRecord) -> dict[str, bool | None]:
 
 
 def with_judge_verdict(conv: ConversationRecord, scenario: Any, signals: dict[str, bool | None], judge_gates: bool,
-                       failure: str | None = None, failure_kind: str = "infra",
+                       failure: str | None = None, failure_kind: ErrorKind = INFRA,
                        update: dict[str, Any] | None = None) -> ConversationRecord:
     """``conv`` with its verdict recomputed from ``signals`` (JUDGE_PASSED gating with
     ``judge_gates``). ``failure`` says what went wrong judging it: when a judge signal the

@@ -268,7 +268,7 @@ def serve_for_sweep(cfg: Any, probe: bool = True) -> tuple[Any, ServedModels]:
     With ``probe``, each served model then gets the same one-call probe as every other model
     (which ran before Ray started, when these had no address yet).
     """
-    from tauray.pipeline.sweep import ModelEntry
+    from tauray.pipeline.config import ModelEntry
 
     served = ServedModels(entry.spec for entry in cfg.models.values())
     if not served:
@@ -293,34 +293,9 @@ def serve_for_sweep(cfg: Any, probe: bool = True) -> tuple[Any, ServedModels]:
     return cfg, served
 
 
-def serve_for_units(units: list[Any], probe: bool = True) -> tuple[list[Any], ServedModels]:
-    """:func:`serve_for_sweep` for ``tauray run``: deploy the served agent / user / judge models of
-    ``units`` (WorkUnits) and return the units pointed at them, and the handle to ``stop()``."""
-    specs = [s for u in units for s in (u.agent, u.user, *(j.get("model", {}) for j in u.judge_configs))]
-    served = ServedModels(specs)
-    if not served:
-        return units, served
-    served.start()
-    try:
-        resolved = [u.model_copy(update={
-            "agent": served.resolve(u.agent), "user": served.resolve(u.user),
-            "judge_configs": [{**j, "model": served.resolve(j["model"])} for j in u.judge_configs]})
-            for u in units]
-        if probe:
-            from tauray.actors.llm.probe import probe_models
-
-            probe_models({f"openai/{name}": served.resolve(next(s for s in specs if s.get("serve") and
-                                                                   served_name(str(s["model"])) == name))
-                          for name in served.models}, seed=0)
-    except BaseException:
-        served.stop()
-        raise
-    return resolved, served
-
-
 def unserved(specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """``specs`` without the served models that have no address yet (probed once deployed)."""
     return {k: v for k, v in specs.items() if not (v.get("serve") and not v.get("api_base"))}
 
 
-__all__ = ["APP_PREFIX", "ServeStartError", "ServedModels", "check_backend", "collect", "serve_for_sweep", "serve_for_units", "unserved"]
+__all__ = ["APP_PREFIX", "ServeStartError", "ServedModels", "check_backend", "collect", "serve_for_sweep", "unserved"]

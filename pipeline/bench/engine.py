@@ -271,8 +271,10 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
                      scenarios: list[str] | None = None) -> EngineBench:
     from tauray.actors.endpoint import start_endpoint
     from tauray.pipeline.ray_runtime import ensure_ray
-    from tauray.pipeline.run import RunConfig, execute, shutdown_actors
-    from tauray.pipeline.plan import make_units
+    from tauray.pipeline.config import run_config
+    from tauray.pipeline.driver import execute
+    from tauray.pipeline.plan import SweepPlan
+    from tauray.pipeline.pool import KEPT
     from tauray.results import actions_df, conversations_df
 
     with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-bench-") as tmp:
@@ -283,24 +285,22 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         ensure_ray()
         agent, user = bench_models(ep.base_url, concurrency)
         out = Path(tmp) / "run"
-        cfg = RunConfig(agent=agent, user=user, concurrency=concurrency, out=out, run_id="bench")
-        units = []
-        for trial in range(-(-conversations // len(names))):
-            units += make_units("bench", names, 1, agent, user, cfg.max_steps, cfg.max_errors, base_seed=trial)
-        units = units[:conversations]
+        trials = -(-conversations // len(names))
+        names = names[:-(-conversations // trials)]  # trials × scenarios = conversations where it divides
+        cfg = run_config(name="bench", agent=agent, user=user, patterns=names, trials=trials,
+                         max_in_flight=concurrency)
         # warm the actors (imports, registry, model clients) before the clock starts
-        warm = RunConfig(agent=agent, user=user, concurrency=4, out=Path(tmp) / "warm", run_id="warm")
-        execute(warm, units=make_units("warm", names[:4], 1, agent, user, 100, 10, base_seed=99), progress=False,
-                keep_actors=True)
+        warm = run_config(name="warm", agent=agent, user=user, patterns=names[:4], seed=99, max_in_flight=4)
+        execute(warm, out=Path(tmp) / "warm", probe=False, progress=False, keep_actors=True)
         ep.reset_stats()
         exclude = {ep.process.pid}
         before = process_cpu(exclude)
         start = time.perf_counter()
-        summary = execute(cfg, units=units, progress=progress, keep_actors=True)
+        summary = execute(cfg, out=out, probe=False, progress=progress, keep_actors=True)
         wall = time.perf_counter() - start
         by_proc = cpu_delta(before, process_cpu(exclude))
         stats = ep.stats()
-        shutdown_actors()
+        KEPT.drop()
         if started_ray:
             ray.shutdown()  # the baseline below runs in a driver without Ray's threads
         df = conversations_df(out)
@@ -309,7 +309,8 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         llm_calls = int(calls.sum())
         ideal = float((calls * latency).sum()) / concurrency
         cpu_total = sum(by_proc.values())
-        ids = {u.unit_id for u in units}
+        plan = SweepPlan(cfg, names)
+        ids = {uid for cell in plan.cells for uid, _, _ in plan.unit_ids(cell)}
         seen = df["conversation_id"].value_counts()
         writes = int(((actions["kind"] == "tool_call") & actions["is_write"]).sum())
         syncs = int(((actions["kind"] == "sync") & (actions["result"] != "sync after init")).sum())
@@ -324,7 +325,7 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         cpu_ms = cpu_total * 1000 / max(llm_calls, 1)
         requests_served = int(stats.get("requests", 0))
         return EngineBench(
-            conversations=len(units), concurrency=concurrency, llm_calls=llm_calls,
+            conversations=len(ids), concurrency=concurrency, llm_calls=llm_calls,
             endpoint_requests=requests_served, requests_match=requests_served == llm_calls, latency_s=latency,
             ideal_seconds=round(ideal, 3), wall_seconds=round(wall, 3), ratio=round(wall / ideal, 3),
             cpu_ms_per_call=round(cpu_ms, 3), litellm_cpu_ms_per_call=round(litellm_ms, 3),
@@ -335,6 +336,6 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
             writes_per_conversation=round(writes / max(len(df), 1), 2),
             syncs_per_conversation=round(syncs / max(len(df), 1), 2),
             lost=len(ids - set(seen.index)), duplicated=int((seen > 1).sum()),
-            success_rows=summary.conversations, successes=int(df["success"].fillna(False).astype(bool).sum()),
+            success_rows=summary.ran, successes=int(df["success"].fillna(False).astype(bool).sum()),
             terminations=summary.by_termination, cpu_seconds_by_process=by_proc,
         )

@@ -17,12 +17,12 @@ from typing import Any
 
 def make_reference_run(out: Path, conversations: int, run_id: str = "judge-bench") -> int:
     """A stored run of ``conversations`` telecom conversations (oracle agent, scripted user)."""
-    from tauray.pipeline.run import RunConfig, execute, units_for
+    from tauray.pipeline.config import run_config
+    from tauray.pipeline.driver import execute
 
-    cfg = RunConfig(out=out, run_id=run_id, domain="telecom", split="full", variant="manual", agent={"model": "oracle"},
-                    user={"model": "scripted"}, concurrency=64)
-    units = units_for(cfg)[:conversations]
-    return execute(cfg, units=units, progress=False).conversations
+    cfg = run_config(name=run_id, domain="telecom", split="full", variant="manual", limit=conversations,
+                     agent={"model": "oracle"}, user={"model": "scripted"}, max_in_flight=64)
+    return execute(cfg, out=out, probe=False, progress=False).ran
 
 
 def _warm_up(config: Any) -> None:

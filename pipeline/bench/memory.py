@@ -28,9 +28,9 @@ import json, os, resource, sys, threading, time
 from tauray.pipeline.ray_runtime import ensure_ray, loopback_env
 loopback_env()
 import psutil
-from tauray.pipeline.scheduler import ActorPool
-from tauray.pipeline.sweep import SweepConfig
-from tauray.pipeline.sweep_run import run_sweep
+from tauray.pipeline.pool import ActorPool
+from tauray.pipeline.config import SweepConfig
+from tauray.pipeline.driver import execute
 units, base_url, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 scenarios = min(units, 2000)
 trials = -(-units // scenarios)
@@ -71,7 +71,7 @@ with ActorPool(1, 1, 1, spread=False) as pool:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     t = time.perf_counter()
-    s = run_sweep(cfg, out=out, progress=False, probe=False, pool=pool)
+    s = execute(cfg, out=out, progress=False, probe=False, pool=pool)
     seconds = time.perf_counter() - t
     stop.set()
     sampler.join()

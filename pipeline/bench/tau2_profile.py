@@ -157,27 +157,3 @@ def _shown(cmd: list[str], task_ids: list[str], folder: Path, base_url: str) -> 
     words[words.index("--") + 1] = "tau2"
     text = " ".join(f"'{w}'" if "{" in w else w for w in words)
     return text.replace(str(folder), "DIR").replace(base_url, "http://127.0.0.1:PORT/v1")
-
-
-def register(bench_subparsers: object) -> None:
-    """Add ``tau2-profile`` under ``tauray bench``."""
-    import argparse
-
-    from tauray.pipeline.output import print_figures
-
-    def command(args: argparse.Namespace) -> int:
-        print_figures(run_tau2_profile(concurrency=args.concurrency, tasks=args.tasks, waves=args.waves,
-                                       latency=args.latency, rate=args.rate, py_spy=args.py_spy,
-                                       keep=Path(args.keep) if args.keep else None), args.json)
-        return 0
-
-    p = bench_subparsers.add_parser("tau2-profile", help="where upstream `tau2 run` spends its GIL (py-spy)")
-    p.add_argument("--concurrency", type=int, default=128, help="tau2 --max-concurrency (default 128)")
-    p.add_argument("--tasks", type=int, default=64, help="telecom base tasks (default 64)")
-    p.add_argument("--waves", type=int, default=3, help="simulations = waves × concurrency (default 3)")
-    p.add_argument("--latency", type=float, default=3.0, help="endpoint latency in seconds (default 3)")
-    p.add_argument("--rate", type=int, default=100, help="py-spy samples per second (default 100)")
-    p.add_argument("--py-spy", default=None, help="path of the py-spy binary (default: on PATH)")
-    p.add_argument("--keep", default=None, metavar="FILE", help="also write py-spy's folded stacks to FILE")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=command)

@@ -172,18 +172,17 @@ def _run_tau2(base_url: str, task_ids: list[str], trials: int, concurrency: int,
 
 def _run_tauray(base_url: str, names: list[str], trials: int, concurrency: int, tmp: Path, hosts: int,
                 exclude: set[int]) -> RunFigures:
-    from tauray.pipeline.run import RunConfig, execute
-    from tauray.pipeline.plan import make_units
+    from tauray.pipeline.config import run_config
+    from tauray.pipeline.driver import execute
     from tauray.results import actions_df, conversations_df
 
     agent, user = bench_models(base_url, concurrency=4096, retries=0)
     out = tmp / f"tauray-c{concurrency}"
-    cfg = RunConfig(agent=agent, user=user, concurrency=concurrency, out=out, run_id=f"c{concurrency}",
-                    agent_hosts=hosts, user_hosts=hosts)
-    units = make_units(cfg.run_id, names, trials, agent, user, cfg.max_steps, cfg.max_errors)
+    cfg = run_config(name=f"c{concurrency}", agent=agent, user=user, patterns=names, trials=trials,
+                     max_in_flight=concurrency, cluster={"agent_hosts": hosts, "user_hosts": hosts})
     before = process_cpu(exclude)
     start = time.perf_counter()
-    execute(cfg, units=units, progress=False, keep_actors=True)
+    execute(cfg, out=out, probe=False, progress=False, keep_actors=True)
     wall = time.perf_counter() - start
     cpu = sum(cpu_delta(before, process_cpu(exclude)).values())
     df = conversations_df(out)
@@ -215,8 +214,9 @@ def run_tau2_bench(tasks: int | None = None, latency: float | None = None, equal
                    timeout: float = 600.0, scenarios: list[str] | None = None) -> Tau2Bench:
     from tauray.actors.endpoint import start_endpoint
     from tauray.pipeline.ray_runtime import ensure_ray
-    from tauray.pipeline.run import RunConfig, execute, shutdown_actors
-    from tauray.pipeline.plan import make_units
+    from tauray.pipeline.config import run_config
+    from tauray.pipeline.driver import execute
+    from tauray.pipeline.pool import KEPT
     from tauray.scenarios import get_scenario
 
     t0 = time.perf_counter()
@@ -247,14 +247,14 @@ def run_tau2_bench(tasks: int | None = None, latency: float | None = None, equal
             raise RuntimeError(f"tau2 run failed at every concurrency: {tau2_failed}")
         ensure_ray()
         agent, user = bench_models(ep.base_url)
-        warm = RunConfig(agent=agent, user=user, concurrency=4, out=tmp / "warm", run_id="warm",
-                         agent_hosts=hosts, user_hosts=hosts)
-        execute(warm, units=make_units("warm", names[:4], 1, agent, user, 100, 10), progress=False, keep_actors=True)
+        warm = run_config(name="warm", agent=agent, user=user, patterns=names[:4], max_in_flight=4,
+                          cluster={"agent_hosts": hosts, "user_hosts": hosts})
+        execute(warm, out=tmp / "warm", probe=False, progress=False, keep_actors=True)
         try:
             for c in sorted({equal, *tauray_candidates}):
                 tauray_runs[str(c)] = _run_tauray(ep.base_url, names, trials(c), c, tmp, hosts, {ep.process.pid})
         finally:
-            shutdown_actors()
+            KEPT.drop()
     best_t2 = max(tau2_runs, key=lambda c: tau2_runs[c].per_hour)
     best_tr = max(tauray_runs, key=lambda c: tauray_runs[c].per_hour)
     t2_tasks, t2_calls = _mean_calls(tau2_runs)

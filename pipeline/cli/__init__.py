@@ -1,5 +1,2 @@
-"""The ``tauray`` command line, one module per command group; :func:`main` is the entry point."""
-
-from tauray.pipeline.cli.main import main
-
-__all__ = ["main"]
+"""The ``tauray`` command line, one module per command group; the entry point is
+:func:`tauray.pipeline.cli.main.main`."""

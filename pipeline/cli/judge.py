@@ -14,31 +14,33 @@ import argparse
 import sys
 from typing import Any
 
-from tauray.pipeline.output import json_only_stdout, print_json
+from tauray.pipeline.output import print_json
+from tauray.results import layout
+
+
+# ModelSpec fields the judge flags set (--judge-api-base, --judge-temperature, ...).
+JUDGE_MODEL_FIELDS = ["api_base", "api_key_env", "temperature", "seed", "max_tokens", "timeout", "num_retries",
+                      "rpm", "tpm"]
+JUDGE_FIELDS = ["samples", "nl_pack", "structured"]
 
 
 def add_judge_arguments(p: argparse.ArgumentParser) -> None:
+    from tauray.actors.llm import ModelSpec
+    from tauray.pipeline.cli.flags import add_fields
+    from tauray.pipeline.cli.run import MODEL_FLAGS
+    from tauray.pipeline.config import DriveOptions, JudgeConfig
+
     p.add_argument("run_dir", nargs="?", help="run directory holding conversations and messages tables")
     p.add_argument("--judge-model", action="append", default=[], metavar="M",
                    help="litellm model string of a judge (repeatable; every model x every prompt is a config). "
                         "Without --judge-api-base litellm's standard environment applies, e.g. OPENAI_API_BASE")
-    p.add_argument("--judge-api-base", help="API base URL for the judge models")
-    p.add_argument("--judge-key-env", help="NAME of the environment variable holding the judge models' key")
+    add_fields(p, ModelSpec, JUDGE_MODEL_FIELDS, prefix="judge", rename=MODEL_FLAGS)
+    add_fields(p, ModelSpec, ["concurrency"])
     p.add_argument("--prompt", action="append", default=[], metavar="ID[@VERSION]",
                    help="judge prompt (repeatable); see --list-prompts")
-    p.add_argument("--samples", type=int, default=1, help="judge samples per item (majority and agreement stored)")
-    p.add_argument("--temperature", type=float, default=None, help="judge sampling temperature (default 0)")
-    p.add_argument("--max-tokens", type=int, default=None)
-    p.add_argument("--seed", type=int, default=None, help="base seed; sample i is sent seed+i")
-    p.add_argument("--concurrency", type=int, default=32, help="judge calls in flight")
-    p.add_argument("--nl-pack", metavar="ID[@VERSION]",
-                   help="NL-assertion pack; judged with the nl prompt given (default: the latest nl-assertions)")
-    p.add_argument("--structured", choices=["auto", "always", "never"], default="auto",
-                   help="send a JSON schema as response_format (auto: where litellm says the model supports it)")
+    add_fields(p, JudgeConfig, JUDGE_FIELDS)
     p.add_argument("--ray", action="store_true", help="judge on a Ray judge actor instead of in this process")
-    p.add_argument("--no-probe", action="store_true",
-                   help="skip the one call per judge model made before judging (a typo in a model name then "
-                        "shows up as unscored rows instead of stopping the command)")
+    add_fields(p, DriveOptions, ["probe"])
     p.add_argument("--list-prompts", action="store_true", help="print the available prompts and packs, then exit")
     p.add_argument("--json", action="store_true", help="print one JSON document")
 
@@ -46,6 +48,7 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
 def configs_from_args(args: argparse.Namespace) -> list[Any]:
     from tauray.actors.judge import JudgeConfig
     from tauray.actors.judge.prompts import get_prompt
+    from tauray.pipeline.cli.flags import given
 
     if not args.judge_model:
         raise ValueError("give at least one --judge-model")
@@ -54,18 +57,14 @@ def configs_from_args(args: argparse.Namespace) -> list[Any]:
         prompts.append(get_prompt("nl-assertions"))
     if not prompts:
         raise ValueError("give at least one --prompt (see tauray judge --list-prompts)")
+    options = given(args, JUDGE_FIELDS)
     configs = []
     for model in args.judge_model:
-        spec: dict[str, Any] = {"model": model, "concurrency": max(1, args.concurrency)}
-        for field, value in (("api_base", args.judge_api_base), ("api_key_env", args.judge_key_env),
-                             ("temperature", args.temperature), ("max_tokens", args.max_tokens),
-                             ("seed", args.seed)):
-            if value is not None:
-                spec[field] = value
+        spec: dict[str, Any] = {"model": model, **given(args, JUDGE_MODEL_FIELDS, prefix="judge"),
+                                **given(args, ["concurrency"])}
         for prompt in prompts:
-            configs.append(JudgeConfig(model=spec, prompt=prompt.ref, samples=args.samples,
-                                       nl_pack=args.nl_pack if prompt.kind == "nl" else None,
-                                       structured=args.structured))
+            configs.append(JudgeConfig(model=spec, prompt=prompt.ref, **{
+                **options, "nl_pack": options.get("nl_pack") if prompt.kind == "nl" else None}))
     return configs
 
 
@@ -84,9 +83,10 @@ def cmd_judge(args: argparse.Namespace) -> int:
             raise ValueError("give RUN_DIR (or --list-prompts)")
         from tauray.pipeline.judging import rejudge
 
-        summary = rejudge(args.run_dir, configs_from_args(args), concurrency=max(1, args.concurrency),
+        configs = configs_from_args(args)
+        summary = rejudge(args.run_dir, configs, concurrency=configs[0].model.concurrency,
                           use_ray=args.ray, progress=not args.json and sys.stderr.isatty(),
-                          probe=not getattr(args, "no_probe", False),
+                          probe=args.probe is not False,
                           notes=lambda line: print(line, file=sys.stderr))
     except (UnknownPromptError, ModelConfigError, ValueError) as exc:
         print(f"tauray judge: error: {exc}", file=sys.stderr)
@@ -106,11 +106,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def cmd_judge_report(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from tauray.results.judge_report import format_report, judge_report
 
-    if not (Path(args.run_dir) / "conversations").is_dir():
+    if not layout.has_conversations(args.run_dir):
         print(f"tauray judge-report: error: {args.run_dir} holds no conversations table", file=sys.stderr)
         return 2
     report = judge_report(args.run_dir)
@@ -130,24 +128,3 @@ def register(subparsers: Any) -> None:
     p.add_argument("run_dir", help="run directory")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_judge_report)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (``python -m tauray.pipeline.cli.judge judge ...``)."""
-    import os
-
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    parser = argparse.ArgumentParser(prog="tauray")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    with json_only_stdout(bool(getattr(args, "json", False))):
-        return int(args.func(args))
-
-
-__all__ = ["add_judge_arguments", "cmd_judge", "cmd_judge_report", "configs_from_args", "main", "register"]
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

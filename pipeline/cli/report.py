@@ -25,7 +25,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from tauray.results.readers import conversations_df, run_dirs
+    from tauray.results.layout import run_dirs
+    from tauray.results.readers import conversations_df
     from tauray.results.report import build_report
     from tqdm import tqdm
 

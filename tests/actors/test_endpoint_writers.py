@@ -8,7 +8,7 @@ import asyncio
 import json
 
 import pytest
-from tauray.actors.coordinator import run_conversation
+from tauray.actors.conversation import run_conversation
 from tauray.actors.endpoint.writers import (
     CLOSING,
     NoReferenceSteps,
@@ -97,11 +97,11 @@ def test_through_the_engine_every_conversation_writes_syncs_and_succeeds(endpoin
     names = _both_sides_write()
     agent = {"model": "openai/scripted-agent-writes", "api_base": endpoint.base_url, "reference_steps": True}
     user = {"model": "openai/scripted-user-writes", "api_base": endpoint.base_url}
-    units = make_units("w", names, 1, agent, user, 100, 10)
+    units = make_units("w", names, 1, agent, user)
     agent_host, user_host = AgentHost(), UserSimHost()
 
     async def main():
-        return await asyncio.gather(*(run_conversation(u.model_dump(), agent_host, user_host) for u in units))
+        return await asyncio.gather(*(run_conversation(u, agent_host, user_host) for u in units))
 
     for r in asyncio.run(main()):
         c = r.conversation

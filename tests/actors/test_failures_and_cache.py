@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import ray.exceptions as rx
 
-from tauray.actors import coordinator
+from tauray.actors import conversation as coordinator
 from tauray.actors.failures import classify, is_actor_death
 from tauray.actors.llm import ModelCallError, ModelConfigError
 

@@ -11,13 +11,13 @@ from tauray.pipeline.plan import make_units
 
 def test_coordinator_calls_every_judge_config(endpoint):
     names = ["tau2_telecom__mobile_data_issue__data_mode_off"]
-    unit = make_units("j", names, 1, {"model": "oracle"}, {"model": "scripted"}, 100, 10)[0].model_dump()
+    unit = make_units("j", names, 1, {"model": "oracle"}, {"model": "scripted"})[0]
     judge = {"model": "openai/judge-good", "api_base": endpoint.base_url}
-    unit["judge_configs"] = [
+    unit = unit.model_copy(update={"judge_configs": [
         {"model": judge, "prompt": "overall-plain"},
         {"model": judge, "prompt": "overall-rubric", "samples": 3},
         {"model": judge, "prompt": "nl-assertions", "nl_pack": "telecom-agent-conduct"},
-    ]
+    ]})
     coordinator = CoordinatorHost([AgentHost()], [UserSimHost()])
     result = asyncio.run(coordinator.run(unit))
     c = result.conversation
@@ -41,13 +41,12 @@ def _dead_port() -> int:
         return s.getsockname()[1]  # closed again: connections are refused
 
 
-def _judged_unit(judge_gates: bool) -> dict:
+def _judged_unit(judge_gates: bool):
     names = ["tau2_telecom__mobile_data_issue__data_mode_off"]
-    unit = make_units("j", names, 1, {"model": "oracle"}, {"model": "scripted"}, 100, 10)[0].model_dump()
+    unit = make_units("j", names, 1, {"model": "oracle"}, {"model": "scripted"})[0]
     dead = {"model": "openai/judge-good", "api_base": f"http://127.0.0.1:{_dead_port()}/v1", "num_retries": 0}
-    unit["judge_configs"] = [{"model": dead, "prompt": "overall-plain", "samples": 2}]
-    unit["judge_gates"] = judge_gates
-    return unit
+    return unit.model_copy(update={"judge_configs": [{"model": dead, "prompt": "overall-plain", "samples": 2}],
+                                   "judge_gates": judge_gates})
 
 
 def test_a_gating_judge_that_gets_no_reply_makes_an_infra_row_not_an_unscored_one():

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tauray.actors.coordinator import run_conversation
+from tauray.actors.conversation import run_conversation
 from tauray.actors.endpoint.shapes import AFTER_TOOL, PREAMBLE
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.llm import ModelClient, ModelSpec
@@ -90,8 +90,8 @@ def test_empty_replies_are_counted_with_a_reason_and_the_conversation_goes_on(en
 @pytest.mark.parametrize("shape", ["shape-no-choices", "shape-empty-content"])
 def test_a_conversation_with_empty_replies_is_a_row_not_an_internal_error(endpoint, shape):
     agent = {"model": f"openai/{shape}", "api_base": endpoint.base_url}
-    unit = make_units("t", [SCENARIO], 1, agent, {"model": "scripted"}, 6, 10)[0]
-    row = asyncio.run(run_conversation(unit.model_dump(), AgentHost(), UserSimHost())).conversation
+    unit = make_units("t", [SCENARIO], 1, agent, {"model": "scripted"}, max_steps=6)[0]
+    row = asyncio.run(run_conversation(unit, AgentHost(), UserSimHost())).conversation
     assert row.error_kind is None, row.error_message
     assert row.empty_replies == row.agent_llm_calls > 0
     assert json.dumps(row.model_dump(mode="json"))  # a plain row

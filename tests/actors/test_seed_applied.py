@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from tauray.actors.coordinator import run_conversation
+from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.llm import ModelCallError, ModelClient, ModelSpec
 from tauray.pipeline.plan import make_units
@@ -34,8 +34,8 @@ def test_seed_left_out_where_the_provider_takes_none(endpoint, loop):
 def _conversation(endpoint, agent_model: str, user_model: str):
     agent = {"model": agent_model} if "/" not in agent_model else {"model": agent_model, "api_base": endpoint.base_url}
     user = {"model": user_model} if "/" not in user_model else {"model": user_model, "api_base": endpoint.base_url}
-    unit = make_units("t", [SCENARIO], 1, agent, user, 30, 10)[0]
-    return asyncio.run(run_conversation(unit.model_dump(), AgentHost(), UserSimHost())).conversation
+    unit = make_units("t", [SCENARIO], 1, agent, user, max_steps=30)[0]
+    return asyncio.run(run_conversation(unit, AgentHost(), UserSimHost())).conversation
 
 
 @pytest.mark.parametrize("agent, user, expected", [

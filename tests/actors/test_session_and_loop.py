@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tauray.actors.coordinator import Conversation, SideClient, _Stop, run_conversation
+from tauray.actors.conversation import Conversation, SideClient, _Stop, run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.policies import PolicyReply, PolicyToolCall, parse_phone_request, phone_request
 from tauray.actors.session import SideSession
@@ -87,11 +87,11 @@ def test_phone_request_round_trip():
 
 def test_reference_policies_pass_every_predicate_on_the_small_split():
     names = [e.name for e in select_scenarios(domain="telecom", split="small")]
-    units = make_units("t", names, 1, {"model": "oracle"}, {"model": "scripted"}, 100, 10)
+    units = make_units("t", names, 1, {"model": "oracle"}, {"model": "scripted"})
     agent, user = AgentHost(), UserSimHost()
 
     async def main():
-        return await asyncio.gather(*(run_conversation(u.model_dump(), agent, user) for u in units))
+        return await asyncio.gather(*(run_conversation(u, agent, user) for u in units))
 
     results = asyncio.run(main())
     assert len(results) == 40
@@ -104,7 +104,7 @@ def test_reference_policies_pass_every_predicate_on_the_small_split():
 def test_each_side_sees_only_its_own_tools():
     name = next(e.name for e in select_scenarios(domain="telecom", split="small")
                 if {a.side for a in get_scenario(e.name).reference_actions} == {"agent", "user"})
-    unit = make_units("t", [name], 1, {"model": "oracle"}, {"model": "scripted"}, 100, 10)[0].model_dump()
+    unit = make_units("t", [name], 1, {"model": "oracle"}, {"model": "scripted"})[0]
     agent, user = AgentHost(), UserSimHost()
     conv = Conversation(unit, get_scenario(name), SideClient(agent), SideClient(user))
 

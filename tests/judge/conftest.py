@@ -15,14 +15,14 @@ SCENARIO = "tau2_telecom__mms_issue__bad_network_preference__bad_wifi_calling__b
 @pytest.fixture(scope="session")
 def reference_result():
     """One finished, successful telecom conversation (oracle agent, scripted user), no Ray."""
-    from tauray.actors.coordinator import run_conversation
+    from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
     from tauray.pipeline.plan import make_units
     from tauray.scenarios import select_scenarios
 
     name = select_scenarios(["tau2_telecom__mms_issue__*"], split="small")[0].name
-    unit = make_units("jt", [name], 1, {"model": "oracle"}, {"model": "scripted"}, 100, 10)[0]
-    result = asyncio.run(run_conversation(unit.model_dump(), AgentHost(), UserSimHost()))
+    unit = make_units("jt", [name], 1, {"model": "oracle"}, {"model": "scripted"})[0]
+    result = asyncio.run(run_conversation(unit, AgentHost(), UserSimHost()))
     assert result.conversation.success is True
     return result
 

@@ -10,7 +10,7 @@ import pytest
 
 from tauray.actors.judge import JudgeConfig
 from tauray.actors.judge.prompts import get_pack
-from tauray.pipeline.cli.judge import main as judge_main
+from tauray.pipeline.cli.main import main as judge_main
 from tauray.results.metrics import wilson_interval as wilson
 from tauray.pipeline.judging import rejudge
 from tauray.results import conversations_df, judge_verdicts_df, nl_verdicts_df
@@ -20,7 +20,7 @@ from tauray.results import conversations_df, judge_verdicts_df, nl_verdicts_df
 def mixed_run(endpoint, tmp_path_factory):
     """20 solved conversations (oracle) and 20 failed ones (a text-only agent behind the endpoint)
     in one run directory; run in-process, the way a coordinator runs them, to keep the suite fast."""
-    from tauray.actors.coordinator import run_conversation
+    from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
     from tauray.pipeline.plan import make_units
     from tauray.results.writer import TableWriter
@@ -30,14 +30,14 @@ def mixed_run(endpoint, tmp_path_factory):
     names = [e.name for e in select_scenarios(domain="telecom", split="small", variant="manual")]
     spec = {"api_base": endpoint.base_url}
     units = {
-        "good": make_units("good", names, 1, {"model": "oracle"}, {"model": "scripted"}, 100, 10),
+        "good": make_units("good", names, 1, {"model": "oracle"}, {"model": "scripted"}),
         "bad": make_units("bad", names, 1, {"model": "openai/scripted-agent-quiet", **spec},
-                          {"model": "openai/scripted-user:1", **spec}, 100, 10),
+                          {"model": "openai/scripted-user:1", **spec}),
     }
     agent, user = AgentHost(), UserSimHost()
 
     async def main():
-        return {run: await asyncio.gather(*(run_conversation(u.model_dump(), agent, user) for u in us))
+        return {run: await asyncio.gather(*(run_conversation(u, agent, user) for u in us))
                 for run, us in units.items()}
 
     for run_id, results in asyncio.run(main()).items():

@@ -8,7 +8,7 @@ import asyncio
 import itertools
 
 import pytest
-from tauray.actors.coordinator import Conversation, SideClient, _Stop
+from tauray.actors.conversation import Conversation, SideClient, _Stop
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.pipeline.bench.engine import (
     bench_models,
@@ -34,7 +34,7 @@ def test_replayed_requests_are_what_the_hosts_sent(endpoint):
     hosts held: same system prompts (reference steps included), same growing history."""
     name = next(n for n in bench_scenarios() if {a.side for a in get_scenario(n).reference_actions} == {"agent", "user"})
     agent, user = bench_models(endpoint.base_url)
-    unit = make_units("r", [name], 1, agent, user, 100, 10)[0].model_dump()
+    unit = make_units("r", [name], 1, agent, user)[0]
     agent_host, user_host = AgentHost(), UserSimHost()
     conv = Conversation(unit, get_scenario(name), SideClient(agent_host), SideClient(user_host))
 

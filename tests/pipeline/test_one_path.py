@@ -10,17 +10,18 @@ from pathlib import Path
 import pytest
 
 from tauray.actors.endpoint import start_endpoint
-from tauray.pipeline.run import RunConfig, execute
-from tauray.pipeline.scheduler import ActorPool, Hooks
+from tauray.pipeline.config import SweepConfig, run_config
+from tauray.pipeline.driver import execute
+from tauray.pipeline.pool import ActorPool
+from tauray.pipeline.scheduler import Hooks
 from tauray.results import conversations_df as read_conversations
 
 MMS = ["tau2_telecom__mms_issue__*"]
 
 
-def _cfg(tmp_path: Path, name: str, **kw) -> RunConfig:
-    base = dict(out=tmp_path / name, run_id=name, split="small", variant="manual", agent={"model": "oracle"},
-                user={"model": "scripted"})
-    return RunConfig(**(base | kw))
+def _cfg(tmp_path: Path, name: str, **kw) -> SweepConfig:
+    base = dict(name=name, split="small", variant="manual", agent={"model": "oracle"}, user={"model": "scripted"})
+    return run_config(**(base | kw))
 
 
 def test_host_killed_mid_conversation_unit_finishes_on_fresh_actors(ray_local, tmp_path):
@@ -44,14 +45,14 @@ def test_host_killed_mid_conversation_unit_finishes_on_fresh_actors(ray_local, t
     with start_endpoint(latency=0.5) as ep, ActorPool(1, 1, 1, spread=False) as pool:
         spec = {"api_base": ep.base_url}
         # the user side is the reference policy (no litellm to import on each new user host)
-        cfg = _cfg(tmp_path, "kill", patterns=MMS, agent={"model": "openai/scripted-agent", **spec}, concurrency=6)
-        summary = execute(cfg, progress=False, pool=pool,
+        cfg = _cfg(tmp_path, "kill", patterns=MMS, agent={"model": "openai/scripted-agent", **spec}, max_in_flight=6)
+        summary = execute(cfg, out=tmp_path / cfg.name, probe=False, progress=False, pool=pool,
                           hooks=Hooks(on_submit=on_submit, on_retry=lambda unit, why: retried.append(unit.unit_id)))
         assert pool.started == 2 and pool.current.number == 1 and not pool.retired  # the dead set was reaped
-    conv = read_conversations(cfg.out)
+    conv = read_conversations((tmp_path / cfg.name))
     assert killed == [0] and retried and summary.actor_retries == len(retried) == len(resubmitted_to)
     assert set(resubmitted_to) == {1} and summary.actor_generations == 2
-    assert len(conv) == summary.conversations == 6 and conv["conversation_id"].is_unique
+    assert len(conv) == summary.ran == 6 and conv["conversation_id"].is_unique
     assert conv["error_kind"].isna().all(), conv["error_message"].dropna().tolist()
     assert summary.infra_errors == 0 and conv["success"].notna().all()
     assert set(retried) <= set(conv["conversation_id"])
@@ -84,9 +85,9 @@ def test_bug_in_a_policy_is_an_internal_row_not_infra(ray_local, tmp_path):
 
     with _pool_with(agent=BuggyAgentHost) as pool:
         cfg = _cfg(tmp_path, "bug", patterns=MMS)
-        summary = execute(cfg, progress=False, pool=pool)
+        summary = execute(cfg, out=tmp_path / cfg.name, probe=False, progress=False, pool=pool)
         assert pool.started == 1  # no actor was replaced: nothing died
-    conv = read_conversations(cfg.out)
+    conv = read_conversations((tmp_path / cfg.name))
     assert len(conv) == 6 and (conv["error_kind"] == "internal").all()
     assert (conv["termination_reason"] == "internal_error").all()
     assert conv["error_message"].str.contains("deliberate bug in a policy").all()
@@ -104,9 +105,9 @@ def test_bug_escaping_the_coordinator_is_an_internal_row_not_a_retry(ray_local, 
 
     with _pool_with(coordinator=BuggyCoordinator) as pool:
         cfg = _cfg(tmp_path, "cbug", patterns=MMS)
-        summary = execute(cfg, progress=False, pool=pool)
+        summary = execute(cfg, out=tmp_path / cfg.name, probe=False, progress=False, pool=pool)
         assert pool.started == 1
-    conv = read_conversations(cfg.out)
+    conv = read_conversations((tmp_path / cfg.name))
     assert len(conv) == 6 and (conv["error_kind"] == "internal").all()
     assert conv["error_message"].str.contains("deliberate bug in the coordinator").all()
     assert summary.internal_errors == 6 and summary.infra_errors == 0 and summary.actor_retries == 0
@@ -123,9 +124,9 @@ def test_key_missing_on_the_workers_is_a_config_error(ray_local, tmp_path, monke
         spec = {"api_base": ep.base_url, "api_key_env": "TAURAY_WORKER_ONLY_KEY"}
         cfg = _cfg(tmp_path, "key", patterns=MMS, agent={"model": "openai/scripted-agent", **spec})
         with pytest.raises(ModelConfigError, match="TAURAY_WORKER_ONLY_KEY"):
-            execute(cfg, progress=False)
-    if (cfg.out / "conversations").is_dir():
-        conv = read_conversations(cfg.out)
+            execute(cfg, out=tmp_path / cfg.name, probe=False, progress=False)
+    if ((tmp_path / cfg.name) / "conversations").is_dir():
+        conv = read_conversations((tmp_path / cfg.name))
         assert not conv["error_kind"].isin(["internal", "infra"]).any()
 
 
@@ -133,8 +134,8 @@ def test_refills_spread_work_over_the_coordinators(ray_local, tmp_path):
     import ray
 
     with ActorPool(2, 1, 1, spread=False) as pool:
-        cfg = _cfg(tmp_path, "spread", split="small", variant=None, coordinators=2, concurrency=4)
-        summary = execute(cfg, progress=False, pool=pool)
+        cfg = _cfg(tmp_path, "spread", split="small", variant=None, cluster={"coordinators": 2}, max_in_flight=4)
+        summary = execute(cfg, out=tmp_path / cfg.name, probe=False, progress=False, pool=pool)
         done = [s["done"] for s in ray.get([c.stats.remote() for c in pool.current.coordinators])]
-    assert summary.conversations == sum(done) == 40 and summary.success == 40
+    assert summary.ran == sum(done) == 40 and summary.success == 40
     assert min(done) >= 0.4 * sum(done), done

@@ -10,31 +10,32 @@ import pandas as pd
 import pytest
 
 from tauray.actors.endpoint import start_endpoint
-from tauray.pipeline.run import RunConfig, execute
+from tauray.pipeline.config import SweepConfig, run_config
+from tauray.pipeline.driver import execute
 from tauray.results import actions_df, conversations_df, messages_df, predicates_df
 
 
-def _run(tmp_path: Path, **kw) -> tuple[RunConfig, object]:
-    cfg = RunConfig(out=tmp_path / "run", run_id="t", **kw)
-    return cfg, execute(cfg, progress=False, keep_actors=True)
+def _run(tmp_path: Path, **kw) -> tuple[SweepConfig, object]:
+    cfg = run_config(name="t", **kw)
+    return cfg, execute(cfg, out=tmp_path / cfg.name, probe=False, progress=False, keep_actors=True)
 
 
 def test_reference_policies_on_ray_write_readable_tables(ray_local, tmp_path):
     cfg, summary = _run(tmp_path, domain="telecom", split="small", agent={"model": "oracle"},
-                        user={"model": "scripted"}, concurrency=16)
-    assert summary.conversations == 40 and summary.success == 40
-    conv = pd.read_parquet(cfg.out / "conversations")
+                        user={"model": "scripted"}, max_in_flight=16)
+    assert summary.ran == 40 and summary.success == 40
+    conv = pd.read_parquet((tmp_path / cfg.name) / "conversations")
     assert len(conv) == 40 and conv["conversation_id"].is_unique
     assert set(conv["policy_variant"]) == {"manual", "workflow"}
     assert (conv["agent_kind"] == "reference").all() and (conv["agent_model"] == "oracle").all()
-    preds = predicates_df(cfg.out)
+    preds = predicates_df((tmp_path / cfg.name))
     assert len(preds) == conv["predicates_total"].sum() and preds["met"].all()
-    actions = actions_df(cfg.out)
+    actions = actions_df((tmp_path / cfg.name))
     syncs = actions[actions["kind"] == "sync"]
     assert len(syncs) == conv["sync_events"].sum() > 0
     calls = actions[actions["kind"] == "tool_call"]
     assert calls["matched_action_id"].notna().any()
-    msgs = messages_df(cfg.out)
+    msgs = messages_df((tmp_path / cfg.name))
     assert set(msgs["side"]) == {"agent", "user"} and set(msgs["role"]) == {"assistant", "user", "tool"}
     first = msgs[msgs["seq"] == 0]
     assert (first["side"] == "agent").all()  # the agent greets first
@@ -44,9 +45,9 @@ def test_models_behind_the_endpoint(ray_local, endpoint, tmp_path):
     agent = {"model": "openai/scripted-agent", "api_base": endpoint.base_url}
     user = {"model": "openai/scripted-user", "api_base": endpoint.base_url}
     cfg, summary = _run(tmp_path, patterns=["tau2_telecom__mms_issue__*"], split="small", agent=agent, user=user,
-                        trials=2, concurrency=8)
-    conv = conversations_df(cfg.out)
-    assert len(conv) == summary.conversations == 2 * 6
+                        trials=2, max_in_flight=8)
+    conv = conversations_df((tmp_path / cfg.name))
+    assert len(conv) == summary.ran == 2 * 6
     assert (conv["termination_reason"] == "user_stop").all()
     assert (conv["agent_llm_calls"] > 0).all() and (conv["user_prompt_tokens"] > 0).all()
     assert (conv["agent_tool_calls"] > 0).all() and (conv["agent_kind"] == "llm").all()
@@ -59,9 +60,9 @@ def test_injected_faults_every_unit_is_one_row(ray_local, tmp_path):
         spec = {"api_base": ep.base_url, "num_retries": 0, "timeout": 1.0}
         cfg, summary = _run(tmp_path, split="small", domain="telecom", variant="manual",
                             agent={"model": "openai/scripted-agent", **spec},
-                            user={"model": "openai/scripted-user", **spec}, trials=2, concurrency=20)
+                            user={"model": "openai/scripted-user", **spec}, trials=2, max_in_flight=20)
         stats = ep.stats()
-    conv = conversations_df(cfg.out)
+    conv = conversations_df((tmp_path / cfg.name))
     assert len(conv) == 40 and conv["conversation_id"].is_unique
     infra = conv[conv["error_kind"] == "infra"]
     assert len(infra) > 0 and (infra["termination_reason"] == "infra_error").all()
@@ -98,12 +99,13 @@ def test_cli_run_json(ray_local, tmp_path, capsys):
     stdout, stderr = capsys.readouterr()
     assert code == 0, stderr
     summary = json.loads(stdout)  # stdout is the document alone (pipeline/output.json_only_stdout)
-    assert summary["conversations"] == summary["success"] == 6
+    assert summary["ran"] == summary["success"] == 6
     assert len(pd.read_parquet(out / "conversations")) == 6
 
 
 def test_cli_agent_reference_steps_reaches_the_agent_spec():
-    from tauray.pipeline.cli.main import _model_spec, build_parser
+    from tauray.pipeline.cli.main import build_parser
+    from tauray.pipeline.cli.run import role_spec as _model_spec
 
     base = ["run", "tau2_mock__*", "--agent-model", "openai/x", "--user-model", "scripted"]
     args = build_parser().parse_args([*base, "--agent-reference-steps"])

@@ -16,7 +16,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-SWEEP_ID = "fx-sweep"
 TASKS = [
     "service_issue__overdue_bill_suspension__persona_easy",
     "service_issue__airplane_mode_on",
@@ -83,19 +82,16 @@ def _fixture_judge_rows(conv) -> dict[str, list[dict]]:
 
 @pytest.fixture(scope="session")
 def fixture_sweep(ray_local, endpoint, tmp_path_factory) -> Path:
-    from tauray.pipeline.run import RunConfig, execute, units_for
-    from tauray.pipeline.plan import make_units
+    from tauray.pipeline.config import run_config
+    from tauray.pipeline.driver import execute
     from tauray.results import write_rows
     from tauray.results.readers import conversations_df
 
     root = tmp_path_factory.mktemp("sweep")
     for name, (agent, user) in _cells(endpoint.base_url).items():
-        cfg = RunConfig(out=root / name, run_id=name, patterns=PATTERNS, split="small", agent=agent, user=user,
-                        trials=TRIALS, concurrency=16)
-        plain = units_for(cfg)
-        units = make_units(cfg.run_id, sorted({u.scenario for u in plain}), TRIALS, agent, user, cfg.max_steps,
-                           cfg.max_errors, base_seed=cfg.seed, sweep_id=SWEEP_ID)
-        execute(cfg, units=units, progress=False, keep_actors=True)
+        cfg = run_config(name=name, patterns=PATTERNS, split="small", agent=agent, user=user, trials=TRIALS,
+                         max_in_flight=16)
+        execute(cfg, out=root / name, probe=False, progress=False, keep_actors=True)
     conv = conversations_df(root)
     for run_id, rows in _fixture_judge_rows(conv).items():
         write_rows(root / run_id, "judge_verdicts", rows, run_id)

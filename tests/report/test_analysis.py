@@ -14,7 +14,7 @@ from tauray.results import (
 )
 from tauray.results.schemas import schema_for
 
-from .conftest import SWEEP_ID, TRIALS
+from .conftest import TRIALS
 
 
 def test_sweep_dir_reads_every_run_with_declared_dtypes(fixture_sweep, tmp_path):
@@ -36,7 +36,8 @@ def test_sweep_dir_reads_every_run_with_declared_dtypes(fixture_sweep, tmp_path)
 
 def test_filters_on_sweep_cell_model_and_scenario_glob(fixture_sweep):
     conv = conversations_df(fixture_sweep)
-    assert len(conversations_df(fixture_sweep, sweep=SWEEP_ID)) == len(conv)
+    quiet = conversations_df(fixture_sweep, sweep="quiet")  # each run is a sweep of its own name
+    assert len(quiet) == (conv["run_id"] == "quiet").sum() > 0 and set(quiet["sweep_id"]) == {"quiet"}
     oracle = conversations_df(fixture_sweep, model="oracle")
     assert len(oracle) == 32 and set(oracle["user_model"]) == {"scripted", "openai/scripted-user"}
     quiet_cell = conv.loc[conv["run_id"] == "quiet", "cell_id"].iloc[0]

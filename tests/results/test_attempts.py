@@ -113,24 +113,24 @@ def test_rejudge_then_resume_keeps_judge_rows(tmp_path):
 
 
 def _run_real(tmp_path, units):
-    from tauray.actors.coordinator import run_conversation
+    from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
 
     agent, user = AgentHost(), UserSimHost()
 
     async def main():
-        return await asyncio.gather(*(run_conversation(u.model_dump(), agent, user) for u in units))
+        return await asyncio.gather(*(run_conversation(u, agent, user) for u in units))
 
     return asyncio.run(main())
 
 
 def test_rejudge_of_a_retried_unit_is_read_back(tmp_path, endpoint, capsys, monkeypatch):
-    from tauray.pipeline.cli.judge import main as judge_main
+    from tauray.pipeline.cli.main import main as judge_main
     from tauray.pipeline.plan import make_units
     from tauray.scenarios import select_scenarios
 
     names = [e.name for e in select_scenarios(domain="telecom", split="small", variant="manual")][:2]
-    units = make_units("rj", names, 1, {"model": "oracle"}, {"model": "scripted"}, 100, 10)
+    units = make_units("rj", names, 1, {"model": "oracle"}, {"model": "scripted"})
     results = _run_real(tmp_path, units)
     first = results[0]
     down = first.model_copy(update={"conversation": first.conversation.model_copy(

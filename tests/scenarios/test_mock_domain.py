@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tauray.actors.coordinator import run_conversation
+from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.session import history_view
 from tauray.pipeline.plan import make_units
@@ -45,10 +45,10 @@ def test_message_history_is_replayed_on_the_state_and_seeds_each_sides_view():
 
 def test_reference_policies_play_the_mock_domain():
     names = [e.name for e in select_scenarios(domain="mock")]
-    units = make_units("t", names, 1, {"model": "oracle"}, {"model": "scripted"}, 100, 10)
+    units = make_units("t", names, 1, {"model": "oracle"}, {"model": "scripted"})
 
     async def main():
-        return await asyncio.gather(*(run_conversation(u.model_dump(), AgentHost(), UserSimHost()) for u in units))
+        return await asyncio.gather(*(run_conversation(u, AgentHost(), UserSimHost()) for u in units))
 
     rows = {r.conversation.scenario: r for r in asyncio.run(main())}
     assert all(r.conversation.error_kind is None for r in rows.values())

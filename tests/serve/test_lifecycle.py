@@ -125,27 +125,27 @@ def test_interrupt_tears_down(serve_up, monkeypatch):
 
 
 def test_tauray_run_serves_its_agent_model(serve_up, monkeypatch, tmp_path):
-    from tauray.pipeline.run import RunConfig, execute
+    from tauray.pipeline.config import run_config
+    from tauray.pipeline.driver import execute
     from tauray.results.readers import messages_df
 
     monkeypatch.setitem(sys.modules, "ray.serve.llm", fake_engine.module())
     monkeypatch.setattr(lifecycle, "check_backend", lambda spec: None)
     agent = {"model": "openai/fake-run", "serve": {"backend": "vllm", "model_source": "org/m", "num_cpus": 0}}
-    cfg = RunConfig(patterns=["tau2_telecom__*"], domain="telecom", split="small", variant="manual", agent=agent,
-                    user={"model": "scripted"}, trials=1, max_steps=3, out=tmp_path / "run")
-    units = __import__("tauray.pipeline.run", fromlist=["units_for"]).units_for(cfg)[:1]
-    summary = execute(cfg, units=units, progress=False, keep_actors=True)
-    assert summary.conversations == 1 and summary.infra_errors == summary.internal_errors == 0
+    cfg = run_config(patterns=["tau2_telecom__*"], domain="telecom", split="small", variant="manual", limit=1,
+                     agent=agent, user={"model": "scripted"}, trials=1, max_steps=3)
+    summary = execute(cfg, out=tmp_path / "run", probe=False, progress=False, keep_actors=True)
+    assert summary.ran == 1 and summary.infra_errors == summary.internal_errors == 0
     said = messages_df(tmp_path / "run")
     assert said[(said["side"] == "agent") & said["content"].str.startswith("fake engine", na=False)].shape[0] >= 1
     assert _tauray_apps() == []
 
 
 def test_a_sweep_refused_by_the_run_lock_takes_its_deployments_down(serve_up, monkeypatch, tmp_path):
-    """Deployed, then refused before the first unit (another driver holds the folder):
-    the deployment goes down now, not when the interpreter exits."""
-    from tauray.pipeline.sweep import load_sweep
-    from tauray.pipeline.sweep_run import run_sweep
+    """Another driver holds the folder: the lock is taken first, so this one is refused
+    before it deploys anything (and nothing is left up when it exits)."""
+    from tauray.pipeline.config import load_sweep
+    from tauray.pipeline.driver import execute as run_sweep
     from tauray.results.lock import RunLockedError
 
     monkeypatch.setitem(sys.modules, "ray.serve.llm", fake_engine.module())
@@ -164,7 +164,7 @@ def test_a_sweep_refused_by_the_run_lock_takes_its_deployments_down(serve_up, mo
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(RunLockedError):
-            run_sweep(load_sweep(path), out, progress=False, probe=False, keep_actors=True)
+            run_sweep(load_sweep(path), out=out, progress=False, probe=False, keep_actors=True)
         assert _tauray_apps() == []
     finally:
         holder.communicate("", timeout=30)

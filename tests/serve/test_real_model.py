@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from tauray.pipeline.scheduler import Hooks
-from tauray.pipeline.sweep import SweepConfig
-from tauray.pipeline.sweep_run import run_sweep
+from tauray.pipeline.config import SweepConfig
+from tauray.pipeline.driver import execute as run_sweep
 from tauray.results.readers import conversations_df, judge_verdicts_df, messages_df
 
 from .conftest import local_sweep

@@ -6,7 +6,7 @@ import asyncio
 
 from tauray.actors.endpoint import start_endpoint
 from tauray.actors.llm import ModelClient, ModelSpec
-from tauray.pipeline.sweep_run import run_sweep
+from tauray.pipeline.driver import execute as run_sweep
 from tauray.results.readers import conversations_df, messages_df
 
 from tests.sweep.conftest import make_sweep

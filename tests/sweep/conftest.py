@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tauray.pipeline.sweep import SweepConfig
+from tauray.pipeline.config import SweepConfig
 
 
 def make_sweep(base_url: str, *, name: str = "t", agents=("a1", "a2"), users=("u1", "u2"), patterns=None,

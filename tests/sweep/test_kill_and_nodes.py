@@ -37,7 +37,7 @@ api_base = "${TAURAY_ENDPOINT}"
 
 
 def _sweep(path: Path, out: Path, env: dict, *flags: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tauray.pipeline.cli.sweep", "sweep", str(path), "--out", str(out),
+    return subprocess.Popen([sys.executable, "-m", "tauray", "sweep", str(path), "--out", str(out),
                              "--json", "--no-progress", *flags], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
@@ -81,8 +81,8 @@ MULTINODE = textwrap.dedent("""
     import json, os, sys
     from ray.cluster_utils import Cluster
     from tauray.pipeline.scheduler import Hooks
-    from tauray.pipeline.sweep import SweepConfig
-    from tauray.pipeline.sweep_run import run_sweep
+    from tauray.pipeline.config import SweepConfig
+    from tauray.pipeline.driver import execute as run_sweep
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     cluster.add_node(num_cpus=1)

@@ -21,7 +21,7 @@ time.sleep(120)
 
 
 def test_second_sweep_driver_on_the_same_out_dir_is_refused(endpoint, ray_local, tmp_path, sweep_factory):
-    from tauray.pipeline.sweep_run import run_sweep
+    from tauray.pipeline.driver import execute as run_sweep
 
     out = tmp_path / "out"
     holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(out)], stdout=subprocess.PIPE, text=True)

@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from tauray.pipeline.sweep import SweepFileError, load_sweep, plan_sweep
+from tauray.pipeline.config import ConfigFileError, load_sweep
+from tauray.pipeline.plan import plan_sweep
 from tauray.pipeline.plan import model_identity
 
 from .conftest import make_sweep
@@ -89,7 +90,7 @@ def test_example_file_loads_and_expands(monkeypatch):
 ])
 def test_errors_name_file_field_and_expectation(tmp_path, text, needles):
     path = _write(tmp_path, "bad.toml", text)
-    with pytest.raises(SweepFileError) as err:
+    with pytest.raises(ConfigFileError) as err:
         load_sweep(path)
     msg = str(err.value)
     assert str(path) in msg
@@ -121,7 +122,7 @@ def test_yaml_equals_toml(tmp_path):
     ids = lambda p: [u.unit_id for c in p.cells for u in p.units(c)]  # noqa: E731
     assert ids(a) == ids(b) and len(ids(a)) == 2 * 40
     bad = _write(tmp_path, "b.yaml", "name: [unclosed\n")
-    with pytest.raises(SweepFileError, match="not valid YAML"):
+    with pytest.raises(ConfigFileError, match="not valid YAML"):
         load_sweep(bad)
 
 

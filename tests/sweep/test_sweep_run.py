@@ -7,7 +7,7 @@ import pytest
 
 from tauray.actors.endpoint import start_endpoint
 from tauray.pipeline.scheduler import Hooks
-from tauray.pipeline.sweep_run import SweepError
+from tauray.pipeline.driver import DriverError as SweepError
 from tauray.results import cells_df, conversations_df, messages_df
 
 from .conftest import make_sweep
@@ -17,13 +17,13 @@ from .conftest import make_sweep
 def _shared_actors():
     """One actor generation for the module's sweeps (each new one costs seconds of imports)."""
     yield
-    from tauray.pipeline.sweep_run import drop_pool
+    from tauray.pipeline.pool import KEPT
 
-    drop_pool()
+    KEPT.drop()
 
 
 def run_sweep(*args, **kw):
-    from tauray.pipeline.sweep_run import run_sweep as run
+    from tauray.pipeline.driver import execute as run
 
     return run(*args, keep_actors=True, **kw)
 

@@ -1,0 +1,288 @@
+"""One conversation's loop: open both sides, initialise them (initialization data and
+actions, each followed by sync), let the agent greet first, then alternate turns.
+
+After every write on either side the other side's DB is pulled, the domain's sync
+(a pure function) computed and each side pushed its updates. The agent never sees
+the user's tool calls or results and vice versa: each side's host keeps its own
+view. The loop stops on a user stop token, the agent's ``end_conversation`` or
+``transfer_to_human_agents``, max steps, too many tool errors, or a model failure
+after retries; then the final state is scored (pure) and the result records are
+built (:mod:`tauray.actors.rows`). Whatever happens, one ``ConversationResult``
+comes back: a failure is a row that says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import inspect
+import time
+import traceback
+from datetime import datetime, timezone
+from typing import Any
+
+from tauray.actors.failures import CONFIG, classify
+from tauray.actors.policies import GREETING
+from tauray.scenarios.conventions import STOP_TOKENS
+from tauray.actors.rows import REASONS, Termination, build_result
+from tauray.actors.session import StepResult
+from tauray.pipeline.plan import WorkUnit
+from tauray.results.records import ConversationResult
+from tauray.scenarios.domains import domain_spec
+from tauray.scenarios.gold import fresh_state
+from tauray.scenarios.model import Scenario
+from tauray.scenarios.registry import default_registry
+from tauray.scenarios.scoring import ExecutedCall, matched_reference
+from tauray.results.records import INTERNAL
+
+_USER_STOPS = dict(zip(STOP_TOKENS, (Termination.USER_STOP, Termination.USER_TRANSFER, Termination.USER_OUT_OF_SCOPE)))
+
+
+class SideClient:
+    """Calls a host's methods the same way whether it is a Ray actor or a local object."""
+
+    def __init__(self, host: Any):
+        self.host = host
+        self.remote = hasattr(getattr(host, "step", None), "remote")
+
+    async def __call__(self, method: str, *args: Any) -> Any:
+        fn = getattr(self.host, method)
+        if self.remote:
+            return await fn.remote(*args)
+        result = fn(*args)
+        return await result if inspect.isawaitable(result) else result
+
+
+class _Stop(Exception):
+    def __init__(self, reason: Termination, kind: str | None = None, message: str | None = None):
+        self.reason, self.kind, self.message = reason, kind, message
+
+
+def _failure(exc: BaseException) -> _Stop:
+    """The stop an exception means (classified in one place, ``tauray.actors.failures``)."""
+    failure = classify(exc)
+    return _Stop(REASONS.get(failure.kind, Termination.INTERNAL_ERROR), failure.kind, failure.message)
+
+
+class Conversation:
+    """One conversation's bookkeeping, while it runs."""
+
+    def __init__(self, unit: WorkUnit, scenario: Scenario, agent: SideClient, user: SideClient):
+        self.unit = unit
+        self.id = unit.unit_id
+        self.scenario = scenario
+        self.domain = domain_spec(scenario.domain)
+        self.agent, self.user = agent, user
+        self.messages: list[dict[str, Any]] = []
+        self.actions: list[dict[str, Any]] = []
+        self.calls: list[ExecutedCall] = []
+        self.agent_texts: list[str] = []
+        self.turn = 0
+        self.steps = 0
+        self.errors = 0
+        self.sync_events = 0
+
+    def client(self, side: str) -> SideClient:
+        return self.agent if side == "agent" else self.user
+
+    # --- records while running -----------------------------------------------------------
+    def _message(self, side: str, role: str, content: str | None, tool_calls: list[dict] | None = None,
+                 tool_call_id: str | None = None, retries: int | None = None) -> None:
+        self.messages.append(dict(side=side, role=role, content=content, tool_calls=tool_calls,
+                                  tool_call_id=tool_call_id, turn=self.turn, retries=retries,
+                                  created_at=datetime.now(timezone.utc)))
+
+    def record_step(self, result: StepResult) -> None:
+        role = "assistant" if result.side == "agent" else "user"
+        for round_ in result.rounds:
+            reply = round_.reply
+            if reply is not None:
+                self.steps += 1
+                calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls] or None
+                self._message(result.side, role, reply.content, calls,
+                              retries=reply.retries if reply.llm_call else None)
+                if result.side == "agent" and reply.content:
+                    self.agent_texts.append(reply.content)
+            for event in round_.events:
+                o = event.outcome
+                self._message(result.side, "tool", o.result, tool_call_id=event.call_id)
+                call = ExecutedCall(side=o.side, name=o.name, arguments=o.arguments)
+                self.calls.append(call)
+                self.errors += o.error
+                self.actions.append(dict(turn=self.turn, side=o.side, kind="tool_call", tool=o.name,
+                                         arguments=o.arguments, result=o.result, error=o.error,
+                                         is_write=o.is_write, matched_action_id=matched_reference(self.scenario, call),
+                                         sync_agent=None, sync_user=None))
+
+    # --- sync ----------------------------------------------------------------------------
+    async def sync(self, trigger: str, wrote: StepResult | None = None) -> None:
+        if self.domain.sync is None:
+            return
+        agent_db = wrote.db if wrote is not None and wrote.side == "agent" else await self.agent("get_db", self.id)
+        user_db = wrote.db if wrote is not None and wrote.side == "user" else await self.user("get_db", self.id)
+        updates = self.domain.sync(agent_db, user_db)
+        if updates.empty:
+            return
+        for side in ("agent", "user"):
+            part = updates.for_side(side)
+            if part:
+                await self.client(side)("apply_sync", self.id, part, self.scenario.domain)
+        self._sync_row(trigger, updates.for_side("agent"), updates.for_side("user"))
+
+    def _sync_row(self, trigger: str, agent: dict[str, Any], user: dict[str, Any]) -> None:
+        self.sync_events += 1
+        self.actions.append(dict(turn=self.turn, side=trigger.split(":")[0] if ":" in trigger else "agent",
+                                 kind="sync", tool=None, arguments=None, result=f"sync after {trigger}",
+                                 error=False, is_write=True, matched_action_id=None,
+                                 sync_agent=agent or None, sync_user=user or None))
+
+    # --- the loop -----------------------------------------------------------------------
+    async def initialise(self) -> None:
+        """Both sides start from the scenario's initial dual state (initialization data
+        and actions, each followed by sync), computed here once per task and pushed
+        to each side with its ``open``; the agent greets first."""
+        s = self.scenario
+        dbs, events = initial_state(s)
+        for event in events:
+            self._sync_row("init", event.agent, event.user)
+        greeting = None if s.message_history else GREETING  # a task's own opening replaces the greeting
+        await asyncio.gather(
+            self.agent("open", self.id, s.name, self.unit.agent, self.unit.seed, dbs["agent"], greeting),
+            self.user("open", self.id, s.name, self.unit.user, self.unit.seed, dbs["user"], None),
+        )
+        for m in s.message_history or ():
+            calls = [{"id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)} for c in m.tool_calls] or None
+            self._message(m.side, m.role, m.content, calls, tool_call_id=m.tool_call_id)
+            if m.side == "agent" and m.role == "assistant" and m.content:
+                self.agent_texts.append(m.content)
+        if greeting:
+            self._message("agent", "assistant", GREETING)
+            self.agent_texts.append(GREETING)
+
+    async def side_turn(self, side: str, incoming: str | None) -> str:
+        """Run one side until it says something to the other side; return that text."""
+        self.turn += 1
+        client = self.client(side)
+        while True:
+            budget = self.unit.max_steps - self.steps
+            if budget <= 0:
+                raise _Stop(Termination.MAX_STEPS)
+            try:
+                result: StepResult = await client("step", self.id, incoming, budget,
+                                                  self.unit.max_errors - self.errors)
+            except Exception as exc:
+                raise _failure(exc) from exc
+            incoming = None
+            self.record_step(result)
+            if result.wrote:
+                await self.sync(f"{side}:{result.rounds[-1].events[-1].outcome.name}", result)
+            if result.kind == "end":
+                raise _Stop(Termination.AGENT_END)
+            if result.kind == "transfer":
+                raise _Stop(Termination.AGENT_TRANSFER)
+            if result.kind == "budget":
+                raise _Stop(Termination.MAX_STEPS)
+            if self.errors >= self.unit.max_errors:
+                raise _Stop(Termination.TOO_MANY_ERRORS)
+            if result.kind == "text":
+                return (result.rounds[-1].reply.content or "") if result.rounds else ""
+
+    async def run(self) -> Termination:
+        await self.initialise()
+        to_user: str | None = GREETING
+        history = [m for m in self.scenario.message_history or () if m.role != "tool"]
+        if history:  # both sides already hold the opening; whoever did not speak last goes on
+            to_user = None if history[-1].side == "agent" else await self.side_turn("agent", None)
+        while True:
+            said = await self.side_turn("user", to_user)
+            for token, reason in _USER_STOPS.items():
+                if token in said:
+                    raise _Stop(reason)
+            to_user = await self.side_turn("agent", said)
+
+
+# About 44 KB per telecom task: a coordinator that meets every one of the 2285 tasks would
+# otherwise hold ~100 MB for the rest of its life. Units come trial-major with the cells of a
+# sweep side by side, so the tasks in use at once are about the units in flight.
+INITIAL_CACHE_TASKS = 256
+
+
+class _Task:
+    """Cache key of a scenario's initial state: its task (policy variants share it)."""
+
+    __slots__ = ("scenario", "key")
+
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+        self.key = (scenario.domain, scenario.upstream_id)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Task) and other.key == self.key
+
+
+@functools.lru_cache(maxsize=INITIAL_CACHE_TASKS)
+def _initial(task: _Task) -> tuple[dict[str, Any], list[Any]]:
+    state = fresh_state(task.scenario)
+    dbs = {"agent": state.agent.db.model_dump(), "user": state.user.db.model_dump() if state.user else None}
+    return dbs, list(state.sync_events)
+
+
+def initial_state(scenario: Scenario) -> tuple[dict[str, Any], list[Any]]:
+    """Both sides' DBs (as dumps) after initialization, and the syncs it took; per task,
+    the last ``INITIAL_CACHE_TASKS`` tasks kept (least recently used first out)."""
+    return _initial(_Task(scenario))
+
+
+def initial_cache_size() -> int:
+    return _initial.cache_info().currsize
+
+
+def clear_initial_cache() -> None:
+    _initial.cache_clear()
+
+
+async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any) -> ConversationResult:
+    """Run one work unit to a ``ConversationResult``; never raises."""
+    started = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    agent, user = SideClient(agent_host), SideClient(user_host)
+    scenario = default_registry().get(unit.scenario)
+    conv = Conversation(unit, scenario, agent, user)
+    reason, error_kind, error_message = Termination.INTERNAL_ERROR, None, None
+    try:
+        await conv.run()
+    except _Stop as stop:
+        reason, error_kind, error_message = stop.reason, stop.kind, stop.message
+    except Exception as exc:  # a bug of ours must still become a row
+        stop = _failure(exc)
+        reason, error_kind, error_message = stop.reason, stop.kind, stop.message
+        if error_kind == INTERNAL:
+            error_message = f"{error_message}\n{traceback.format_exc(limit=6)}"
+    finals = {}
+    for side, client in (("agent", agent), ("user", user)):
+        try:
+            finals[side] = await client("close", conv.id)
+        except Exception as exc:
+            finals[side] = None
+            if error_kind is None:
+                stop = _failure(exc)
+                reason, error_kind, error_message = stop.reason, stop.kind, stop.message
+    if error_kind == CONFIG:  # the same for every unit: the driver stops the run with it
+        from tauray.actors.llm import ModelConfigError
+
+        raise ModelConfigError(f"{error_message.removeprefix('ModelConfigError: ')} (on a worker, where the "
+                               "conversation ran: its environment lacks what the driver has; set key variables "
+                               "on every node or in the cluster's runtime_env env_vars)")
+    return build_result(conv, reason, error_kind, error_message, finals, started, time.perf_counter() - t0)
+
+
+def failed_result(unit: WorkUnit, kind: str, message: str) -> ConversationResult:
+    """The row of a unit whose conversation could not run at all (e.g. its coordinator died)."""
+    scenario = default_registry().get(unit.scenario)
+    conv = Conversation(unit, scenario, SideClient(None), SideClient(None))
+    return build_result(conv, REASONS.get(kind, Termination.INTERNAL_ERROR), kind, message, {},
+                        datetime.now(timezone.utc), 0.0)

@@ -1,0 +1,142 @@
+"""A finished conversation's result records: the conversation row with its verdict and
+diagnostics, and its predicate, action and message rows. Whatever ended the
+conversation (a stop, a limit, a failure), :func:`build_result` makes its rows.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from tauray import __version__
+from tauray.actors.session import seed_applied
+from tauray.results.records import (
+    ActionRecord,
+    ConversationRecord,
+    ConversationResult,
+    MessageRecord,
+    PredicateRecord,
+)
+from tauray.scenarios.conventions import is_reference
+from tauray.scenarios.scoring import score
+from tauray.scenarios.state import DualState, SideState
+from tauray.scenarios.upstream import upstream_version
+from tauray.results.records import INFRA, INTERNAL, MODEL
+
+if TYPE_CHECKING:
+    from tauray.actors.conversation import Conversation
+
+
+class Termination(str, Enum):
+    USER_STOP = "user_stop"
+    USER_TRANSFER = "user_transfer"
+    USER_OUT_OF_SCOPE = "user_out_of_scope"
+    AGENT_END = "agent_end"
+    AGENT_TRANSFER = "agent_transfer"
+    MAX_STEPS = "max_steps"
+    TOO_MANY_ERRORS = "too_many_errors"
+    INFRA_ERROR = "infra_error"
+    MODEL_ERROR = "model_error"
+    INTERNAL_ERROR = "internal_error"
+
+
+
+
+REASONS = {INFRA: Termination.INFRA_ERROR, MODEL: Termination.MODEL_ERROR}
+
+
+def build_result(conv: Conversation, reason: Termination, error_kind: str | None, error_message: str | None,
+                 finals: dict[str, Any], started: datetime, duration: float) -> ConversationResult:
+    unit, scenario = conv.unit, conv.scenario
+    run_id = unit.run_id
+    common = dict(run_id=run_id, conversation_id=conv.id, scenario=scenario.name)
+    scored = None
+    if error_kind is None and finals.get("agent") is not None:
+        try:
+            scored = _score(conv, finals)
+        except Exception as exc:
+            error_kind, error_message = INTERNAL, f"scoring failed: {type(exc).__name__}: {exc}"
+            reason = Termination.INTERNAL_ERROR
+    counters = {side: (finals.get(side) or {}).get("counters") for side in ("agent", "user")}
+
+    def count(side: str, name: str, default: Any = 0) -> Any:
+        c = counters[side]
+        return getattr(c, name) if c is not None else default
+
+    verdict = scored.verdict if scored else None
+    signals = verdict.signals if verdict else {}
+    conversation = ConversationRecord(
+        **common, sweep_id=unit.sweep_id, cell_id=unit.cell_id,
+        domain=scenario.domain, upstream_id=scenario.upstream_id, policy_variant=scenario.policy_variant,
+        issue_type=scenario.issue_type, persona=scenario.persona,
+        agent_model=unit.agent["model"], agent_kind=_kind(unit.agent["model"]),
+        user_model=unit.user["model"], user_kind=_kind(unit.user["model"]),
+        judge_model=None, trial=unit.trial, seed=unit.seed,
+        seed_applied=seed_applied(count("agent", "seed_applied", None), count("user", "seed_applied", None)),
+        termination_reason=reason.value,
+        success=verdict.success if verdict else None,
+        success_reason=verdict.reason if verdict else f"not scored: {reason.value}",
+        gating_signals=list(verdict.gating) if verdict else [s.value for s in scenario.success_signals.gating],
+        excluded_signals=list(verdict.excluded) if verdict else [
+            s.value for s in scenario.success_signals.informational],
+        signal_db_state_assertion=signals.get("DB_STATE_ASSERTION"),
+        signal_nl_assertion=signals.get("NL_ASSERTION"),
+        signal_db_state_match=signals.get("DB_STATE_MATCH"),
+        signal_action_match=signals.get("ACTION_MATCH"),
+        signal_communicate=signals.get("COMMUNICATE"),
+        signal_judge_passed=signals.get("JUDGE_PASSED"),
+        db_state_match=scored.db_state_match if scored else None,
+        action_match=scored.action_match if scored else None,
+        predicates_total=len(scored.predicates) if scored else 0,
+        predicates_met=sum(p.met for p in scored.predicates) if scored else 0,
+        turns=conv.turn,
+        agent_tool_calls=sum(1 for c in conv.calls if c.side == "agent"),
+        user_tool_calls=sum(1 for c in conv.calls if c.side == "user"),
+        tool_errors=conv.errors,
+        malformed_tool_calls=count("agent", "malformed_tool_calls") + count("user", "malformed_tool_calls"),
+        empty_replies=count("agent", "empty_replies") + count("user", "empty_replies"),
+        sync_events=conv.sync_events,
+        agent_llm_calls=count("agent", "llm_calls"), user_llm_calls=count("user", "llm_calls"),
+        agent_llm_retries=count("agent", "llm_retries"), user_llm_retries=count("user", "llm_retries"),
+        agent_prompt_tokens=count("agent", "prompt_tokens"),
+        agent_completion_tokens=count("agent", "completion_tokens"),
+        agent_cost_usd=count("agent", "cost_usd", None),
+        user_prompt_tokens=count("user", "prompt_tokens"),
+        user_completion_tokens=count("user", "completion_tokens"),
+        user_cost_usd=count("user", "cost_usd", None),
+        judge_prompt_tokens=0, judge_completion_tokens=0, judge_cost_usd=None,
+        started_at=started, duration_s=max(duration, 0.0),
+        error_kind=error_kind, error_message=error_message,
+        agent_db_hash=scored.agent_hash if scored else None,
+        user_db_hash=scored.user_hash if scored else None,
+        gold_agent_db_hash=scored.gold_agent_hash if scored else None,
+        gold_user_db_hash=scored.gold_user_hash if scored else None,
+        tauray_version=__version__, upstream_version=upstream_version(),
+    )
+    predicates = [PredicateRecord(**common, index=p.index, side=p.side, function=p.function,
+                                  arguments=p.arguments, expected=p.expected, actual=p.actual, met=p.met,
+                                  error=p.error)
+                  for p in (scored.predicates if scored else ())]
+    actions = [ActionRecord(**common, seq=i, **a) for i, a in enumerate(conv.actions)]
+    messages = [MessageRecord(**common, seq=i, **m) for i, m in enumerate(conv.messages)]
+    return ConversationResult(conversation=conversation, predicates=predicates, actions=actions, messages=messages)
+
+
+def _kind(model: str) -> str:
+    return "reference" if is_reference(model) else "llm"
+
+
+def _score(conv: Conversation, finals: dict[str, Any]):
+    dom = conv.domain
+    agent = SideState("agent", dom.toolkit("agent", finals["agent"]["db"]), dom.tool_kinds("agent"))
+    user = None
+    if dom.has_user_state and finals.get("user") and finals["user"]["db"] is not None:
+        user = SideState("user", dom.toolkit("user", finals["user"]["db"]), dom.tool_kinds("user"))
+    return score(conv.scenario, DualState(agent, user, None), conv.calls, agent_texts=conv.agent_texts)
+
+
+def result_summary(result: ConversationResult) -> str:
+    c = result.conversation
+    return json.dumps({"scenario": c.scenario, "success": c.success, "termination": c.termination_reason})

@@ -1,0 +1,116 @@
+"""``tauray bench …``: benchmarks that print their figures (one module each in
+:mod:`tauray.pipeline.bench`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from tauray.pipeline.output import print_figures
+
+
+def cmd_bench_engine(args: argparse.Namespace) -> int:
+    from tauray.pipeline.bench.engine import run_engine_bench
+
+    result = run_engine_bench(latency=args.latency, concurrency=args.concurrency,
+                              conversations=args.conversations, baseline_processes=args.baseline_processes,
+                              progress=not args.json and sys.stderr.isatty())
+    print_figures(result, args.json)
+    ok = (result.lost == 0 and result.duplicated == 0 and result.requests_match and result.syncs_per_conversation > 0
+          and result.baseline_calls == result.llm_calls)
+    return 0 if ok else 1
+
+
+def cmd_bench_judge(args: argparse.Namespace) -> int:
+    from tauray.pipeline.bench.judge import run_judge_bench
+
+    print_figures(run_judge_bench(latency=args.latency, concurrency=args.concurrency,
+                                  conversations=args.conversations), args.json)
+    return 0
+
+
+def cmd_bench_vs_tau2(args: argparse.Namespace) -> int:
+    from tauray.pipeline.bench.vs_tau2 import run_tau2_bench
+
+    kwargs: dict[str, Any] = {"tasks": args.tasks, "latency": args.latency, "waves": args.waves, "hosts": args.hosts}
+    for name in ("equal", "tau2_candidates", "tauray_candidates"):
+        if getattr(args, name) is not None:
+            kwargs[name] = getattr(args, name)
+    print_figures(run_tau2_bench(**kwargs), args.json)
+    return 0
+
+
+def cmd_bench_memory(args: argparse.Namespace) -> int:
+    from tauray.pipeline.bench.memory import run_memory_bench
+
+    print_figures(run_memory_bench(small=args.small, large=args.large), args.json)
+    return 0
+
+
+def _int_tuple(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def cmd_bench_tau2_profile(args: argparse.Namespace) -> int:
+    from tauray.pipeline.bench.tau2_profile import run_tau2_profile
+
+    print_figures(run_tau2_profile(concurrency=args.concurrency, tasks=args.tasks, waves=args.waves,
+                                   latency=args.latency, rate=args.rate, py_spy=args.py_spy,
+                                   keep=Path(args.keep) if args.keep else None), args.json)
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``bench`` and its benchmarks."""
+    bench = sub.add_parser("bench", help="benchmarks that print their figures")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
+    p = bench_sub.add_parser("engine", help="engine throughput against the latency-bound ideal")
+    p.add_argument("--latency", type=float, default=1.0, help="endpoint latency per model call, seconds")
+    p.add_argument("--concurrency", type=int, default=128, help="conversations in flight")
+    p.add_argument("--conversations", type=int, default=500)
+    p.add_argument("--baseline-processes", type=int, default=2,
+                   help="processes the bare-litellm replay spreads the conversations over (the engine calls "
+                   "models from an agent host and a user host)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_engine)
+    p = bench_sub.add_parser("judge", help="re-judging throughput against the latency-bound ideal")
+    p.add_argument("--latency", type=float, default=2.0)
+    p.add_argument("--concurrency", type=int, default=64)
+    p.add_argument("--conversations", type=int, default=500)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_judge)
+    p = bench_sub.add_parser("vs-tau2", help="tauray vs upstream `tau2 run` on the same telecom tasks")
+    p.add_argument("--tasks", type=int, default=None, help="telecom tasks (default: sized for a few minutes)")
+    p.add_argument("--latency", type=float, default=None, help="endpoint latency in seconds (default 3)")
+    p.add_argument("--equal", type=int, default=None, help="the concurrency both run at (default 128)")
+    p.add_argument("--tau2-candidates", type=_int_tuple, default=None, metavar="C,C,...",
+                   help="concurrencies tried for tau2 (default 32,64,128; at 192 and more its threads broke or hung here)")
+    p.add_argument("--tauray-candidates", type=_int_tuple, default=None, metavar="C,C,...",
+                   help="concurrencies tried for tauray (default 128,256,384)")
+    p.add_argument("--waves", type=int, default=2, help="conversations per run = waves × concurrency (default 2)")
+    p.add_argument("--hosts", type=int, default=2, help="tauray agent hosts and user hosts (each)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_vs_tau2)
+    p = bench_sub.add_parser("memory", help="driver peak RSS: a large sweep vs a 10x smaller one")
+    p.add_argument("--small", type=int, default=1000, help="units of the small sweep")
+    p.add_argument("--large", type=int, default=10000, help="units of the large sweep")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_memory)
+    p = bench_sub.add_parser("tau2-profile", help="where upstream `tau2 run` spends its GIL (py-spy)")
+    p.add_argument("--concurrency", type=int, default=128, help="tau2 --max-concurrency (default 128)")
+    p.add_argument("--tasks", type=int, default=64, help="telecom base tasks (default 64)")
+    p.add_argument("--waves", type=int, default=3, help="simulations = waves × concurrency (default 3)")
+    p.add_argument("--latency", type=float, default=3.0, help="endpoint latency in seconds (default 3)")
+    p.add_argument("--rate", type=int, default=100, help="py-spy samples per second (default 100)")
+    p.add_argument("--py-spy", default=None, help="path of the py-spy binary (default: on PATH)")
+    p.add_argument("--keep", default=None, metavar="FILE", help="also write py-spy's folded stacks to FILE")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_tau2_profile)

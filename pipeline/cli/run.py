@@ -1,0 +1,105 @@
+"""``tauray run`` (one agent model and one user model over a selection: a one-cell sweep)
+and ``tauray demo`` (the reference policies on telecom, offline)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from tauray.pipeline.cli.drive import add_drive_arguments, drive, report
+from tauray.pipeline.cli.flags import add_fields, given, key_values
+from tauray.pipeline.config import ClusterConfig, Selection, SweepConfig, run_config
+
+# ModelSpec fields a role's flags set (--agent-model, --user-api-base, ...), and renamed flags.
+MODEL_FIELDS = ["model", "api_base", "api_key_env", "temperature", "seed", "max_tokens", "concurrency", "rpm", "tpm",
+                "timeout", "num_retries"]
+MODEL_FLAGS = {"api_key_env": "key_env", "num_retries": "retries"}
+RUN_FIELDS = ["trials", "seed", "max_steps", "max_errors", "max_in_flight", "max_attempts", "budget_usd"]
+CLUSTER_FIELDS = ["coordinators", "agent_hosts", "user_hosts"]
+
+
+def add_selection_arguments(p: argparse.ArgumentParser, limit: bool = True) -> None:
+    p.add_argument("pattern", nargs="*", help="scenario name globs (default: all)")
+    add_fields(p, Selection, ["domain", "split", *(["limit"] if limit else [])])
+    p.add_argument("--variant", help="policy variant: manual, workflow (telecom) or default")
+
+
+def _role_arguments(p: argparse.ArgumentParser, role: str) -> None:
+    from tauray.actors.llm import ModelSpec
+
+    add_fields(p, ModelSpec, MODEL_FIELDS, prefix=role, rename=MODEL_FLAGS)
+    if role == "agent":
+        add_fields(p, ModelSpec, ["reference_steps"], prefix=role)
+    p.add_argument(f"--{role}-param", action="append", default=[], metavar="KEY=VALUE",
+                   help=f"extra litellm parameter for the {role} model (repeatable; VALUE is read as JSON when "
+                   "it parses, else as text), e.g. top_p=0.9 or reasoning_effort=low")
+
+
+def role_spec(args: argparse.Namespace, role: str) -> dict[str, Any]:
+    spec = given(args, [*MODEL_FIELDS, "reference_steps"], prefix=role)
+    extra = key_values(getattr(args, f"{role}_param", None) or [], f"--{role}-param")
+    if extra:
+        spec["extra_params"] = extra
+    return spec
+
+
+def config_from_args(args: argparse.Namespace) -> SweepConfig:
+    """The one-cell sweep the flags describe."""
+    for role, reference in (("agent", "oracle"), ("user", "scripted")):
+        if getattr(args, f"{role}_model") is None:
+            raise ValueError(f"--{role}-model is required (a litellm model string, or '{reference}' for the "
+                             "reference policy)")
+    return run_config(name=args.run_id, agent=role_spec(args, "agent"), user=role_spec(args, "user"),
+                      patterns=args.pattern, domain=args.domain, split=args.split, variant=args.variant,
+                      limit=args.limit, cluster=given(args, CLUSTER_FIELDS), **given(args, RUN_FIELDS))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    return report(drive(config_from_args(args), args), args.json)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from tauray.pipeline.config import new_run_id
+
+    cfg = run_config(name=f"demo-{new_run_id()}", agent={"model": "oracle"}, user={"model": "scripted"},
+                     domain="telecom", split=args.split, **given(args, ["max_in_flight"]))
+    if not args.json:
+        print(f"tauray demo: oracle agent + scripted user (reference policies, no model needed) on the telecom "
+              f"'{args.split}' split, manual and workflow policies", flush=True)
+    summary = drive(cfg, args)
+    code = report(summary, args.json)
+    if not args.json:
+        _print_demo_table(summary.out)
+    return code if summary.success == summary.rows else 1
+
+
+def _print_demo_table(out: Any) -> None:
+    from tauray.results import conversations_df
+
+    df = conversations_df(out)
+    if df.empty:
+        return
+    table = df.groupby(["policy_variant", "issue_type"]).agg(
+        conversations=("conversation_id", "count"), success=("success", "sum"),
+        mean_turns=("turns", "mean"), tool_calls=("agent_tool_calls", "sum"), syncs=("sync_events", "sum"))
+    print()
+    print(table.to_string())
+
+
+def register(sub: Any) -> None:
+    """Add ``run`` and ``demo``."""
+    p = sub.add_parser("run", help="run conversations: scenarios x trials for one agent and one user model")
+    add_selection_arguments(p)
+    _role_arguments(p, "agent")
+    _role_arguments(p, "user")
+    add_fields(p, SweepConfig, RUN_FIELDS)
+    add_fields(p, ClusterConfig, CLUSTER_FIELDS)
+    p.add_argument("--run-id", help="run id: names the run directory and every row's run_id (default: the time)")
+    add_drive_arguments(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("demo", help="offline demo: reference policies on the telecom base split, both variants")
+    p.add_argument("--split", default="base", help="telecom split (default: base)")
+    add_fields(p, SweepConfig, ["max_in_flight"])
+    add_drive_arguments(p)
+    p.set_defaults(func=cmd_demo)

@@ -1,0 +1,252 @@
+"""The one driver of ``tauray run``, ``tauray sweep`` and ``tauray demo``.
+
+lock -> validate -> probe -> Ray -> serve -> drive -> teardown, in that order:
+
+* **lock** first, so a second driver on the same folder is refused before it
+  imports litellm, probes a model or starts Ray;
+* **validate** what can be checked for free: the selection matches scenarios, the
+  folder holds no results unless resuming, each model is usable as configured;
+* **probe**: one real call per distinct model and role, shaped as the run calls it;
+* **Ray** (local on loopback, or a cluster with the project shipped to it),
+  **serve** the ``serve:`` models, **drive** the units through the scheduler;
+* **teardown** whatever happens: deployments down, lock released, actors dropped
+  unless kept.
+
+A run is a sweep of one cell (:func:`tauray.pipeline.config.run_config`), so both
+commands get the same unit ids, rows and summary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel, Field
+
+from tauray.pipeline.accounting import ModelTotals
+from tauray.pipeline.config import ConfigFileError, DriveOptions, SweepConfig
+from tauray.results import layout
+from tauray.results.records import INFRA, INTERNAL, MODEL
+
+
+class DriverError(RuntimeError):
+    """The configuration cannot run as asked (e.g. results exist and --resume was not given)."""
+
+
+class OutcomeCounts(BaseModel):
+    """How the conversations of a run ended (over every row in its tables)."""
+
+    success: int = Field(description="Scored and successful.")
+    failed: int = Field(description="Scored and not successful.")
+    unscored: int = Field(description="Success unknown (a gating signal not scored).")
+    infra_errors: int = Field(description="Ended in an infrastructure error (rerun by --retry-errors).")
+    model_errors: int = Field(description="Ended because the model refused or broke the request.")
+    internal_errors: int = Field(description="Ended in a tauray bug (the row carries the traceback).")
+
+
+class RunSummary(OutcomeCounts):
+    """What a driver did, and what the run's tables hold now."""
+
+    run_id: str = Field(description="The configuration's name: every row's run_id.")
+    out: str = Field(description="Run directory.")
+    cells: int
+    scenarios: int
+    units: int = Field(description="Units in the configuration (cells × scenarios × trials).")
+    skipped: int = Field(description="Units already in the tables when this driver started.")
+    retried_errors: int = Field(description="Infra-error rows rerun because of --retry-errors.")
+    ran: int = Field(description="Rows this driver wrote.")
+    rows: int = Field(description="Units with a row in the tables now (one per unit).")
+    by_termination: dict[str, int] = Field(description="Rows this driver wrote, by termination reason.")
+    actor_retries: int = Field(description="Units resubmitted after an actor died under them.")
+    actor_generations: int = Field(description="Sets of actors used (1 + replacements after a death).")
+    not_submitted: int = Field(description="Units left unsubmitted (budget reached).")
+    budget_usd: float | None
+    budget_reached: bool
+    temp_files_removed: int = Field(description="Temp files of a killed writer removed on start.")
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    seconds: float
+    conversations_per_second: float
+    agent_models: list[str]
+    user_models: list[str]
+    per_model: dict[str, ModelTotals]
+    per_cell: list[dict[str, Any]]
+    nodes: int
+    actors: dict[str, int]
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def check_models(cfg: SweepConfig) -> None:
+    """Each model usable as configured (provider known, key variable set): free, no call."""
+    from tauray.actors.llm import ModelSpec, check_model_ready
+    from tauray.scenarios.conventions import is_reference
+
+    for name, entry in cfg.models.items():
+        if not is_reference(entry.spec.get("model")):
+            try:
+                check_model_ready(ModelSpec.model_validate(entry.spec))
+            except Exception as exc:
+                raise ConfigFileError(cfg.name, f"field 'models.{name}': {exc}") from None
+
+
+def run_probe(cfg: SweepConfig, notes: Callable[[str], None]) -> None:
+    """One real call per distinct model and role, before any row exists (served models
+    are probed once deployed)."""
+    from tauray.actors.llm.probe import ProbeError, probe_models
+    from tauray.actors.serving.lifecycle import unserved
+
+    try:
+        probe_models(unserved(cfg.probe_specs()), seed=cfg.seed, notes=notes)
+    except ProbeError as exc:
+        raise ConfigFileError(cfg.name, str(exc)) from None
+
+
+def start_ray(cfg: SweepConfig, address: str | None) -> Any:
+    """Local Ray on loopback, or the cluster at ``address`` with the project shipped to it."""
+    from tauray.pipeline.ray_runtime import ensure_ray, project_runtime_env
+
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    import ray
+
+    runtime_env = None
+    if not ray.is_initialized():
+        if address and cfg.cluster.ship_project:
+            runtime_env = project_runtime_env(cfg.cluster.runtime_env)
+        elif cfg.cluster.runtime_env:
+            runtime_env = cfg.cluster.runtime_env
+    return ensure_ray(address, runtime_env=runtime_env)
+
+
+def write_manifest(out: Path, cfg: SweepConfig) -> None:
+    final = out / layout.SWEEP_MANIFEST
+    tmp = layout.temp_path(final)
+    tmp.write_text(json.dumps({"sweep": cfg.model_dump(mode="json"),
+                               "written_at": datetime.now(timezone.utc).isoformat()}, indent=1, default=str))
+    os.replace(tmp, final)
+
+
+def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | None = None, resume: bool = False,
+            retry_errors: bool = False, probe: bool = True, progress: bool | None = None,
+            hooks: Any = None, pool: Any = None, keep_actors: bool = False,
+            notes: Callable[[str], None] = _stderr) -> RunSummary:
+    """Run (or resume) ``cfg`` and return its summary; see the module docstring.
+
+    ``pool``: actors the caller owns (``pool.ActorPool``), used and left alive. Otherwise
+    ``keep_actors`` keeps the actors for the next run in this process (tests, benchmarks).
+    """
+    from tauray.results.lock import RunLock
+
+    opts = DriveOptions(out=out, address=address, resume=resume, retry_errors=retry_errors, probe=probe)
+    out = opts.out_for(cfg)
+    created = not out.exists()
+    lock = RunLock(out)  # one driver per folder: a second one is refused here, naming the holder
+    served = None
+    try:
+        if layout.has_rows(out) and not (resume or retry_errors):
+            raise DriverError(f"{out} already holds results; pass --resume to continue there (or "
+                              "--retry-errors to also rerun its infra errors), or choose another --out")
+        from tauray.pipeline.plan import select
+
+        scenarios = select(cfg)
+        check_models(cfg)
+        if opts.probe:
+            run_probe(cfg, notes)
+        started = time.perf_counter()
+        ray = start_ray(cfg, opts.address)
+        from tauray.actors.serving.lifecycle import serve_for_sweep
+
+        cfg, served = serve_for_sweep(cfg, probe=opts.probe)  # `serve:` models up (docs/serve.md)
+        return _drive(cfg, scenarios, out, opts, ray, started, progress=progress, hooks=hooks, pool=pool,
+                      keep_actors=keep_actors)
+    finally:
+        lock.release()
+        if served is not None:
+            served.stop()
+        if created:
+            _remove_if_unused(out)
+
+
+def _remove_if_unused(out: Path) -> None:
+    """A folder this driver created and left holding nothing but its lock file (a run refused
+    before its first row) is removed, so a failed start leaves nothing behind."""
+    try:
+        if {p.name for p in out.iterdir()} <= {layout.LOCK_NAME}:
+            (out / layout.LOCK_NAME).unlink(missing_ok=True)
+            out.rmdir()
+    except OSError:
+        pass
+
+
+def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions, ray: Any, started: float,
+           **drive_kw: Any) -> RunSummary:
+    from tauray.pipeline.accounting import LiveTotals, fill_costs, table_totals, write_cells
+    from tauray.pipeline.plan import SweepPlan
+    from tauray.pipeline.pool import counts_for_cluster
+    from tauray.pipeline.progress import SweepProgress
+    from tauray.pipeline.resume import resume_state
+    from tauray.pipeline.scheduler import CellQueue, Limits, drive
+    from tauray.results.writer import remove_temp_files
+
+    counts = counts_for_cluster(cfg.cluster)
+    plan = SweepPlan(cfg, scenarios, {"agent": counts[1], "user": counts[2]})
+    write_manifest(out, cfg)
+    moved = remove_temp_files(out)
+    state = resume_state(out, cfg.name, retry_errors=opts.retry_errors)
+    queues, to_run = [], 0
+    for cell in plan.cells:
+        remaining = sum(1 for uid, _, _ in plan.unit_ids(cell) if uid not in state.done)
+        to_run += remaining
+        queues.append(CellQueue(cell, plan.units(cell, state.done), remaining))
+    skipped = plan.total - to_run
+    retried_errors = sum(1 for cell in plan.cells for uid, _, _ in plan.unit_ids(cell) if uid in state.to_retry)
+    spent = 0.0
+    if cfg.budget_usd is not None and state.rows:  # the budget is the run's, across reruns
+        spent = sum(m.cost_usd or 0.0 for m in table_totals(out, plan)[1].values())
+    agents, users = sorted({c.agent_name for c in plan.cells}), sorted({c.user_name for c in plan.cells})
+    display = SweepProgress(cfg.name, to_run, sorted(set(agents) | set(users)), already=skipped,
+                            enabled=drive_kw.pop("progress"))
+    limits = Limits(max_in_flight=cfg.max_in_flight, max_attempts=cfg.max_attempts, budget_usd=cfg.budget_usd,
+                    per_model={name: cfg.models[name].concurrency for name in cfg.models})
+    sched, generations = None, 0
+    t0 = time.perf_counter()
+    try:
+        if to_run:
+            sched, generations = drive(
+                queues, limits, out=out, run_id=cfg.name, live=LiveTotals(plan), counts=counts,
+                spread=cfg.cluster.spread, progress=display, spent_usd=spent,
+                finish=lambda result, cell: fill_costs(result, cfg, cell.agent_name, cell.user_name), **drive_kw)
+            display.tick(sched, force=True)
+    finally:
+        display.close()
+    seconds = time.perf_counter() - t0
+    cells, per_model, oc = table_totals(out, plan)
+    write_cells(out, cfg.name, cells)
+    costs = [c.cost_usd for c in cells if c.cost_usd is not None]
+    ran = sched.written if sched else 0
+    return RunSummary(
+        run_id=cfg.name, out=str(out), cells=len(plan.cells), scenarios=len(plan.scenarios), units=plan.total,
+        skipped=skipped, retried_errors=retried_errors, ran=ran, rows=oc.get("total", 0),
+        by_termination=dict(sched.terminations) if sched else {}, actor_retries=sched.retried if sched else 0,
+        actor_generations=generations, not_submitted=sched.not_submitted if sched else 0,
+        budget_usd=cfg.budget_usd, budget_reached=bool(sched and sched.budget_reached),
+        temp_files_removed=len(moved), success=oc.get("success", 0), failed=oc.get("failed", 0),
+        unscored=oc.get("unscored", 0), infra_errors=oc.get(INFRA, 0), model_errors=oc.get(MODEL, 0),
+        internal_errors=oc.get(INTERNAL, 0), prompt_tokens=sum(m.prompt_tokens for m in per_model.values()),
+        completion_tokens=sum(m.completion_tokens for m in per_model.values()),
+        cost_usd=round(sum(costs), 6) if costs else None, seconds=round(time.perf_counter() - started, 3),
+        conversations_per_second=round(ran / seconds, 2) if seconds > 0 else 0.0,
+        agent_models=agents, user_models=users,
+        per_model=per_model,
+        per_cell=[c.model_dump(mode="json", exclude={"updated_at"}) for c in cells],
+        nodes=sum(1 for n in ray.nodes() if n.get("Alive")),
+        actors=dict(zip(("coordinators", "agent_hosts", "user_hosts"), counts)),
+    )

@@ -1,0 +1,153 @@
+"""One driver: `tauray run` is a one-cell sweep (same unit ids, same rows as the equivalent
+sweep file), the lock comes first, and bad input is one line before any model call, Ray
+or Serve."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from tauray.pipeline.cli.main import build_parser
+from tauray.pipeline.cli.run import config_from_args
+from tauray.pipeline.config import load_sweep
+from tauray.pipeline.driver import execute
+from tauray.pipeline.plan import SweepPlan, select
+
+RUN_FLAGS = ["run", "tau2_mock__*", "--domain", "mock", "--agent-model", "oracle", "--user-model",
+             "openai/scripted-user", "--user-api-base", "{base}", "--user-concurrency", "8", "--trials", "2",
+             "--seed", "7", "--max-steps", "40"]
+SWEEP_FILE = """
+name = "as-a-sweep"
+agents = ["oracle"]
+users = ["u"]
+trials = 2
+seed = 7
+max_steps = 40
+[[scenarios]]
+patterns = ["tau2_mock__*"]
+domain = "mock"
+[models.u]
+model = "openai/scripted-user"
+api_base = "{base}"
+rpm = 600          # operational: paces the calls, asks nothing different
+concurrency = 3
+"""
+
+
+def _unit_ids(cfg) -> dict[tuple[str, int], tuple[str, int]]:
+    plan = SweepPlan(cfg, select(cfg))
+    return {(u.scenario, u.trial): (u.unit_id, u.seed) for cell in plan.cells for u in plan.units(cell)}
+
+
+def _configs(base: str, tmp_path: Path):
+    args = build_parser().parse_args([f.format(base=base) for f in RUN_FLAGS])
+    path = tmp_path / "as-a-sweep.toml"
+    path.write_text(SWEEP_FILE.format(base=base))
+    return config_from_args(args), load_sweep(path)
+
+
+def test_run_flags_and_the_equivalent_sweep_file_make_the_same_unit_ids(tmp_path):
+    run_cfg, sweep_cfg = _configs("http://127.0.0.1:9/v1", tmp_path)
+    ids = _unit_ids(run_cfg)
+    assert len(ids) == 2 * 9 and ids == _unit_ids(sweep_cfg)
+    moved = SWEEP_FILE.replace("127.0.0.1:9", "127.0.0.1:10")  # another endpoint port: an operational field
+    path = tmp_path / "moved.toml"
+    path.write_text(moved.format(base="http://127.0.0.1:9/v1"))
+    assert _unit_ids(load_sweep(path)) == ids
+    asked = SWEEP_FILE.replace("seed = 7", "seed = 8")  # what the models are asked: other ids
+    path.write_text(asked.format(base="http://127.0.0.1:9/v1"))
+    assert set(_unit_ids(load_sweep(path)).values()).isdisjoint(ids.values())
+
+
+def test_run_flags_and_the_equivalent_sweep_file_write_the_same_rows(ray_local, endpoint, tmp_path):
+    run_cfg, sweep_cfg = _configs(endpoint.base_url, tmp_path)
+    tables = []
+    for cfg, out in ((run_cfg, tmp_path / "run"), (sweep_cfg, tmp_path / "sweep")):
+        summary = execute(cfg, out=out, probe=False, progress=False, keep_actors=True)
+        assert summary.ran == summary.rows == 18
+        tables.append(pd.read_parquet(out / "conversations"))
+    varying = ["run_id", "sweep_id", "started_at", "duration_s", "written_at", "attempt_id"]
+    a, b = (t.drop(columns=[c for c in varying if c in t]).sort_values("conversation_id").reset_index(drop=True)
+            for t in tables)
+    assert list(a["conversation_id"]) == list(b["conversation_id"])
+    pd.testing.assert_frame_equal(a, b)
+
+
+_PROBE = """
+import contextlib, io, json, sys
+from tauray.pipeline.cli.main import main
+results = []
+for argv in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(argv)
+    ray = sys.modules.get("ray")
+    results.append({"rc": rc, "err": err.getvalue(), "litellm": "litellm" in sys.modules,
+                    "ray": bool(ray and ray.is_initialized())})
+print(json.dumps(results))
+"""
+
+
+def _cli(cases: list[list[str]]) -> list[dict]:
+    """Each command in one fresh process: exit code, stderr, and whether litellm was imported
+    or Ray started by then."""
+    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(cases)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_locked_folder_is_refused_first_before_litellm_or_ray(tmp_path):
+    out = tmp_path / "held"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from tauray.results.lock import RunLock; "
+                               f"RunLock({str(out)!r}); print('held', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        t0 = time.perf_counter()
+        [res] = _cli([["run", "--agent-model", "openai/gpt-4o-mini", "--agent-key-env", "TAURAY_TEST_UNSET_KEY",
+                       "--user-model", "scripted", "--domain", "telecom", "--out", str(out)]])
+        seconds = time.perf_counter() - t0
+    finally:
+        holder.kill()
+        holder.wait()
+    assert res["rc"] == 2 and f"pid {holder.pid}" in res["err"] and res["err"].count("\n") == 1, res
+    assert not res["litellm"] and not res["ray"], res
+    assert seconds < 60  # bounded; the figure on a quiet machine is in the closing note
+
+
+def test_bad_input_is_one_line_before_any_model_call_ray_or_serve(tmp_path):
+    (tmp_path / "latin1.toml").write_bytes(b'name = "caf\xe9"\n')
+    (tmp_path / "deep.toml").write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    bomb = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdef", "bcdefg"))
+    (tmp_path / "bomb.yaml").write_text(bomb)
+    (tmp_path / "typo.toml").write_text('agents = ["oracle"]\nusers = ["scripted"]\n[[scenarios]]\ndomain = "telcom"\n')
+    run = ["run", "--agent-model", "oracle", "--user-model", "scripted", "--out", str(tmp_path / "r")]
+    cases = {
+        "latin1": ["sweep", str(tmp_path / "latin1.toml")],
+        "deep": ["sweep", str(tmp_path / "deep.toml")],
+        "bomb": ["sweep", str(tmp_path / "bomb.yaml")],
+        "domain typo in a sweep": ["sweep", str(tmp_path / "typo.toml"), "--out", str(tmp_path / "t")],
+        "domain typo": [*run, "--domain", "telcom"],
+        "no scenario": [*run, "--domain", "mock", "no_such_scenario_*"],
+        "empty out": [*run[:-2], "--out", "", "--domain", "mock"],
+        "bad temperature": [*run, "--domain", "mock", "--user-model", "openai/x", "--user-temperature", "-1"],
+        "wrong reference": ["run", "--agent-model", "scripted", "--user-model", "scripted", "--domain", "mock",
+                            "--out", str(tmp_path / "w")],
+    }
+    results = dict(zip(cases, _cli(list(cases.values()))))
+    needles = {"latin1": "not UTF-8", "deep": "nested more than 64", "bomb": "alias", "domain typo in a sweep":
+               "telcom", "domain typo": "telcom", "no scenario": "match no scenario", "empty out": "empty",
+               "bad temperature": "temperature", "wrong reference": "scripted"}
+    for name, res in results.items():
+        assert res["rc"] == 2, (name, res)
+        assert res["err"].count("\n") == 1 and needles[name] in res["err"], (name, res["err"])
+        assert "Traceback" not in res["err"] and "https://" not in res["err"], (name, res["err"])
+        assert not res["ray"], name
+    assert not any((tmp_path / d).exists() for d in ("r", "t", "w"))  # a refused run leaves no folder
