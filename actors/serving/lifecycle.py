@@ -236,6 +236,8 @@ class ServedModels:
             atexit.unregister(self.stop)
         except Exception:
             pass
+        if not self._apps and not self._own_serve:  # nothing deployed: Serve need not even import
+            return
         try:
             import ray
 

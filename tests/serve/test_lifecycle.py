@@ -168,3 +168,15 @@ def test_a_sweep_refused_by_the_run_lock_takes_its_deployments_down(serve_up, mo
         assert _tauray_apps() == []
     finally:
         holder.communicate("", timeout=30)
+
+
+def test_a_run_that_deployed_nothing_tears_down_without_importing_serve(ray_local, monkeypatch, caplog):
+    """`make demo` serves nothing: its teardown must not import Ray Serve, whose own
+    dependencies (grpc) a base install lacks, and must log nothing alarming."""
+    import ray
+
+    monkeypatch.setitem(sys.modules, "ray.serve", None)  # importing it fails, as without ray[serve]'s grpc
+    monkeypatch.delattr(ray, "serve", raising=False)
+    with caplog.at_level("WARNING"):
+        ServedModels([]).stop()
+    assert [r.getMessage() for r in caplog.records] == []
