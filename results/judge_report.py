@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tauray.actors.judge import majority
+from tauray.results.metrics import majority
 from tauray.results.metrics import (binary_metrics, cohen_kappa, fleiss_kappa, kappa_interval, scored_mask,
                                     wilson_interval)
 from tauray.results.readers import conversations_df, judge_verdicts_df, nl_verdicts_df

@@ -387,3 +387,25 @@ def binary_metrics(judge: Sequence[bool], truth: Sequence[bool], confidence: flo
             "sensitivity": sens, "sensitivity_ci": sens_ci, "specificity": spec, "specificity_ci": spec_ci,
             "kappa": cohen_kappa(j, t), "kappa_ci": kappa_interval(j, t, confidence),
             "judge_pass_rate": rate(tp + fp, n)[0], "truth_pass_rate": rate(tp + fn, n)[0]}
+
+
+# --------------------------------------------------------------------------- judge samples
+
+
+def majority(verdicts: list[bool | None]) -> tuple[bool | None, float | None]:
+    """Majority over the scored verdicts (None on a tie or none) and the share of scored ones agreeing."""
+    return tally(verdicts)[:2]  # type: ignore[return-value]
+
+
+def tally(verdicts: list[bool | None]) -> tuple[bool | None, float | None, int, int]:
+    """(majority, agreement, scored, total): unscored samples are not votes, and how many
+    samples were scored is kept beside the majority, so [pass, unscored, unscored] reads
+    as one scored pass out of three, not as a unanimous pass."""
+    scored = [v for v in verdicts if v is not None]
+    if not scored:
+        return None, None, 0, len(verdicts)
+    yes = sum(scored)
+    no = len(scored) - yes
+    if yes == no:
+        return None, 0.5, len(scored), len(verdicts)
+    return yes > no, max(yes, no) / len(scored), len(scored), len(verdicts)

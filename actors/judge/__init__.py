@@ -8,7 +8,8 @@ process or as a Ray actor) and :mod:`.verdicts` (a conversation's judge signals 
 its recomputed verdict).
 """
 
-from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, majority, public_api_base, tally
+from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, public_api_base
+from tauray.results.metrics import majority, tally
 from tauray.actors.judge.host import JudgeHost, call_judge, judge_actor_class
 from tauray.actors.judge.verdicts import (
     assertions_for,

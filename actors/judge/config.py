@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tauray.actors.judge.parse import response_format
 from tauray.actors.judge.prompts import JudgePrompt, get_pack, get_prompt
 from tauray.actors.llm import ModelSpec
+
 from tauray.results.records import JudgeVerdictRecord, NLAssertionRecord
 
 # ModelSpec fields that shape a judge request (so they belong in the config id); the key,
@@ -133,25 +134,6 @@ class JudgeOutcome(BaseModel):
     calls: int = Field(0, description="Model calls made.")
     cache_hits: int = Field(0, description="Samples served from the cache.")
     infra_errors: list[str] = Field(default_factory=list, description="Samples that got no reply (no row written).")
-
-
-def majority(verdicts: list[bool | None]) -> tuple[bool | None, float | None]:
-    """Majority over the scored verdicts (None on a tie or none) and the share of scored ones agreeing."""
-    return tally(verdicts)[:2]  # type: ignore[return-value]
-
-
-def tally(verdicts: list[bool | None]) -> tuple[bool | None, float | None, int, int]:
-    """(majority, agreement, scored, total): unscored samples are not votes, and how many
-    samples were scored is kept beside the majority, so [pass, unscored, unscored] reads
-    as one scored pass out of three, not as a unanimous pass."""
-    scored = [v for v in verdicts if v is not None]
-    if not scored:
-        return None, None, 0, len(verdicts)
-    yes = sum(scored)
-    no = len(scored) - yes
-    if yes == no:
-        return None, 0.5, len(scored), len(verdicts)
-    return yes > no, max(yes, no) / len(scored), len(scored), len(verdicts)
 
 
 def _supports_schema(model: str) -> bool:

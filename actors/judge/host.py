@@ -15,7 +15,8 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, public_api_base, tally
+from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, public_api_base
+from tauray.results.metrics import tally
 from tauray.actors.judge.parse import ParsedVerdict, parse_nl, parse_overall
 from tauray.actors.llm import ModelCallError, ModelReply, ModelSpec, get_client
 from tauray.results.records import JudgeVerdictRecord, NLAssertionRecord
