@@ -26,7 +26,7 @@ from tauray.actors.failures import CONFIG, classify
 from tauray.actors.policies import GREETING
 from tauray.scenarios.conventions import STOP_TOKENS
 from tauray.actors.rows import REASONS, Termination, build_result
-from tauray.actors.session import StepResult
+from tauray.actors.session import SideFinal, StepResult
 from tauray.pipeline.plan import WorkUnit
 from tauray.results.records import ConversationResult
 from tauray.scenarios.domains import domain_spec
@@ -262,7 +262,7 @@ async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any) -> C
         reason, error_kind, error_message = stop.reason, stop.kind, stop.message
         if error_kind == INTERNAL:
             error_message = f"{error_message}\n{traceback.format_exc(limit=6)}"
-    finals = {}
+    finals: dict[str, SideFinal | None] = {}
     for side, client in (("agent", agent), ("user", user)):
         try:
             finals[side] = await client("close", conv.id)

@@ -3,7 +3,7 @@
 A host serves many conversations at once, keyed by conversation id: per
 conversation it holds one side's session (DB, tools, view, policy). The same
 class runs in-process (tests of the loop without Ray) or as a Ray actor
-(``AgentActor``, ``UserSimActor``); the model clients it uses are cached per
+(:func:`remote_classes`); the model clients it uses are cached per
 process, so a host's concurrency limit holds across its conversations.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tauray.actors.policies import make_policy
-from tauray.actors.session import SideSession, StepResult
+from tauray.actors.session import SideFinal, SideSession, StepResult
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.model import Side
 from tauray.scenarios.registry import default_registry
@@ -68,7 +68,7 @@ class SideHost:
     async def apply_sync(self, conv_id: str, updates: dict[str, Any], domain: str) -> None:
         self._session(conv_id).apply_sync(updates, domain_spec(domain).apply_sync[self.side])
 
-    async def close(self, conv_id: str) -> dict[str, Any] | None:
+    async def close(self, conv_id: str) -> SideFinal | None:
         session = self.sessions.pop(conv_id, None)
         return session.final() if session is not None else None
 

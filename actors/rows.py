@@ -11,7 +11,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from tauray import __version__
-from tauray.actors.session import seed_applied
+from tauray.actors.session import SideFinal, seed_applied
 from tauray.results.records import (
     ActionRecord,
     ConversationRecord,
@@ -48,7 +48,7 @@ REASONS = {INFRA: Termination.INFRA_ERROR, MODEL: Termination.MODEL_ERROR}
 
 
 def build_result(conv: Conversation, reason: Termination, error_kind: str | None, error_message: str | None,
-                 finals: dict[str, Any], started: datetime, duration: float) -> ConversationResult:
+                 finals: dict[str, SideFinal | None], started: datetime, duration: float) -> ConversationResult:
     unit, scenario = conv.unit, conv.scenario
     run_id = unit.run_id
     common = dict(run_id=run_id, conversation_id=conv.id, scenario=scenario.name)
@@ -59,7 +59,8 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
         except Exception as exc:
             error_kind, error_message = INTERNAL, f"scoring failed: {type(exc).__name__}: {exc}"
             reason = Termination.INTERNAL_ERROR
-    counters = {side: (finals.get(side) or {}).get("counters") for side in ("agent", "user")}
+    counters = {side: final.counters if (final := finals.get(side)) is not None else None
+                for side in ("agent", "user")}
 
     def count(side: str, name: str, default: Any = 0) -> Any:
         c = counters[side]
@@ -128,12 +129,13 @@ def _kind(model: str) -> str:
     return "reference" if is_reference(model) else "llm"
 
 
-def _score(conv: Conversation, finals: dict[str, Any]):
+def _score(conv: Conversation, finals: dict[str, SideFinal | None]):
     dom = conv.domain
-    agent = SideState("agent", dom.toolkit("agent", finals["agent"]["db"]), dom.tool_kinds("agent"))
+    agent = SideState("agent", dom.toolkit("agent", finals["agent"].db), dom.tool_kinds("agent"))
     user = None
-    if dom.has_user_state and finals.get("user") and finals["user"]["db"] is not None:
-        user = SideState("user", dom.toolkit("user", finals["user"]["db"]), dom.tool_kinds("user"))
+    final_user = finals.get("user")
+    if dom.has_user_state and final_user is not None and final_user.db is not None:
+        user = SideState("user", dom.toolkit("user", final_user.db), dom.tool_kinds("user"))
     return score(conv.scenario, DualState(agent, user, None), conv.calls, agent_texts=conv.agent_texts)
 
 

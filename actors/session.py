@@ -63,6 +63,13 @@ class SideCounters(Frozen):
     llm_retries: int = 0
 
 
+class SideFinal(Frozen):
+    """What a host hands back when a conversation closes on its side."""
+
+    db: Any = Field(default=None, description="The side's DB at the end; None for a user side without state.")
+    counters: SideCounters = Field(description="The side's model and tool counters.")
+
+
 def seed_applied(*values: bool | None) -> bool | None:
     """True when every call that asked for a seed carried it, False when any left it out
     (the provider takes none), None when no call asked for one."""
@@ -224,5 +231,5 @@ class SideSession:
     def apply_sync(self, updates: dict[str, Any], apply_fn: Any) -> None:
         apply_fn(self.state.db, updates)
 
-    def final(self) -> dict[str, Any]:
-        return {"db": self.state.db if self.state is not None else None, "counters": SideCounters(**self.counters)}
+    def final(self) -> SideFinal:
+        return SideFinal(db=self.state.db if self.state is not None else None, counters=SideCounters(**self.counters))
