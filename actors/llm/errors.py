@@ -13,6 +13,11 @@ import asyncio
 import re
 from typing import Any, Literal
 
+from tauray.results.records import INFRA, MODEL
+
+# What a failed call is: the provider's or network's doing, or the request's.
+CallErrorKind = Literal["infra", "model"]
+
 
 class ModelConfigError(ValueError):
     """The model cannot be used as configured; raised before any conversation starts."""
@@ -28,9 +33,9 @@ class ModelCallError(Exception):
     model, credentials), which retrying would not change.
     """
 
-    def __init__(self, kind: Literal["infra", "model"], message: str, *, status_code: int | None = None, error_type: str = "") -> None:
+    def __init__(self, kind: CallErrorKind, message: str, *, status_code: int | None = None, error_type: str = "") -> None:
         super().__init__(message)
-        self.kind: Literal["infra", "model"] = kind
+        self.kind: CallErrorKind = kind
         self.message = message
         self.status_code = status_code
         self.error_type = error_type
@@ -80,14 +85,14 @@ def classify(error: BaseException) -> tuple[Literal["infra", "model"], int | Non
         openai.UnprocessableEntityError,
     )
     if isinstance(error, infra_types):
-        return "infra", status
+        return INFRA, status
     if isinstance(error, model_types):
-        return "model", status
+        return MODEL, status
     if status is not None and 400 <= status < 500 and status not in (408, 409, 429):
-        return "model", status
+        return MODEL, status
     # 5xx, 408/409/429, ServiceUnavailable/BadGateway, and failures with no status
     # (the Router finding no deployment, broken transports): not the model's doing.
-    return "infra", status
+    return INFRA, status
 
 
 _classify = classify  # the name the client used before the split

@@ -227,9 +227,9 @@ async def _replay(base_url: str, conversations: list[list[tuple[str, list[dict],
 def _replay_worker(args: tuple) -> tuple[float, float, int]:
     """One baseline process: litellm imported first (not timed), then, once every
     process is loaded, its share of the conversations."""
-    import os
+    from tauray.pipeline.ray_runtime import loopback_env
 
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    loopback_env()
     import litellm  # noqa: F401
 
     base_url, conversations, concurrency, ready, go = args

@@ -114,7 +114,9 @@ def run_tau2_profile(concurrency: int = 128, tasks: int = 64, waves: int = 3, la
     names = bench_scenarios(split="base", variant="manual")[:tasks]
     task_ids = [get_scenario(n).upstream_id for n in names]
     trials = max(1, math.ceil(waves * concurrency / len(names)))
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    from tauray.pipeline.ray_runtime import LOOPBACK_ENV
+
+    env = {**LOOPBACK_ENV, **os.environ}
     with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-tau2-profile-") as tmp:
         folder = Path(tmp)
         tau2 = tau2_command(ep.base_url, task_ids, trials, concurrency, folder, "profile")

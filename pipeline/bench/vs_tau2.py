@@ -132,7 +132,9 @@ def _run_tau2(base_url: str, task_ids: list[str], trials: int, concurrency: int,
     name = f"c{concurrency}"
     results = tmp / f"{name}.json"
     results.unlink(missing_ok=True)  # a failed attempt's partial results must not be resumed
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    from tauray.pipeline.ray_runtime import LOOPBACK_ENV
+
+    env = {**LOOPBACK_ENV, **os.environ}
     with tempfile.TemporaryFile(mode="w+") as err:
         proc = subprocess.Popen(tau2_command(base_url, task_ids, trials, concurrency, tmp, name),
                                 stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=tmp)

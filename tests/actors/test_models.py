@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import asyncio
 import json
