@@ -208,6 +208,17 @@ def test_interrupt_at_every_line_of_a_flush_loses_and_doubles_nothing(tmp_path):
 
 
 def test_sigint_during_a_flush_is_delivered_after_the_commit(tmp_path, monkeypatch):
+    # Python keeps SIGINT ignored when it starts ignored (a background job of a non-interactive
+    # shell, as CI may start the suite); the writer hands the signal back to whatever handler
+    # was there, so the test puts Python's own Ctrl-C handler in place first.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _sigint_during_a_flush(tmp_path, monkeypatch)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _sigint_during_a_flush(tmp_path, monkeypatch):
     real_replace = os.replace
     calls = []
 
