@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from tauray.pipeline.files import ConfigFileError, read_config_file
 from tauray.scenarios.conventions import ORACLE, SCRIPTED
@@ -29,6 +29,10 @@ from tauray.scenarios.conventions import ORACLE, SCRIPTED
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+# The source of a ``tauray run`` configuration, as errors name it.
+COMMAND_LINE = "command line"
+
 
 def _is_nl(prompt: str) -> bool:
     return prompt.split("@", 1)[0].startswith("nl-")
@@ -152,6 +156,26 @@ class SweepConfig(BaseModel):
                               "gates success, beside the scenario's own gating signals.")
     cluster: ClusterConfig = Field(default_factory=ClusterConfig, description="Actors and placement.")
 
+    _source: str = PrivateAttr(default="")
+
+    @property
+    def source(self) -> str:
+        """Where the configuration came from (the sweep file, or the command line), for errors."""
+        return self._source or self.name
+
+    def where(self, field: str) -> str:
+        """How an error names ``field``: the sweep file's field, or on the command line the
+        option it came from."""
+        if self._source != COMMAND_LINE:
+            return f"field '{field}'"
+        if field.startswith("scenarios"):
+            return "the scenario selection (patterns, --domain, --split, --variant, --limit)"
+        if field.startswith("models."):
+            name = field.removeprefix("models.")
+            return " and ".join(f"--{role}-model {name}" for role, names in (("agent", self.agents),
+                                                                          ("user", self.users)) if name in names)
+        return f"--{field.replace('_', '-')}"
+
     @field_validator("name")
     @classmethod
     def _plain_name(cls, v: str) -> str:
@@ -164,8 +188,9 @@ class SweepConfig(BaseModel):
         def check(where: str, names: list[str], reference: str | None) -> None:
             for i, n in enumerate(names):
                 if n != reference and n not in self.models:
-                    known = ", ".join(sorted(self.models)) + (f" (or '{reference}')" if reference else "")
-                    raise ValueError(f"{where}[{i}]: unknown model {n!r}; expected one of: {known}")
+                    known = ", ".join(sorted(self.models)) or "a name from [models] (none defined)"
+                    raise ValueError(f"{where}[{i}]: unknown model {n!r}; expected one of: {known}"
+                                     + (f" (or '{reference}')" if reference else ""))
 
         check("agents", self.agents, ORACLE)
         check("users", self.users, SCRIPTED)
@@ -271,6 +296,9 @@ def format_validation(exc: ValidationError) -> str:
     for err in exc.errors(include_url=False, include_input=False):
         loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
         msg = err["msg"].removeprefix("Value error, ")
+        named = re.match(r"^([A-Za-z_][\w.\[\]]*): (.*)$", msg) if not loc else None
+        if named:  # a check over several fields names the one at fault first
+            loc, msg = named.groups()
         parts.append(f"field '{loc or '(top level)'}': {msg}")
     return "; ".join(parts)
 
@@ -282,9 +310,11 @@ def load_sweep(path: Path | str) -> SweepConfig:
     raw = _expand_env(raw, "", path)
     raw.setdefault("name", path.stem)
     try:
-        return SweepConfig.model_validate(raw)
+        cfg = SweepConfig.model_validate(raw)
     except ValidationError as exc:
         raise ConfigFileError(path, format_validation(exc)) from None
+    cfg._source = str(path)
+    return cfg
 
 
 def new_run_id() -> str:
@@ -318,10 +348,9 @@ def run_config(*, agent: dict[str, Any], user: dict[str, Any], name: str | None 
     raw = {"name": name or new_run_id(), "models": models, "agents": [names["agent"]], "users": [names["user"]],
            "scenarios": [selection], "policy_variants": [variant] if variant else [], "judges": judges or [],
            "cluster": cluster or {}, **knobs}
-    try:
-        return SweepConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigFileError("tauray run", format_validation(exc)) from None
+    cfg = SweepConfig.model_validate(raw)  # errors: the caller names its own options
+    cfg._source = COMMAND_LINE
+    return cfg
 
 
 class DriveOptions(BaseModel):

@@ -95,7 +95,7 @@ def check_models(cfg: SweepConfig) -> None:
             try:
                 check_model_ready(ModelSpec.model_validate(entry.spec))
             except Exception as exc:
-                raise ConfigFileError(cfg.name, f"field 'models.{name}': {exc}") from None
+                raise ConfigFileError(cfg.source, f"{cfg.where(f'models.{name}')}: {exc}") from None
 
 
 def run_probe(cfg: SweepConfig, notes: Callable[[str], None]) -> None:
@@ -107,7 +107,7 @@ def run_probe(cfg: SweepConfig, notes: Callable[[str], None]) -> None:
     try:
         probe_models(unserved(cfg.probe_specs()), seed=cfg.seed, notes=notes)
     except ProbeError as exc:
-        raise ConfigFileError(cfg.name, str(exc)) from None
+        raise ConfigFileError(cfg.source, str(exc)) from None
 
 
 def start_ray(cfg: SweepConfig, address: str | None) -> Any:

@@ -177,11 +177,11 @@ def select(cfg: SweepConfig) -> list[str]:
             try:
                 entries = select_scenarios(sel.patterns or None, domain=sel.domain, split=sel.split, variant=variant)
             except (KeyError, ValueError) as exc:
-                raise ConfigFileError(cfg.name, f"field 'scenarios[{i}]': {exc}") from None
+                raise ConfigFileError(cfg.source, f"{cfg.where(f'scenarios[{i}]')}: {exc}") from None
             for e in entries[: sel.limit] if sel.limit else entries:
                 names[e.name] = None
     if not names:
-        raise ConfigFileError(cfg.name, f"field 'scenarios': the selections match no scenario")
+        raise ConfigFileError(cfg.source, f"{cfg.where('scenarios')}: the selections match no scenario")
     return list(names)
 
 

@@ -4,11 +4,15 @@ and ``tauray demo`` (the reference policies on telecom, offline)."""
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
+
+from pydantic import ValidationError
 
 from tauray.pipeline.cli.drive import add_drive_arguments, drive, report
 from tauray.pipeline.cli.flags import add_fields, given, key_values
 from tauray.pipeline.config import ClusterConfig, Selection, SweepConfig, run_config
+from tauray.scenarios.conventions import REFERENCE_BY_SIDE
 
 # ModelSpec fields a role's flags set (--agent-model, --user-api-base, ...), and renamed flags.
 MODEL_FIELDS = ["model", "api_base", "api_key_env", "temperature", "seed", "max_tokens", "concurrency", "rpm", "tpm",
@@ -44,14 +48,43 @@ def role_spec(args: argparse.Namespace, role: str) -> dict[str, Any]:
 
 
 def config_from_args(args: argparse.Namespace) -> SweepConfig:
-    """The one-cell sweep the flags describe."""
-    for role, reference in (("agent", "oracle"), ("user", "scripted")):
-        if getattr(args, f"{role}_model") is None:
-            raise ValueError(f"--{role}-model is required (a litellm model string, or '{reference}' for the "
-                             "reference policy)")
-    return run_config(name=args.run_id, agent=role_spec(args, "agent"), user=role_spec(args, "user"),
-                      patterns=args.pattern, domain=args.domain, split=args.split, variant=args.variant,
-                      limit=args.limit, cluster=given(args, CLUSTER_FIELDS), **given(args, RUN_FIELDS))
+    """The one-cell sweep the flags describe; an error names the flag at fault."""
+    for role, other in (("agent", "user"), ("user", "agent")):
+        model = getattr(args, f"{role}_model")
+        if model is None:
+            raise ValueError(f"--{role}-model is required (a litellm model string, or "
+                             f"'{REFERENCE_BY_SIDE[role]}' for the reference policy)")
+        if model == REFERENCE_BY_SIDE[other]:
+            raise ValueError(f"--{role}-model: '{model}' is the {other} side's reference policy; the {role} "
+                             f"side's is '{REFERENCE_BY_SIDE[role]}'")
+    specs = {role: role_spec(args, role) for role in ("agent", "user")}
+    try:
+        return run_config(name=args.run_id, agent=specs["agent"], user=specs["user"], patterns=args.pattern,
+                          domain=args.domain, split=args.split, variant=args.variant, limit=args.limit,
+                          cluster=given(args, CLUSTER_FIELDS), **given(args, RUN_FIELDS))
+    except ValidationError as exc:
+        raise ValueError("; ".join(_flag_errors(exc, specs))) from None
+
+
+def _flag_errors(exc: ValidationError, specs: dict[str, dict[str, Any]]) -> list[str]:
+    """pydantic's errors of a run config, each named by the flag that set the value."""
+    flag_of = {field: MODEL_FLAGS.get(field, field).replace("_", "-") for field in MODEL_FIELDS}
+    out = []
+    for err in exc.errors(include_url=False, include_input=False):
+        loc = [str(p) for p in err["loc"] if not str(p).startswith("function-")]
+        msg = err["msg"].removeprefix("Value error, ")
+        if loc[:1] == ["models"] and len(loc) > 1:  # "'temperature': must be >= 0" for one role's model
+            roles = [r for r, s in specs.items() if str(s.get("model")) == loc[1].split("@")[0]] or ["agent"]
+            role = loc[1].rsplit("@", 1)[1] if "@" in loc[1] else roles[0]
+            msg = re.sub(r"'([\w]+)[\w.]*': ", lambda m: f"--{role}-{flag_of.get(m.group(1), m.group(1))}: ", msg)
+            out.append(msg)
+        elif loc[:1] == ["cluster"] and len(loc) > 1:
+            out.append(f"--{loc[1].replace('_', '-')}: {msg}")
+        elif loc and loc[0] in SweepConfig.model_fields and loc[0] != "scenarios":
+            out.append(f"--{loc[0].replace('_', '-')}: {msg}")
+        else:
+            out.append(f"the scenario selection: {msg}" if loc[:1] == ["scenarios"] else msg)
+    return out
 
 
 def cmd_run(args: argparse.Namespace) -> int:
