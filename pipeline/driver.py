@@ -168,16 +168,17 @@ def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | N
         return _drive(cfg, scenarios, out, opts, ray, started, progress=progress, hooks=hooks, pool=pool,
                       keep_actors=keep_actors)
     finally:
-        lock.release()
         if served is not None:
             served.stop()
         if created:
             _remove_if_unused(out)
+        lock.release()
 
 
 def _remove_if_unused(out: Path) -> None:
     """A folder this driver created and left holding nothing but its lock file (a run refused
-    before its first row) is removed, so a failed start leaves nothing behind."""
+    before its first row) is removed, so a failed start leaves nothing behind. Done while the
+    lock is still held: no other driver can have taken the folder meanwhile."""
     try:
         if {p.name for p in out.iterdir()} <= {layout.LOCK_NAME}:
             (out / layout.LOCK_NAME).unlink(missing_ok=True)
