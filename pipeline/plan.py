@@ -24,10 +24,12 @@ from tauray.scenarios.model import Frozen
 
 
 class WorkUnit(Frozen):
+    """One conversation to run: what the driver sends a coordinator (a record, read by attribute)."""
+
     unit_id: str = Field(description="Deterministic id; also the conversation id.")
-    run_id: str = Field(description="Run the unit belongs to.")
-    sweep_id: str | None = Field(default=None, description="Sweep, when run from a sweep file.")
-    cell_id: str | None = Field(default=None, description="Cell of the sweep (models and options).")
+    run_id: str = Field(description="Run the unit belongs to (the configuration's name).")
+    sweep_id: str = Field(description="Sweep the unit belongs to: the same name (a run is a sweep of one cell).")
+    cell_id: str = Field(description="Cell of the sweep (models and options).")
     scenario: str = Field(description="Scenario name.")
     trial: int = Field(ge=0, description="Trial index.")
     seed: int = Field(description="Seed derived from the unit id (and the run's base seed).")
