@@ -40,6 +40,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from typing import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -210,6 +211,27 @@ def _mean_calls(runs: dict[str, RunFigures]) -> tuple[dict[str, float], float]:
     return {t: sum(v) / len(v) for t, v in per_task.items()}, sum(r.calls for r in runs.values()) / max(completed, 1)
 
 
+def _run_tau2_candidates(base_url: str, task_ids: list[str], concurrencies: list[int],
+                         trials: Callable[[int], int], tmp: Path, timeout: float) -> tuple[dict[str, RunFigures], dict[str, str], int]:
+    """``tau2 run`` at each concurrency; a broken run gets one more go before the candidate
+    counts as failed. Returns the runs, the failures (last error line) and the failed attempts."""
+    runs: dict[str, RunFigures] = {}
+    failed: dict[str, str] = {}
+    attempts = 0
+    for c in concurrencies:
+        for _attempt in range(2):
+            try:
+                figures = _run_tau2(base_url, task_ids, trials(c), c, tmp, timeout)
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                attempts += 1
+                failed[str(c)] = _last_error_line(str(exc))
+                continue
+            failed.pop(str(c), None)
+            runs[str(c)] = figures
+            break
+    return runs, failed, attempts
+
+
 def run_tau2_bench(tasks: int | None = None, latency: float | None = None, equal: int = 128,
                    tau2_candidates: tuple[int, ...] = (32, 64, 128),
                    tauray_candidates: tuple[int, ...] = (128, 256, 384), waves: int = 2, hosts: int = 2,
@@ -228,23 +250,11 @@ def run_tau2_bench(tasks: int | None = None, latency: float | None = None, equal
     names = candidates[:tasks]
     task_ids = [get_scenario(n).upstream_id for n in names]
     trials = lambda c: max(1, math.ceil(waves * c / tasks))
-    tau2_runs: dict[str, RunFigures] = {}
     tauray_runs: dict[str, RunFigures] = {}
-    tau2_failed: dict[str, str] = {}
-    tau2_failed_attempts = 0
     with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-vs-tau2-") as tmpname:
         tmp = Path(tmpname)
-        for c in sorted({equal, *tau2_candidates}):
-            for _attempt in range(2):  # a broken run gets one more go before the candidate counts as failed
-                try:
-                    figures = _run_tau2(ep.base_url, task_ids, trials(c), c, tmp, timeout)
-                except (RuntimeError, subprocess.TimeoutExpired) as exc:
-                    tau2_failed_attempts += 1
-                    tau2_failed[str(c)] = _last_error_line(str(exc))
-                    continue
-                tau2_failed.pop(str(c), None)
-                tau2_runs[str(c)] = figures
-                break
+        tau2_runs, tau2_failed, tau2_failed_attempts = _run_tau2_candidates(
+            ep.base_url, task_ids, sorted({equal, *tau2_candidates}), trials, tmp, timeout)
         if not tau2_runs:
             raise RuntimeError(f"tau2 run failed at every concurrency: {tau2_failed}")
         ensure_ray()
