@@ -82,7 +82,7 @@ class ModelEntry(BaseModel):
         return ModelSpec.model_validate(self.spec).concurrency
 
 
-class JudgeConfig(BaseModel):
+class JudgeEntry(BaseModel):
     """A judge: a model (a name from ``[models]``) and a prompt id (``id@version``)."""
 
     model_config = _STRICT
@@ -142,7 +142,7 @@ class SweepConfig(BaseModel):
                                           description="Named models with their limits and prices.")
     agents: list[str] = Field(min_length=1, description="Model names (or 'oracle') for the agent role.")
     users: list[str] = Field(min_length=1, description="Model names (or 'scripted') for the user role.")
-    judges: list[JudgeConfig] | JudgeGrid = Field(default_factory=list, description="Judge configs.")
+    judges: list[JudgeEntry] | JudgeGrid = Field(default_factory=list, description="Judge configs.")
     scenarios: list[Selection] = Field(min_length=1, description="Scenario selections (union).")
     policy_variants: list[str] = Field(default_factory=list, description="Policy variants; empty = all.")
     trials: int = Field(default=1, ge=1, description="Trials per scenario and cell.")
@@ -203,10 +203,10 @@ class SweepConfig(BaseModel):
         return self
 
     @property
-    def judge_list(self) -> list[JudgeConfig]:
+    def judge_list(self) -> list[JudgeEntry]:
         if isinstance(self.judges, JudgeGrid):
             g = self.judges
-            return [JudgeConfig(model=m, prompt=p, samples=g.samples, nl_pack=g.nl_pack if _is_nl(p) else None,
+            return [JudgeEntry(model=m, prompt=p, samples=g.samples, nl_pack=g.nl_pack if _is_nl(p) else None,
                                 structured=g.structured) for m, p in itertools.product(g.models, g.prompts)]
         return list(self.judges)
 
@@ -246,7 +246,7 @@ class SweepConfig(BaseModel):
         return entry.price if entry else None
 
 
-def _judge_request(judge: JudgeConfig, spec: dict[str, Any]) -> dict[str, Any]:
+def _judge_request(judge: JudgeEntry, spec: dict[str, Any]) -> dict[str, Any]:
     """The model spec ``judge`` calls with (its structured mode may add ``response_format``)."""
     from tauray.actors.judge import JudgeConfig as Judge
 
@@ -257,7 +257,7 @@ def _judge_request(judge: JudgeConfig, spec: dict[str, Any]) -> dict[str, Any]:
     return {**spec, "extra_params": {**spec.get("extra_params", {}), **request.extra_params}}
 
 
-def _check_judge(i: int, judge: JudgeConfig, spec: dict[str, Any]) -> None:
+def _check_judge(i: int, judge: JudgeEntry, spec: dict[str, Any]) -> None:
     """A judge config the judge can use (known prompt, a real model), checked at load."""
     from tauray.actors.judge import JudgeConfig as Judge
 

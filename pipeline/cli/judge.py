@@ -28,7 +28,7 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
     from tauray.actors.llm import ModelSpec
     from tauray.pipeline.cli.flags import add_fields
     from tauray.pipeline.cli.run import MODEL_FLAGS
-    from tauray.pipeline.config import DriveOptions, JudgeConfig
+    from tauray.pipeline.config import DriveOptions, JudgeEntry
 
     p.add_argument("run_dir", nargs="?", help="run directory holding conversations and messages tables")
     p.add_argument("--judge-model", action="append", default=[], metavar="M",
@@ -38,7 +38,7 @@ def add_judge_arguments(p: argparse.ArgumentParser) -> None:
     add_fields(p, ModelSpec, ["concurrency"])
     p.add_argument("--prompt", action="append", default=[], metavar="ID[@VERSION]",
                    help="judge prompt (repeatable); see --list-prompts")
-    add_fields(p, JudgeConfig, JUDGE_FIELDS)
+    add_fields(p, JudgeEntry, JUDGE_FIELDS)
     p.add_argument("--ray", action="store_true", help="judge on a Ray judge actor instead of in this process")
     add_fields(p, DriveOptions, ["probe"])
     p.add_argument("--list-prompts", action="store_true", help="print the available prompts and packs, then exit")
