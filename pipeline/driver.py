@@ -29,7 +29,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, Field
 
 from tauray.pipeline.accounting import ModelTotals
-from tauray.pipeline.config import ConfigFileError, DriveOptions, SweepConfig
+from tauray.pipeline.config import ConfigFileError, DriveOptions, SweepConfig, as_stored
 from tauray.results import layout
 from tauray.results.records import INFRA, INTERNAL, MODEL
 
@@ -129,7 +129,7 @@ def start_ray(cfg: SweepConfig, address: str | None) -> Any:
 def write_manifest(out: Path, cfg: SweepConfig) -> None:
     final = out / layout.SWEEP_MANIFEST
     tmp = layout.temp_path(final)
-    tmp.write_text(json.dumps({"sweep": cfg.model_dump(mode="json"),
+    tmp.write_text(json.dumps({"sweep": as_stored(cfg),
                                "written_at": datetime.now(timezone.utc).isoformat()}, indent=1, default=str))
     os.replace(tmp, final)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -148,3 +149,31 @@ def test_judge_grid_and_rpm_split():
     plan = plan_sweep(cfg, {"agent": 4, "user": 1})
     assert [j["prompt"] for j in plan.cells[0].judge_configs] == ["overall-plain@1", "overall-rubric"]
     assert plan.cells[0].agent["rpm"] == 25 and plan.cells[0].user["rpm"] == 100
+
+
+def test_the_run_folder_keeps_no_secret_from_var_references_headers_or_env_vars(tmp_path, monkeypatch):
+    """sweep.json stores ``${VAR}`` as written; credential-like extra parameters and the
+    cluster's env_vars values are left out (issue 23's secrets rule, for the manifest)."""
+    from tauray.pipeline.driver import write_manifest
+
+    monkeypatch.setenv("TAURAY_T_BASE", "http://127.0.0.1:9/v1?k=S3CRET-BASE")
+    path = _write(tmp_path, "s.toml", """
+        agents = ["m"]
+        users = ["scripted"]
+        [[scenarios]]
+        domain = "mock"
+        [models.m]
+        model = "openai/x"
+        api_base = "${TAURAY_T_BASE}"
+        extra_params = {extra_headers = {Authorization = "Bearer S3CRET-H"}, aws_secret_access_key = "S3CRET-AWS", top_p = 0.9}
+        [cluster.runtime_env.env_vars]
+        OPENAI_API_KEY = "S3CRET-ENV"
+        """)
+    cfg = load_sweep(path)
+    assert cfg.models["m"].spec["api_base"].endswith("S3CRET-BASE")  # the run itself gets the value
+    write_manifest(tmp_path, cfg)
+    text = (tmp_path / "sweep.json").read_text()
+    assert "S3CRET" not in text
+    stored = json.loads(text)["sweep"]
+    assert stored["models"]["m"]["api_base"] == "${TAURAY_T_BASE}"
+    assert stored["models"]["m"]["extra_params"]["top_p"] == 0.9 and stored["max_steps"] == cfg.max_steps
