@@ -110,22 +110,6 @@ def run_probe(cfg: SweepConfig, notes: Callable[[str], None]) -> None:
         raise ConfigFileError(cfg.source, str(exc)) from None
 
 
-def start_ray(cfg: SweepConfig, address: str | None) -> Any:
-    """Local Ray on loopback, or the cluster at ``address`` with the project shipped to it."""
-    from tauray.pipeline.ray_runtime import ensure_ray, project_runtime_env
-
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    import ray
-
-    runtime_env = None
-    if not ray.is_initialized():
-        if address and cfg.cluster.ship_project:
-            runtime_env = project_runtime_env(cfg.cluster.runtime_env)
-        elif cfg.cluster.runtime_env:
-            runtime_env = cfg.cluster.runtime_env
-    return ensure_ray(address, runtime_env=runtime_env)
-
-
 def write_manifest(out: Path, cfg: SweepConfig) -> None:
     final = out / layout.SWEEP_MANIFEST
     tmp = layout.temp_path(final)
@@ -161,7 +145,9 @@ def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | N
         if opts.probe:
             run_probe(cfg, notes)
         started = time.perf_counter()
-        ray = start_ray(cfg, opts.address)
+        from tauray.pipeline.ray_runtime import connect
+
+        ray = connect(opts.address, ship_project=cfg.cluster.ship_project, runtime_env=cfg.cluster.runtime_env)
         from tauray.actors.serving.lifecycle import serve_for_sweep
 
         cfg, served = serve_for_sweep(cfg, probe=opts.probe)  # `serve:` models up (docs/serve.md)

@@ -189,9 +189,9 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
     attempts = {(str(r), str(c)): int(a) for r, c, a in judged.itertuples(index=False)}
     if judge is None and use_ray:
         from tauray.actors.judge import judge_actor_class
-        from tauray.pipeline.ray_runtime import ensure_ray
+        from tauray.pipeline.ray_runtime import connect
 
-        ensure_ray()
+        connect()
         judge = judge_actor_class().remote()
     judge = judge if judge is not None else JudgeHost()
     sink = _Sink(run_dir, flush_rows, attempts)

@@ -44,6 +44,22 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, runtime_
     return ray
 
 
+def connect(address: str | None = None, ship_project: bool = True, runtime_env: dict[str, Any] | None = None):
+    """Local Ray on loopback, or the cluster at ``address`` (or RAY_ADDRESS) with the project
+    shipped to its workers (``py_modules``), merged with ``runtime_env``. ``run``, ``sweep``
+    and ``judge --ray`` all connect here, so their actors find the same code on every node."""
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    import ray
+
+    env = None
+    if not ray.is_initialized():
+        if address and ship_project:
+            env = project_runtime_env(runtime_env)
+        elif runtime_env:
+            env = runtime_env
+    return ensure_ray(address, runtime_env=env)
+
+
 def project_runtime_env(extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """A runtime env that ships the installed ``tauray`` package to every worker."""
     import tauray
