@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.actors.judge.reply_scan import Scan, scan
+from tauray.actors.judge.reply_scan import Scan, answer_part, scan
 from tauray.actors.judge.voices import (ID_KEY, NL, OVERALL, Candidate, candidates, has_item_key,
                                         off_schema_voices, reason_text, stray_nl_verdicts, stray_verdicts)
 
@@ -87,6 +87,9 @@ def response_format(kind: Literal["overall", "nl"]) -> dict[str, Any]:
             "json_schema": {"name": f"judge_{kind}_verdict", "schema": reply_schema(kind), "strict": True}}
 
 
+_ONLY_SECTION = "the reply holds only a reasoning section (<think>…</think> or kin) and no answer after it"
+
+
 def _why_none(s: Scan, what: str) -> str:
     if s.broken:
         pos, error, _ = s.broken[0]
@@ -106,6 +109,9 @@ def parse_overall(text: str | None) -> ParsedVerdict:
     """The one overall verdict in a reply, or unscored with the reason."""
     if text is None or not text.strip():
         return ParsedVerdict(verdict=None, unscored_reason="empty reply")
+    text, _ = answer_part(text)
+    if not text.strip():
+        return ParsedVerdict(verdict=None, unscored_reason=_ONLY_SECTION)
     s = scan(text)
     cands = candidates(s.values, OVERALL)
     stray = stray_verdicts(s, OVERALL)
@@ -116,7 +122,7 @@ def parse_overall(text: str | None) -> ParsedVerdict:
                              unscored_reason=conflicted[0].problem)
     # Every other voice in the reply: echoes with a real value, off-schema objects, text outside the JSON.
     others = [(c.label(), c.reading) for c in cands if c.echo and c.reading is not None]
-    others += [(f"{obj!r} at {where}", reading) for obj, where, reading in off_schema_voices(s.values)
+    others += [(f"{obj!r} at {where}", reading) for obj, where, reading in off_schema_voices(s.values, parts=False)
                if not has_item_key(obj)]
     others += [(f"{w!r} outside any decoded JSON value", OVERALL[w]) for w in stray]
     voices = {("pass" if c.reading else "fail") if c.reading is not None else repr(c.raw) for c in real}
@@ -175,6 +181,9 @@ def parse_nl(text: str | None, count: int) -> list[ParsedVerdict]:
 
     if text is None or not text.strip():
         return all_unscored("empty reply")
+    text, _ = answer_part(text)
+    if not text.strip():
+        return all_unscored(_ONLY_SECTION)
     s = scan(text)
     every = candidates(s.values, NL)
     cands = [c for c in every if not c.echo]
@@ -190,9 +199,6 @@ def parse_nl(text: str | None, count: int) -> list[ParsedVerdict]:
     if extra:
         return all_unscored(f"reply has verdicts for assertions that were not asked (or without an id): "
                             f"{', '.join(extra)}")
-    if stray and found:
-        return all_unscored(f"ambiguous: verdict text {', '.join(map(repr, stray))} also appears outside any decoded "
-                            f"JSON value, so the decoded results may not be the judge's whole answer")
     # Other voices per assertion: echoes with a real value, off-schema items, "A1: not met" in prose.
     others: dict[int, list[tuple[str, bool]]] = {}
     for c in every:
@@ -202,8 +208,10 @@ def parse_nl(text: str | None, count: int) -> list[ParsedVerdict]:
         if (index := _match_id(obj.get(ID_KEY), count)) is not None:
             others.setdefault(index, []).append((f"{obj!r} at {where}", reading))
     for number, reading, said in stray_nl_verdicts(s):
-        if 1 <= number <= count:
-            others.setdefault(number - 1, []).append((f"{said!r} outside any decoded JSON value", reading))
+        # "Verdict: met" naming no assertion speaks for each (for the only one, when one was asked).
+        targets = [number - 1] if number is not None else range(count)
+        for index in (t for t in targets if 0 <= t < count):
+            others.setdefault(index, []).append((f"{said!r} outside any decoded JSON value", reading))
     out = []
     for index in range(count):
         readings = found.get(index, [])

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
-from tauray.actors.judge.fold import CONFUSABLES
+from tauray.actors.judge.fold import fold_map
 from tauray.actors.judge.voices import voice_positions
 
 BEGIN = "===== BEGIN CONVERSATION RECORD ====="
@@ -45,8 +45,11 @@ END = "===== END CONVERSATION RECORD ====="
 _INDENT = "  | "
 
 _BRACKETS = str.maketrans({"{": "\u2774", "}": "\u2775", "[": "\u27e6", "]": "\u27e7"})
-_MARKER = re.compile(r"(?i)\b(begin|end)(\s+)(conversation\s+record)")
-_RULE = re.compile(r"={3,}|<{3,}|>{3,}|#{3,}")
+# Marker look-alikes, matched on the folded text (case, look-alikes, small capitals, Lisu letters,
+# combining underlines and escapes already gone): "END CONVERSATION RECORD", "END OF CONVERSATION
+# RECORD", "END_CONVERSATION_RECORD", "endconversationrecord".
+_MARKER = re.compile(r"(?<![a-z0-9])(begin|end)[\s_\-]*(?:of[\s_\-]+)?(?:the[\s_\-]+)?conversation[\s_\-]*record")
+_RULE = re.compile(r"={3,}|<{3,}|>{3,}|#{3,}|~{3,}")
 _FENCE = re.compile(r"`{3,}")
 _NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 _LINE_BREAKS = re.compile(r"\r\n?|[\u2028\u2029\x85\x0b\x0c]")
@@ -67,19 +70,25 @@ def defuse(text: str) -> str:
     text = "".join(ch for ch in text if _visible(ch))
     text = unicodedata.normalize("NFKC", text)  # removing characters can expose a new composition
     text = text.translate(_BRACKETS)
-    # Look-alike markers ("ЕND" with a Cyrillic Е) are found on the confusable skeleton, marked in the text.
-    text = _insert(text, [m.end(2) for m in _MARKER.finditer(text.translate(CONFUSABLES))], "(quoted) ")
-    # A verdict stated in prose ("VERDICT: PASS", "A1: met") is marked too: repeated by the judge, it
-    # would be a voice the parser hears (it can never be a verdict, but it would unscore a real one).
-    text = _insert(text, voice_positions(text), " (quoted)")
+    # Look-alike markers ("ЕND" with a Cyrillic Е, "ᴇɴᴅ", "E̲N̲D̲") are found on the parser's folding.
+    folded, ends = fold_map(text)
+    marks = [ends[m.end(1) - 1] for m in _MARKER.finditer(folded)]
+    # A verdict stated in prose ("VERDICT: PASS", "A1: met", "\u0076erdict: pass") is marked too, between
+    # ornaments as well: repeated by the judge, it would be a voice the parser hears (it can never be a
+    # verdict, but it would unscore a real one).
+    text = _insert(text, marks + voice_positions(text), " (quoted)")
     text = _RULE.sub(lambda m: " ".join(m.group(0)[:3]), text)
     return _FENCE.sub("'''", text)
 
 
 def _insert(text: str, positions: list[int], mark: str) -> str:
-    for at in sorted(positions, reverse=True):
-        text = text[:at] + mark + text[at:]
-    return text
+    """``mark`` inserted at each position (once per position), in one pass: linear in the text's size."""
+    parts, last = [], 0
+    for at in sorted(set(positions)):
+        parts += [text[last:at], mark]
+        last = at
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 # Kept for callers of the earlier name.

@@ -21,6 +21,27 @@ _OBJECT_START = re.compile(r"""\s*(["'}]|[A-Za-z_]\w*\s*:)""")
 _ARRAY_START = re.compile(r"""\s*(["'{\[\]\-0-9]|true|false|null)""")
 
 
+# A reasoning section the judge writes before its answer (a draft, self-corrections): ``<think>…</think>``
+# and its kin, ``[THINK]…[/THINK]``, ``◁think▷…◁/think▷``, a harmony analysis channel. Only at the very
+# start of the reply, closed, and only the sections there: what follows is the answer.
+_SECTION = re.compile(
+    r"\A\s*(?:<(think|thinking|reasoning|reflection|analysis|scratchpad)\s*>.*?</\1\s*>"
+    r"|\[think\].*?\[/think\]|\u25c1think\u25b7.*?\u25c1/think\u25b7"
+    r"|(?:<\|start\|>assistant)?<\|channel\|>analysis<\|message\|>.*?<\|end\|>)", re.S | re.I)
+_FINAL_CHANNEL = re.compile(r"\A\s*(?:<\|start\|>assistant)?<\|channel\|>final<\|message\|>")
+
+
+def answer_part(text: str) -> tuple[str, bool]:
+    """The reply less the reasoning sections it opens with (drafts before the final answer are not answers),
+    and whether there were any."""
+    stripped = False
+    while (m := _SECTION.match(text)) is not None:
+        text, stripped = text[m.end():], True
+    if (m := _FINAL_CHANNEL.match(text)) is not None:
+        text = text[m.end():]
+    return text, stripped
+
+
 class DuplicateKeyError(ValueError):
     """An object names the same key twice: which one the judge meant is unknowable."""
 
@@ -119,4 +140,4 @@ def scan(text: str) -> Scan:
     return out
 
 
-__all__ = ["MAX_DEPTH", "DuplicateKeyError", "Scan", "scan"]
+__all__ = ["MAX_DEPTH", "DuplicateKeyError", "Scan", "answer_part", "scan"]

@@ -21,44 +21,86 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tauray.actors.judge.fold import CONFUSABLES, fold, plain_key, unescape
+from tauray.actors.judge.fold import fold, fold_map, plain_key, unescape
 from tauray.actors.judge.reply_scan import Scan
 
 VERDICT_KEY = "verdict"
 ID_KEY = "id"
 OVERALL = {"pass": True, "passed": True, "fail": False, "failed": False}
 NL = {"met": True, "not_met": False, "not met": False, "not-met": False}
-# Voices: keys that state a verdict without being the schema's key. They never make a verdict; where
-# one disagrees with the verdict read, the question is ambiguous. A key is a voice when, folded
-# (NFKC, look-alikes, case, punctuation), it holds one of these (or is "met", "ismet"...).
-_VOICE_TOKENS = ("verdict", "pass", "fail", "result", "status", "outcome", "resolv", "success", "satisf",
-                 "decision", "judg", "grade", "conclu", "holds")
-_VOICE_MET = re.compile(r"^(is|was|been|overall|final|not|un)?met$")
+# Voices: keys that state *the* verdict without being the schema's key. They never make a verdict; where
+# one disagrees with the verdict read, the question is ambiguous. A key is a voice when, folded (NFKC,
+# look-alikes, case, punctuation dropped), it holds "verdict", or is one of these words once qualifiers
+# ("is", "final", "overall", "task" ...) and a negation are taken off: "passed", "is_resolved",
+# "final_result", "isNotMet". A key naming a part of the case ("issue_resolved", "customer_satisfied",
+# "criteria_passed", "agent_claimed_success") describes a sub-aspect, not the verdict: never a voice.
+_VOICE_WORDS = {
+    "pass": True, "passed": True, "passes": True, "result": True, "status": True, "outcome": True,
+    "resolved": True, "resolution": True, "success": True, "successful": True, "succeeded": True,
+    "satisfied": True, "decision": True, "judgment": True, "judgement": True, "grade": True,
+    "conclusion": True, "holds": True, "met": True,
+    "fail": False, "failed": False, "fails": False, "failure": False}
+_QUALIFIERS = ("is", "was", "has", "been", "final", "overall", "the", "my", "judge", "judges", "task", "case",
+               "conversation", "evaluation", "eval", "reply", "answer")
+# Tokens of a key that names a part of the case rather than the verdict: such a key is judge-like
+# content (an object made of them still reads as a reply) but never a voice.
+_ASPECT_TOKENS = ("pass", "fail", "result", "status", "outcome", "resolv", "success", "satisf", "decision",
+                  "judg", "grade", "conclu", "holds", "met")
 # Keys that explain or name a verdict rather than state one: an object made only of voices and these
 # reads as a reply; one with other data (a tool result {"status": "ok", "passed": true}) is quoted data.
 _EXPLAIN_TOKENS = ("reason", "explan", "rational", "justif", "comment", "note", "summar", "evidence", "analy",
                    "confiden", "detail", "critique", "feedback", "thought")
 _ITEM_KEYS = frozenset({"id", "criterion", "criterionid", "assertion", "assertionid", "statement", "requirement",
                         "rule", "name", "label"})
+# Containers of per-part judgments ({"criteria": {"R1": {"met": true}}}): nothing under them is an overall voice.
+_PART_KEYS = frozenset({"criteria", "criterion", "rubric", "check", "checks", "requirement", "requirements",
+                        "aspect", "aspects", "step", "steps", "assertion", "assertions", "item", "items",
+                        "subscore", "subscores", "scores", "breakdown", "rule", "rules", "r", "c", "a", "q"})
 _SIDE_TRUE = {"true", "yes", "pass", "passed", "met", "resolved", "success", "succeeded", "holds", "satisfied"}
 _SIDE_FALSE = {"false", "no", "fail", "failed", "not met", "unmet", "unresolved", "violated", "not passed",
                "not satisfied", "not resolved"}
 _QUOTE = "[\"'`*\u201c\u201d\u2018\u2019\u00ab\u00bb\u201e\u201f]"
-_PLACEHOLDER = re.compile(r"^\s*<[^<>]*>\s*$|^\s*[a-z_]+(\s*\|\s*[a-z_]+)+\s*$", re.IGNORECASE)
+# A placeholder of a reply-format example: "<two or three sentences>", "<pass or fail>", "pass|fail". Only
+# words that describe a form count, so reasoning written inside <...> ("<the agent never fixed it>") is
+# reasoning, and "toggle_airplane_mode | check_status_bar" is a value, not an echo.
+_PLACEHOLDER = re.compile(r"^\s*[<\u2039]([^<>\u2039\u203a]*)[>\u203a]\s*$")
+_FORM_WORDS = frozenset(
+    "one two three four five a an or and short brief concise sentence sentences per criterion criteria to each "
+    "reason reasons reasoning explanation explain your here text string statement assertion id ids number pass "
+    "fail met not verdict why the of word words few paragraph value summary justification up at most max e g eg "
+    "etc true false yes no your answer r".split())
+_ANSWER_WORDS = frozenset({"pass", "fail", "met", "not_met", "true", "false", "yes", "no"})
 # A verdict stated outside any decoded value: "verdict": "x", {verdict: x}, Verdict: FAIL, <verdict>fail<...
+# (matched on folded text, so case and look-alikes are already gone)
 _STRAY = re.compile(rf"(?<![a-z0-9_]){_QUOTE}*verdict{_QUOTE}*\s*(?:[:=>]|\bis\b)\s*{_QUOTE}*\s*"
                     r"(not[ _\-]?met|unmet|met|passed|pass|failed|fail)(?![a-z0-9_])")
-_STRAY_ANYCASE = re.compile(_STRAY.pattern, re.IGNORECASE)
 # "A1: not met" in prose.
-_NL_STRAY = re.compile(rf"(?<![a-z0-9_])a\s*(\d+)\s*(?:[:=\-\u2013\u2014)]|\bis\b)\s*{_QUOTE}*\s*"
+_NL_STRAY = re.compile(rf"(?<![a-z0-9_])a\s*(\d+){_QUOTE}*\s*(?:[:=\-\u2013\u2014)]|\bis\b)\s*{_QUOTE}*\s*"
                        r"(not[ _\-]?met|unmet|met)(?![a-z0-9_])")
-_NL_STRAY_ANYCASE = re.compile(_NL_STRAY.pattern, re.IGNORECASE)
+# Where prose names an assertion ("A2", "**A2**", "assertion 2"): a "Verdict: met" after it speaks for it.
+_NL_ID = re.compile(r"(?<![a-z0-9_])(?:a|assertion\s*a?|statement\s*a?)\s?(\d{1,3})(?![0-9])")
+_OPEN, _SHUT = "\u2774", "\u2775"
 
 
-def _in_ornaments(line: str, at: int) -> bool:
-    """Whether position ``at`` sits between a defused ``❴`` and its ``❵`` on one line (a quote of the record)."""
-    before = line[:at]
-    return before.rfind("\u2774") > before.rfind("\u2775")
+def _unquoted(line: str) -> str:
+    """``line`` with every span between a defused ``❴`` and its matching ``❵`` blanked (a quote of the
+    record); an ornament without its partner quotes nothing. Linear, positions kept."""
+    opens: list[int] = []
+    spans: list[tuple[int, int]] = []
+    for k, c in enumerate(line):
+        if c == _OPEN:
+            opens.append(k)
+        elif c == _SHUT and opens:
+            start = opens.pop()
+            if not opens:
+                spans.append((start, k + 1))
+    if not spans:
+        return line
+    parts, last = [], 0
+    for start, stop in spans:
+        parts += [line[last:start], " " * (stop - start)]
+        last = stop
+    return "".join(parts) + line[last:]
 
 
 def _word(raw: str, words: dict[str, bool]) -> str | None:
@@ -67,11 +109,12 @@ def _word(raw: str, words: dict[str, bool]) -> str | None:
     return w if w in words else None
 
 
-def _outside_lines(s: Scan) -> list[str]:
-    """Folded lines of the prose and of the values that failed to decode, less quotes of the record."""
-    lines = [line for _, _, span in s.broken for line in unescape(span).splitlines()]
-    lines += [line for segment in s.prose for line in unescape(segment).splitlines()]
-    return [line for line in lines if not line.lstrip().startswith("|")]  # a record line ("  | ...")
+def _outside(s: Scan) -> list[list[str]]:
+    """Folded lines of each value that failed to decode and of the prose (all prose as one piece, in
+    order), less quotes of the record: lines ``  | ...`` and spans between ornaments."""
+    pieces = [unescape(span) for _, _, span in s.broken] + ["\n".join(unescape(p) for p in s.prose)]
+    return [[_unquoted(line) for line in piece.splitlines() if not line.lstrip().startswith("|")]
+            for piece in pieces]
 
 
 def stray_verdicts(s: Scan, words: dict[str, bool]) -> list[str]:
@@ -84,37 +127,51 @@ def stray_verdicts(s: Scan, words: dict[str, bool]) -> list[str]:
     record, between its ornaments or on a ``  | `` line, is left alone). Only
     ever a disagreeing voice against the decoded verdicts, so a reply whose
     real answer is unreadable cannot keep a quoted one."""
-    found = []
-    for line in _outside_lines(s):
-        found += [w for m in _STRAY.finditer(line)
-                  if (w := _word(m.group(1), words)) and not _in_ornaments(line, m.start())]
-    return found
+    return [w for piece in _outside(s) for line in piece for m in _STRAY.finditer(line)
+            if (w := _word(m.group(1), words))]
 
 
-def stray_nl_verdicts(s: Scan) -> list[tuple[int, bool, str]]:
-    """``A1: not met`` stated outside every decoded value: (number, reading, text)."""
-    return [(int(m.group(1)), NL[w], m.group(0)) for line in _outside_lines(s) for m in _NL_STRAY.finditer(line)
-            if (w := _word(m.group(2), NL)) and not _in_ornaments(line, m.start())]
+def stray_nl_verdicts(s: Scan) -> list[tuple[int | None, bool, str]]:
+    """NL verdicts stated outside every decoded value, each with the assertion number it speaks for:
+    ``A1: not met``, or ``Verdict: met`` after prose that last named an assertion (``### A2``); a
+    ``Verdict: met`` before any name speaks for no one in particular (number None)."""
+    out: list[tuple[int | None, bool, str]] = []
+    for piece in _outside(s):
+        current: int | None = None
+        for line in piece:
+            events = [(m.start(), int(m.group(1)), None) for m in _NL_ID.finditer(line)]
+            events += [(m.start(), None, m) for m in _STRAY.finditer(line)]
+            for _, number, m in sorted(events, key=lambda e: e[0]):
+                if number is not None:
+                    current = number
+                elif (w := _word(m.group(1), NL)) is not None:
+                    out.append((current, NL[w], m.group(0)))
+            out += [(int(m.group(1)), NL[w], m.group(0)) for m in _NL_STRAY.finditer(line)
+                    if (w := _word(m.group(2), NL))]
+    return out
 
 
 def voice_positions(text: str) -> list[int]:
-    """Where, in (NFKC-normalised) ``text``, a verdict stated in prose ends its key word ("Verdict" in
-    ``Verdict: PASS``, "A1" in ``A1: met``): the renderer marks these as quoted, so a judge repeating a
-    line of the record does not add a voice the parser would hear."""
-    probe = text.translate(CONFUSABLES)  # one to one: positions stay
+    """Where, in ``text``, a verdict the parser would hear as a voice ends its key word ("Verdict" in
+    ``Verdict: PASS``, "\\u0076erdict" in ``\\u0076erdict: pass``, "A1" in ``A1: met``), found on the
+    parser's own folding (:func:`.fold.fold_map`), between ornaments too: the renderer marks these as
+    quoted, so a judge repeating a line of the record does not add a voice."""
+    folded, ends = fold_map(text)
     out = []
-    for m in _STRAY_ANYCASE.finditer(probe):
-        at = m.start() + m.group(0).lower().find("verdict") + len("verdict")
-        line_start = probe.rfind("\n", 0, at) + 1
-        if not _in_ornaments(probe[line_start:at], at - line_start):
-            out.append(at)
-    out += [m.end(1) for m in _NL_STRAY_ANYCASE.finditer(probe)]
+    for m in _STRAY.finditer(folded):
+        out.append(ends[m.start() + m.group(0).find("verdict") + len("verdict") - 1])
+    out += [ends[m.end(1) - 1] for m in _NL_STRAY.finditer(folded)]
     return sorted(set(out))
 
 
 def _is_placeholder(value: Any) -> bool:
-    return isinstance(value, str) and bool(_PLACEHOLDER.match(value)) and value.strip().lower() not in (
-        OVERALL.keys() | NL.keys())
+    """Whether ``value`` is a placeholder of a reply-format example, not something the judge said."""
+    if not isinstance(value, str):
+        return False
+    if (m := _PLACEHOLDER.match(value)) is not None:
+        return all(w in _FORM_WORDS or w.isdigit() for w in re.findall(r"[a-z]+|\d+", m.group(1).lower()))
+    alternatives = [a.strip().lower() for a in value.split("|")]
+    return len(alternatives) > 1 and all(a in _ANSWER_WORDS for a in alternatives)
 
 
 def _side_reading(value: Any) -> bool | None:
@@ -129,12 +186,37 @@ def _side_reading(value: Any) -> bool | None:
     return None
 
 
+def _core_polarity(k: str, depth: int = 0) -> bool | None:
+    """How a folded key reads once qualifiers and a negation are taken off; None when it is no verdict word."""
+    if k in _VOICE_WORDS:
+        return _VOICE_WORDS[k]
+    if depth > 3:
+        return None
+    for neg in ("not", "un"):
+        if k.startswith(neg) and (p := _core_polarity(k[len(neg):], depth + 1)) is not None:
+            return not p
+    for q in _QUALIFIERS:
+        if len(k) > len(q) and k.startswith(q) and (p := _core_polarity(k[len(q):], depth + 1)) is not None:
+            return p
+        if len(k) > len(q) and k.endswith(q) and (p := _core_polarity(k[:-len(q)], depth + 1)) is not None:
+            return p
+    return None
+
+
 def _key_polarity(key: str) -> bool | None:
     """None: the key states no verdict; True: its value reads as is; False: inverted (``failed``, ``unmet``)."""
     k = plain_key(key)
-    if not (any(t in k for t in _VOICE_TOKENS) or _VOICE_MET.match(k)):
+    if any(t in k for t in _EXPLAIN_TOKENS):
         return None
-    return not (("fail" in k and "pass" not in k) or k.startswith(("not", "un")))
+    if "verdict" in k:
+        return not (("fail" in k and "pass" not in k) or k.startswith(("not", "un")))
+    return _core_polarity(k)
+
+
+def _is_aspect(key: str) -> bool:
+    """A key naming a judged part of the case (``issue_resolved``, ``criteria_passed``): judge-like, no voice."""
+    k = plain_key(key)
+    return _key_polarity(key) is None and any(t in k for t in _ASPECT_TOKENS)
 
 
 def reason_text(obj: dict[str, Any]) -> str | None:
@@ -157,26 +239,31 @@ class Candidate:
         return f"{self.raw!r} at {self.where}" + (" (in an echo of the format example)" if self.echo else "")
 
 
-def _walk(values: list[tuple[int, Any]]) -> list[tuple[dict[str, Any], str]]:
-    """Every object inside the decoded values, with where it sits."""
-    out: list[tuple[dict[str, Any], str]] = []
+def _part_key(key: str) -> bool:
+    """A key holding per-part judgments: ``criteria``, ``rubric``, ``R1``, ``criterion_2``."""
+    return plain_key(key) in _PART_KEYS or re.fullmatch(r"(?:[a-z]+[\s_\-]?)?\d+", fold(key)) is not None
 
-    def walk(value: Any, where: str) -> None:
+
+def _walk(values: list[tuple[int, Any]]) -> list[tuple[dict[str, Any], str, bool]]:
+    """Every object inside the decoded values, with where it sits and whether it sits under a part key."""
+    out: list[tuple[dict[str, Any], str, bool]] = []
+
+    def walk(value: Any, where: str, part: bool) -> None:
         if isinstance(value, dict):
-            out.append((value, where))
+            out.append((value, where, part))
             for k, v in value.items():
-                walk(v, f"{where}.{k}")
+                walk(v, f"{where}.{k}", part or _part_key(k))
         elif isinstance(value, list):
             for n, v in enumerate(value):
-                walk(v, f"{where}[{n}]")
+                walk(v, f"{where}[{n}]", part)
 
     for pos, value in values:
-        walk(value, f"char {pos}")
+        walk(value, f"char {pos}", False)
     return out
 
 
 def candidates(values: list[tuple[int, Any]], words: dict[str, bool]) -> list[Candidate]:
-    return [_read(obj, where, words) for obj, where in _walk(values) if VERDICT_KEY in obj]
+    return [_read(obj, where, words) for obj, where, _ in _walk(values) if VERDICT_KEY in obj]
 
 
 def _read(obj: dict[str, Any], where: str, words: dict[str, bool]) -> Candidate:
@@ -203,24 +290,25 @@ def _read(obj: dict[str, Any], where: str, words: dict[str, bool]) -> Candidate:
     return c
 
 
-def off_schema_voices(values: list[tuple[int, Any]]) -> list[tuple[dict[str, Any], str, bool]]:
+def off_schema_voices(values: list[tuple[int, Any]], parts: bool = True) -> list[tuple[dict[str, Any], str, bool]]:
     """Objects without the schema key that still read as a reply stating a verdict (``{"passed": false}``,
     ``{"Verdict": "fail"}``, ``{"overall_verdict": "fail"}``, ``{"id": "A1", "status": "not_met"}``):
-    (object, where, reading). Never a verdict; a disagreeing voice."""
+    (object, where, reading). Never a verdict; a disagreeing voice. With ``parts`` False, objects under
+    a per-part key (``{"criteria": {"R1": {"met": true}}}``) are left out: they judge a part, not the whole."""
     out = []
-    for obj, where in _walk(values):
-        if VERDICT_KEY in obj:
+    for obj, where, under_part in _walk(values):
+        if VERDICT_KEY in obj or (under_part and not parts):
             continue
         readings, reply_like = set(), True
         for key, value in obj.items():
             if isinstance(value, (dict, list)):
                 continue
             polarity = _key_polarity(key)
-            side = _side_reading(value) if polarity is not None else None
+            side = _side_reading(value) if polarity is not None or _is_aspect(key) else None
             plain = plain_key(key)
-            if side is not None:
+            if side is not None and polarity is not None:
                 readings.add(side if polarity else not side)
-            elif not (plain in _ITEM_KEYS or any(t in plain for t in _EXPLAIN_TOKENS)):
+            elif not (side is not None or plain in _ITEM_KEYS or any(t in plain for t in _EXPLAIN_TOKENS)):
                 reply_like = False  # other data beside it: a quoted record, not a reply
         out += [(obj, where, r) for r in sorted(readings)] if reply_like else []
     return out
