@@ -14,7 +14,6 @@ conversations. Every error names the file, the field and what was expected.
 from __future__ import annotations
 
 import itertools
-import os
 import re
 import uuid
 from datetime import datetime, timezone
@@ -23,11 +22,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from tauray.pipeline.files import ConfigFileError, read_config_file
+
 from tauray.scenarios.conventions import ORACLE, SCRIPTED
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 # The source of a ``tauray run`` configuration, as errors name it.
@@ -271,31 +269,6 @@ def _check_judge(i: int, judge: JudgeEntry, spec: dict[str, Any]) -> None:
         raise ValueError(f"judges[{i}]: {exc}") from None
 
 
-# --------------------------------------------------------------------------- loading
-
-
-def _expand_env(value: Any, where: str, path: Path, written: dict[tuple[Any, ...], str],
-                at: tuple[Any, ...] = ()) -> Any:
-    """``${VAR}`` in any string is replaced by the environment variable (e.g. an endpoint URL);
-    ``written`` keeps each such string as the file wrote it, by its path in the config."""
-    if isinstance(value, dict):
-        return {k: _expand_env(v, f"{where}.{k}" if where else str(k), path, written, (*at, k))
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_expand_env(v, f"{where}[{i}]", path, written, (*at, i)) for i, v in enumerate(value)]
-    if isinstance(value, str):
-        if _ENV_REF.search(value):
-            written[at] = value
-
-        def sub(m: re.Match[str]) -> str:
-            if m.group(1) not in os.environ:
-                raise ConfigFileError(path, f"field '{where}': environment variable {m.group(1)} is not set "
-                                     f"(expected it to hold the value for ${{{m.group(1)}}})")
-            return os.environ[m.group(1)]
-        return _ENV_REF.sub(sub, value)
-    return value
-
-
 def format_validation(exc: ValidationError) -> str:
     """A pydantic error as one line ``field 'a.b': message; field 'c': ...`` (no URLs, no
     input echo)."""
@@ -308,56 +281,6 @@ def format_validation(exc: ValidationError) -> str:
             loc, msg = named.groups()
         parts.append(f"field '{loc or '(top level)'}': {msg}")
     return "; ".join(parts)
-
-
-def load_sweep(path: Path | str) -> SweepConfig:
-    """Read and validate a sweep file (``.toml``, ``.yaml`` or ``.yml``)."""
-    path = Path(path)
-    raw = read_config_file(path)
-    written: dict[tuple[Any, ...], str] = {}
-    raw = _expand_env(raw, "", path, written)
-    raw.setdefault("name", path.stem)
-    try:
-        cfg = SweepConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigFileError(path, format_validation(exc)) from None
-    cfg._source = str(path)
-    cfg._written = written
-    return cfg
-
-
-# Keys whose values are credentials wherever they stand in a model's extra parameters.
-_SECRET_KEYS = re.compile(r"key|secret|passw|credential|auth|header|cookie|session|access_token|^token$", re.I)
-REDACTED = "<redacted>"
-
-
-def as_stored(cfg: SweepConfig) -> dict[str, Any]:
-    """The configuration as a run folder keeps it (``sweep.json``): a value the file took from
-    ``${VAR}`` is stored as written, credential-like extra parameters and the cluster's
-    ``env_vars`` values are left out, so no secret reaches the folder."""
-    data = cfg.model_dump(mode="json")
-    for at, text in cfg._written.items():
-        node = data
-        try:
-            for step in at[:-1]:
-                node = node[step]
-            node[at[-1]] = text
-        except (KeyError, IndexError, TypeError):
-            pass
-    for entry in data.get("models", {}).values():
-        entry["extra_params"] = _redacted(entry.get("extra_params", {}))
-    env_vars = data.get("cluster", {}).get("runtime_env", {}).get("env_vars")
-    if isinstance(env_vars, dict):
-        data["cluster"]["runtime_env"]["env_vars"] = {k: REDACTED for k in env_vars}
-    return data
-
-
-def _redacted(params: Any) -> Any:
-    if isinstance(params, dict):
-        return {k: REDACTED if _SECRET_KEYS.search(str(k)) else _redacted(v) for k, v in params.items()}
-    if isinstance(params, list):
-        return [_redacted(v) for v in params]
-    return params
 
 
 def new_run_id() -> str:

@@ -29,7 +29,9 @@ from typing import Any, Callable
 from pydantic import BaseModel, Field
 
 from tauray.pipeline.accounting import ModelTotals
-from tauray.pipeline.config import ConfigFileError, DriveOptions, SweepConfig, as_stored
+from tauray.pipeline.files import ConfigFileError
+from tauray.pipeline.config import DriveOptions, SweepConfig
+from tauray.pipeline.sweep_file import as_stored
 from tauray.results import layout
 from tauray.results.records import INFRA, INTERNAL, MODEL
 

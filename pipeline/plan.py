@@ -18,7 +18,8 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.pipeline.config import ConfigFileError, SweepConfig
+from tauray.pipeline.files import ConfigFileError
+from tauray.pipeline.config import SweepConfig
 from tauray.scenarios.conventions import is_reference
 from tauray.scenarios.model import Frozen
 

@@ -9,7 +9,7 @@ from tauray.pipeline.cli.drive import add_drive_arguments, drive, report
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from tauray.pipeline.config import load_sweep
+    from tauray.pipeline.sweep_file import load_sweep
 
     return report(drive(load_sweep(args.file), args), args.json)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tauray.actors.llm import ModelSpec, request_params
-from tauray.pipeline.config import load_sweep
+from tauray.pipeline.sweep_file import load_sweep
 
 SWEEPS = Path(__file__).resolve().parents[2] / "data" / "sweeps"
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from tauray.pipeline.cli.main import build_parser
 from tauray.pipeline.cli.run import config_from_args
-from tauray.pipeline.config import load_sweep
+from tauray.pipeline.sweep_file import load_sweep
 from tauray.pipeline.driver import execute
 from tauray.pipeline.plan import SweepPlan, select
 

@@ -144,7 +144,7 @@ def test_tauray_run_serves_its_agent_model(serve_up, monkeypatch, tmp_path):
 def test_a_sweep_refused_by_the_run_lock_takes_its_deployments_down(serve_up, monkeypatch, tmp_path):
     """Another driver holds the folder: the lock is taken first, so this one is refused
     before it deploys anything (and nothing is left up when it exits)."""
-    from tauray.pipeline.config import load_sweep
+    from tauray.pipeline.sweep_file import load_sweep
     from tauray.pipeline.driver import execute as run_sweep
     from tauray.results.lock import RunLockedError
 

@@ -10,7 +10,8 @@ from pydantic import ValidationError
 from tauray.actors.llm import ModelSpec, check_model_ready
 from tauray.actors.serving import ServeSpec, ServeSpecError, collect, resolve_weights
 from tauray.actors.serving import lifecycle
-from tauray.pipeline.config import ConfigFileError, load_sweep
+from tauray.pipeline.files import ConfigFileError
+from tauray.pipeline.sweep_file import load_sweep
 from tauray.pipeline.plan import model_identity
 
 from .conftest import SMOLLM2, smollm2_spec
@@ -34,7 +35,7 @@ def test_missing_gguf_is_refused_naming_the_path(tmp_path):
 
 
 def test_missing_gguf_in_a_sweep_file_stops_it_before_any_unit(tmp_path):
-    from tauray.pipeline.config import load_sweep
+    from tauray.pipeline.sweep_file import load_sweep
 
     missing = tmp_path / "absent.gguf"
     sweep = tmp_path / "bad.toml"

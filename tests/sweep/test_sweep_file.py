@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from tauray.pipeline.config import ConfigFileError, load_sweep
+from tauray.pipeline.files import ConfigFileError
+from tauray.pipeline.sweep_file import load_sweep
 from tauray.pipeline.plan import plan_sweep
 from tauray.pipeline.plan import model_identity
 
