@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tauray.results.metrics import majority
+from tauray.results.metrics import majority, unscored_by_truth
 from tauray.results.metrics import (binary_metrics, cohen_kappa, fleiss_kappa, kappa_interval, scored_mask,
                                     wilson_interval)
 from tauray.results.readers import conversations_df, judge_verdicts_df, nl_verdicts_df
@@ -167,6 +167,16 @@ def _consistency(samples: list[list[bool | None]]) -> float | None:
     return sum(shares) / len(shares) if shares else None
 
 
+def _item_reasons(g: pd.DataFrame, majorities: dict[str, bool | None]) -> dict[str, str]:
+    """conversation -> the most frequent unscored reason among the samples of its unscored item (absent
+    when every sample was scored and they tied)."""
+    latest = _latest_rendering(g)
+    rows = g[g["passed"].isna() & g["conversation_id"].map(lambda c: majorities.get(c, True) is None)]
+    rows = rows[rows["transcript_hash"] == rows["conversation_id"].map(latest)]
+    return {str(c): str(r.value_counts().index[0]) for c, r in rows.groupby("conversation_id")["unscored_reason"]
+            if r.notna().any()}
+
+
 def _overall_judge(config_id: str, g: pd.DataFrame, truth: dict[str, bool]) -> tuple[dict[str, Any],
                                                                                     dict[str, bool | None]]:
     """One overall-verdict judge config's entry, and its verdict per conversation."""
@@ -187,6 +197,7 @@ def _overall_judge(config_id: str, g: pd.DataFrame, truth: dict[str, bool]) -> t
         "samples_per_item": max((len(v) for v in samples.values()), default=0),
         "self_consistency": _consistency(list(samples.values())),
         "self_consistency_items": sum(sum(x is not None for x in v) >= 2 for v in samples.values()),
+        "unscored_by_truth": unscored_by_truth(majorities, truth, _item_reasons(g, majorities)),
     }
     return _json_safe(entry), majorities
 
@@ -248,6 +259,18 @@ def _inter_judge(judges: list[dict[str, Any]], verdicts: dict[str, dict[str, boo
             "pairs": pairs}
 
 
+def _unscored_line(u: dict[str, Any]) -> str:
+    """Where a judge's unscored items fall on the ground truth, and why (one line)."""
+    parts = []
+    for label in ("success", "failure"):
+        x = u[label]
+        rate = "-" if x["rate"] is None else f"{x['rate']:.3f}"
+        why = ", ".join(f"{k} {v}" for k, v in x["reasons"].items())
+        parts.append(f"{label} {rate} ({x['unscored']}/{x['items']}{'; ' + why if why else ''})")
+    gap = "-" if u["gap"] is None else f"{u['gap']:+.3f}"
+    return f"  unscored by truth: {'  '.join(parts)}  gap {gap}"
+
+
 def format_report(report: dict[str, Any]) -> str:
     """A plain-text table of the report."""
 
@@ -265,6 +288,7 @@ def format_report(report: dict[str, Any]) -> str:
                      f"specificity {f(j['specificity'])}{ci(j['specificity_ci'])}")
         lines.append(f"  unscored_rate {f(j['unscored_rate'])}  self_consistency {f(j['self_consistency'])} "
                      f"(sample unscored rate {f(j['sample_unscored_rate'])})  samples {j['samples_per_item']}")
+        lines.append(_unscored_line(j["unscored_by_truth"]))
     inter = report["inter_judge"]
     if inter["configs"] >= 2:
         lines.append(f"inter-judge: Fleiss kappa {f(inter['fleiss_kappa'])} over {inter['items_all_scored']} items")

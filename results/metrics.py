@@ -409,3 +409,37 @@ def tally(verdicts: list[bool | None]) -> tuple[bool | None, float | None, int, 
     if yes == no:
         return None, 0.5, len(scored), len(verdicts)
     return yes > no, max(yes, no) / len(scored), len(scored), len(verdicts)
+
+
+def unscored_reason_class(reason: str | None) -> str:
+    """The kind of an unscored reason, without the reply-specific detail: ``ambiguous``, ``empty reply``,
+    ``no JSON verdict found in reply``, ``reply JSON could not be decoded`` ..."""
+    import re  # local: this judge part of the module is the only user
+
+    if reason is None:
+        return "tie among scored samples"
+    head = re.split(r"[:(;]", reason, maxsplit=1)[0].strip()
+    return re.sub(r"\s*starting at char \d+", "", re.sub(r"'[^']*'", "'…'", head))[:60] or "unknown"
+
+
+def unscored_by_truth(verdicts: dict[str, bool | None], truth: dict[str, bool],
+                      reasons: dict[str, str] | None = None) -> dict[str, Any]:
+    """How a judge's unscored items fall on the ground truth: per label (``success``: truth is a
+    success, ``failure``: it is not) the items, the unscored ones, their rate with a Wilson interval and
+    the reasons' kinds; ``gap`` is the success rate minus the failure rate. Unscored items count as not
+    successful where a judge gates, so a judge whose unscored items lean to one label shifts results."""
+    out: dict[str, Any] = {}
+    for label, want in (("success", True), ("failure", False)):
+        items = [c for c in verdicts if c in truth and truth[c] is want]
+        unscored = [c for c in items if verdicts[c] is None]
+        kinds: dict[str, int] = {}
+        for c in unscored:
+            kind = unscored_reason_class((reasons or {}).get(c))
+            kinds[kind] = kinds.get(kind, 0) + 1
+        out[label] = {"items": len(items), "unscored": len(unscored),
+                      "rate": len(unscored) / len(items) if items else None,
+                      "rate_ci": wilson_interval(len(unscored), len(items)) if items else None,
+                      "reasons": dict(sorted(kinds.items(), key=lambda kv: -kv[1]))}
+    s, f = out["success"]["rate"], out["failure"]["rate"]
+    out["gap"] = s - f if s is not None and f is not None else None
+    return out
