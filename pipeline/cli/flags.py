@@ -45,7 +45,8 @@ def add_fields(parser: argparse.ArgumentParser | Any, model: type[BaseModel], na
     for name in names:
         field = model.model_fields[name]
         kind = _scalar(field.annotation)
-        shown = "" if field.is_required() or field.default_factory is not None else f" (default: {field.default})"
+        fixed = not field.is_required() and field.default_factory is None and field.default is not None
+        shown = f" (default: {field.default})" if fixed else ""
         kwargs: dict[str, Any] = {"dest": dest(name, prefix), "default": None,
                                   "help": (field.description or "").rstrip(".") + shown}
         if kind is bool:
@@ -54,6 +55,7 @@ def add_fields(parser: argparse.ArgumentParser | Any, model: type[BaseModel], na
             kwargs["choices"] = kind[1]
         elif kind is not None:
             kwargs["type"] = kind
+            kwargs["metavar"] = (rename or {}).get(name, name).upper()
         else:
             raise TypeError(f"{model.__name__}.{name}: no command-line type for {field.annotation}")
         parser.add_argument(flag((rename or {}).get(name, name), prefix), **kwargs)

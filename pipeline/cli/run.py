@@ -19,7 +19,7 @@ MODEL_FIELDS = ["model", "api_base", "api_key_env", "temperature", "seed", "max_
                 "timeout", "num_retries"]
 MODEL_FLAGS = {"api_key_env": "key_env", "num_retries": "retries"}
 RUN_FIELDS = ["trials", "seed", "max_steps", "max_errors", "max_in_flight", "max_attempts", "budget_usd"]
-CLUSTER_FIELDS = ["coordinators", "agent_hosts", "user_hosts"]
+CLUSTER_FIELDS = ["coordinators", "agent_hosts", "user_hosts", "spread", "ship_project"]
 
 
 def add_selection_arguments(p: argparse.ArgumentParser, limit: bool = True) -> None:

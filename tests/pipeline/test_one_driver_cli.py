@@ -151,3 +151,23 @@ def test_bad_input_is_one_line_before_any_model_call_ray_or_serve(tmp_path):
         assert "Traceback" not in res["err"] and "https://" not in res["err"], (name, res["err"])
         assert not res["ray"], name
     assert not any((tmp_path / d).exists() for d in ("r", "t", "w"))  # a refused run leaves no folder
+
+
+def test_every_scalar_knob_of_the_config_is_a_flag_of_tauray_run():
+    """A knob added to SweepConfig, ClusterConfig or ModelSpec must reach the command line (or
+    be named here as set another way), so the config and the flags cannot drift apart."""
+    from tauray.actors.llm import ModelSpec
+    from tauray.pipeline.cli.flags import _scalar
+    from tauray.pipeline.config import ClusterConfig, SweepConfig
+
+    run = build_parser()._subparsers._group_actions[0].choices["run"]
+    flags = {a.dest for a in run._actions}
+    elsewhere = {"name": "--run-id", "judge_gates": "a sweep file's judges"}
+    for model in (SweepConfig, ClusterConfig):
+        for name, field in model.model_fields.items():
+            if _scalar(field.annotation) is not None and name not in elsewhere:
+                assert name in flags, f"{model.__name__}.{name} has no flag"
+    for role in ("agent", "user"):
+        for name, field in ModelSpec.model_fields.items():
+            if _scalar(field.annotation) is not None and name != "reference_steps":
+                assert f"{role}_{name}" in flags, f"ModelSpec.{name} has no --{role}- flag"
