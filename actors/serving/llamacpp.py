@@ -18,6 +18,8 @@ which it does.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import threading
 import time
 from typing import Any
@@ -42,11 +44,24 @@ def _error(status: int, message: str, kind: str, code: str | None = None) -> Any
 
 
 def _response_format(value: Any) -> Any:
-    """OpenAI's ``json_schema`` response format in llama-cpp-python's ``json_object`` + schema form."""
+    """OpenAI's ``json_schema`` response format in llama-cpp-python's ``json_object`` + schema form, from
+    which llama.cpp builds the GBNF grammar that constrains the reply (``_grammar_for_response_format``)."""
     if isinstance(value, dict) and value.get("type") == "json_schema":
         schema = (value.get("json_schema") or {}).get("schema")
         return {"type": "json_object", **({"schema": schema} if schema else {})}
     return value
+
+
+def grammar_name(response_format: Any) -> str | None:
+    """The grammar a converted response format constrains the reply with, named for provenance:
+    ``json-schema:<hash of the schema>``, ``json`` (any JSON object), or None (unconstrained)."""
+    if not isinstance(response_format, dict) or response_format.get("type") != "json_object":
+        return None
+    schema = response_format.get("schema")
+    if not schema:
+        return "json"
+    digest = hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:12]
+    return f"json-schema:{digest}"
 
 
 class LlamaCppServer:
@@ -120,6 +135,9 @@ class LlamaCppServer:
                 choice["message"] = {"role": "assistant", "content": content, "tool_calls": calls}
                 choice["finish_reason"] = "tool_calls"
         result["model"] = self.served
+        if (grammar := grammar_name(kwargs.get("response_format"))) is not None:
+            # OpenAI's field for what produced the reply: says the reply was constrained, and by which grammar.
+            result["system_fingerprint"] = f"llama.cpp grammar={grammar}"
         return JSONResponse(result)
 
 
