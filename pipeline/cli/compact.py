@@ -25,7 +25,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     try:
         summary = compact(args.path)
     except (FileNotFoundError, RunLockedError) as exc:
-        print(f"tauray: error: {exc}", file=sys.stderr)
+        print(f"tauray {args.command}: error: {exc}", file=sys.stderr)
         return 2
     print_figures(summary, args.json)
     return 0

@@ -32,13 +32,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     src = Path(args.path)
     if not src.is_dir():
-        print(f"tauray: error: no such directory: {src}", file=sys.stderr)
+        print(f"tauray {args.command}: error: no such directory: {src}", file=sys.stderr)
         return 2
     try:
         run_dirs(src)  # says what a run or sweep folder is when src is neither
         total = len(conversations_df(src, columns=["conversation_id"]))
     except FileNotFoundError as exc:
-        print(f"tauray: error: {exc}", file=sys.stderr)
+        print(f"tauray {args.command}: error: {exc}", file=sys.stderr)
         return 2
     with tqdm(total=total, desc="transcripts", unit="page", file=sys.stderr,
               disable=args.json or not sys.stderr.isatty()) as bar:
