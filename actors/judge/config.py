@@ -95,10 +95,17 @@ class JudgeConfig(BaseModel):
     def request_spec(self) -> ModelSpec:
         """The model spec calls are made with: the config's, plus the reply schema as
         ``response_format`` when the structured mode asks for it."""
-        if self.structured == "always" or (self.structured == "auto" and _supports_schema(self.model.model)):
+        if self.structured == "always" or (self.structured == "auto" and self.schema_supported):
             return self.model.model_copy(update={"extra_params": {**self.model.extra_params,
                                                                   "response_format": response_format(self.kind)}})
         return self.model
+
+    @property
+    def schema_supported(self) -> bool:
+        """Whether the judge model constrains its reply to a JSON schema: a model tauray serves
+        (llama.cpp turns the schema into a grammar; vLLM decodes guided by it), or one litellm
+        says supports ``response_format`` with a schema."""
+        return self.model.serve is not None or _supports_schema(self.model.model)
 
     @property
     def label(self) -> str:

