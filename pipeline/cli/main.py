@@ -22,6 +22,7 @@ def cmd_endpoint(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from tauray.actors.endpoint import add_arguments as endpoint_arguments
     from tauray.pipeline.cli import bench, compact, judge, report, run, scenarios, sweep
+    from tauray.pipeline.cli import tau2 as tau2_interop
 
     parser = argparse.ArgumentParser(prog="tauray", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.register(sub)
     compact.register(sub)
     bench.register(sub)
+    tau2_interop.register(sub)
     p = sub.add_parser("endpoint", help="serve the local OpenAI-compatible test endpoint")
     endpoint_arguments(p)
     p.set_defaults(func=cmd_endpoint)
