@@ -39,23 +39,32 @@ class SyncEvent(Frozen):
 
 
 def render_result(value: Any) -> str:
-    """Tool results as text for the model: strings as they are, the rest as JSON."""
+    """Tool results as text for the model, as upstream's environment renders them (the parity
+    oracle replays a trajectory and compares these strings): text as it is; otherwise JSON in
+    which plain numbers and booleans are written as strings, while a pydantic record keeps its
+    own dump (numbers stay numbers) and dates their ISO form."""
     if isinstance(value, str):
         return value
-    return json.dumps(_plain(value), default=str)
+    return json.dumps(_as_upstream(value), default=str)
 
 
-def _plain(value: Any) -> Any:
+def _as_upstream(value: Any) -> Any:
     if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
+        return value.model_dump()
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return str(value)
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, (datetime, date)):
         return value.isoformat()
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return {k: _as_upstream(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_as_upstream(v) for v in value)
+    if isinstance(value, list):
+        return [_as_upstream(v) for v in value]
     return value
 
 

@@ -106,3 +106,26 @@ def test_gold_hash_is_reproducible_for_airline_and_retail():
         state, _ = replay(scenario)
         assert state.hashes()["agent"] == first.agent_hash
         assert first.user_hash is None
+
+
+def test_tool_results_read_as_upstream_renders_them():
+    """τ²'s evaluator replays a trajectory and compares each recorded tool result with its own
+    rendering (Environment.to_json_str): plain numbers and booleans become strings, records keep
+    their dump. tauray's text must be the same, or an exported run fails τ²'s evaluation."""
+    import datetime
+
+    from pydantic import BaseModel
+    from tau2.environment.environment import Environment
+
+    from tauray.scenarios.state import render_result
+
+    class Bill(BaseModel):
+        amount: float
+        due: datetime.date
+        lines: list[int]
+
+    bill = Bill(amount=12.5, due=datetime.date(2025, 1, 31), lines=[1, 2])
+    values = ["plain text", 3, 2.0, True, None, {"charge": 4.0, "ok": True, "note": None}, [1, 2.5, "x"],
+              ("a", 1), bill, [bill], {"bill": bill}, datetime.date(2025, 2, 1)]
+    for value in values:
+        assert render_result(value) == Environment.to_json_str(value), value
