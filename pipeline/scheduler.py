@@ -104,8 +104,13 @@ class Scheduler:
         self.config_error: str | None = None
 
     # --- submitting -------------------------------------------------------------------
+    @staticmethod
+    def _models(cell: Cell) -> set[str]:
+        """The models a conversation of ``cell`` uses, each once (one model may play both sides)."""
+        return {cell.agent_name, cell.user_name}
+
     def _room(self, cell: Cell) -> bool:
-        for name in (cell.agent_name, cell.user_name):
+        for name in self._models(cell):
             limit = self.limits.per_model.get(name)
             if limit is not None and self.model_in_flight[name] >= limit:
                 return False
@@ -139,7 +144,7 @@ class Scheduler:
         gen.in_flight += 1
         gen.load[i] += 1
         self.pending[ref] = (unit, cell, gen, i)
-        for name in (cell.agent_name, cell.user_name):
+        for name in self._models(cell):
             self.model_in_flight[name] += 1
         self.submitted += 1
         if self.hooks.on_submit:
@@ -155,7 +160,7 @@ class Scheduler:
         unit, cell, gen, i = self.pending.pop(ref)
         gen.in_flight -= 1
         gen.load[i] -= 1
-        for name in (cell.agent_name, cell.user_name):
+        for name in self._models(cell):
             self.model_in_flight[name] -= 1
         died = None
         try:
