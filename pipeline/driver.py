@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from tauray.pipeline.accounting import ModelTotals
 from tauray.pipeline.files import ConfigFileError
 from tauray.pipeline.config import DriveOptions, SweepConfig
-from tauray.pipeline.sweep_file import as_stored
+from tauray.pipeline.sweep_file import as_stored, stored_name
 from tauray.results import layout
 from tauray.results.records import INFRA, INTERNAL, MODEL
 
@@ -137,9 +137,8 @@ def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | N
     lock = RunLock(out)  # one driver per folder: a second one is refused here, naming the holder
     served = None
     try:
-        if layout.has_rows(out) and not (resume or retry_errors):
-            raise DriverError(f"{out} already holds results; pass --resume to continue there (or "
-                              "--retry-errors to also rerun its infra errors), or choose another --out")
+        if layout.has_rows(out):
+            _check_resumable(out, cfg, resume or retry_errors)
         from tauray.pipeline.plan import select
 
         scenarios = select(cfg)
@@ -161,6 +160,17 @@ def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | N
         if created:
             _remove_if_unused(out)
         lock.release()
+
+
+def _check_resumable(out: Path, cfg: SweepConfig, resuming: bool) -> None:
+    """A folder with results continues only when asked, and only the configuration it holds."""
+    if not resuming:
+        raise DriverError(f"{out} already holds results; pass --resume to continue there (or "
+                          "--retry-errors to also rerun its infra errors), or choose another --out")
+    held = stored_name(out)
+    if held is not None and held != cfg.name:
+        raise DriverError(f"{out} holds run {held!r}, not {cfg.name!r}; resume it under its own name "
+                          f"(tauray run: --run-id {held}), or choose another --out")
 
 
 def _remove_if_unused(out: Path) -> None:

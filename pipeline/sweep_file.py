@@ -42,6 +42,16 @@ def _expand_env(value: Any, where: str, path: Path, written: dict[tuple[Any, ...
     return value
 
 
+def stored_name(out: Path | str) -> str | None:
+    """The name of the configuration a run folder holds (its ``sweep.json``), if any."""
+    import json
+
+    try:
+        return str(json.loads((Path(out) / "sweep.json").read_text())["sweep"]["name"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def load_sweep(path: Path | str) -> SweepConfig:
     """Read and validate a sweep file (``.toml``, ``.yaml`` or ``.yml``)."""
     path = Path(path)

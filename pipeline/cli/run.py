@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from tauray.pipeline.cli.drive import add_drive_arguments, drive, report
 from tauray.pipeline.cli.flags import add_fields, given, key_values
 from tauray.pipeline.config import ClusterConfig, Selection, SweepConfig, run_config
+from tauray.pipeline.sweep_file import stored_name
 from tauray.scenarios.conventions import REFERENCE_BY_SIDE
 
 # ModelSpec fields a role's flags set (--agent-model, --user-api-base, ...), and renamed flags.
@@ -58,8 +59,11 @@ def config_from_args(args: argparse.Namespace) -> SweepConfig:
             raise ValueError(f"--{role}-model: '{model}' is the {other} side's reference policy; the {role} "
                              f"side's is '{REFERENCE_BY_SIDE[role]}'")
     specs = {role: role_spec(args, role) for role in ("agent", "user")}
+    name = args.run_id
+    if name is None and (args.resume or args.retry_errors) and args.out:
+        name = stored_name(args.out)  # resuming a folder continues the run it holds
     try:
-        return run_config(name=args.run_id, agent=specs["agent"], user=specs["user"], patterns=args.pattern,
+        return run_config(name=name, agent=specs["agent"], user=specs["user"], patterns=args.pattern,
                           domain=args.domain, split=args.split, variant=args.variant, limit=args.limit,
                           cluster=given(args, CLUSTER_FIELDS), **given(args, RUN_FIELDS))
     except ValidationError as exc:
@@ -80,6 +84,8 @@ def _flag_errors(exc: ValidationError, specs: dict[str, dict[str, Any]]) -> list
             out.append(msg)
         elif loc[:1] == ["cluster"] and len(loc) > 1:
             out.append(f"--{loc[1].replace('_', '-')}: {msg}")
+        elif loc[:1] == ["name"]:
+            out.append(f"--run-id: {msg}")
         elif loc and loc[0] in SweepConfig.model_fields and loc[0] != "scenarios":
             out.append(f"--{loc[0].replace('_', '-')}: {msg}")
         else:
