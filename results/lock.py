@@ -74,18 +74,37 @@ class RunLock:
             if held is not None and held[2] == os.getpid():
                 held[1] += 1
                 return
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                raise RunLockedError(self.out_dir, _read_holder(self.path)) from None
+            fd = self._take()
             previous = _read_holder(self.path)
             if previous.get("pid") not in (None, os.getpid()):
                 self.took_over = previous  # its holder died without releasing: the kernel freed the flock
             os.ftruncate(fd, 0)
             os.pwrite(fd, _holder_text().encode(), 0)
             _held[self._key] = [fd, 1, os.getpid()]
+
+    def _take(self) -> int:
+        """Open and flock the lock file. A driver that gave up on an unused folder removes it
+        (lock file and all) while still holding it, so the file locked here must still be the
+        one at the path: otherwise the folder is made again and the lock taken on the new file."""
+        for _ in range(5):
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:  # the folder went away between mkdir and open
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise RunLockedError(self.out_dir, _read_holder(self.path)) from None
+            try:
+                if os.fstat(fd).st_ino == os.stat(self.path).st_ino:
+                    return fd
+            except FileNotFoundError:
+                pass
+            fcntl.flock(fd, fcntl.LOCK_UN)  # a removed file: its lock guards nothing
+            os.close(fd)
+        raise RunLockedError(self.out_dir, {"note": "the folder kept being removed while taking its lock"})
 
     def release(self) -> None:
         if self._released:
