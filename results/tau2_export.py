@@ -159,11 +159,18 @@ def _simulation(conv: dict[str, Any], task: Any, messages: list[dict[str, Any]],
         "id": conv["unit_id"], "task_id": conv["upstream_id"], "timestamp": _iso(start),
         "start_time": _iso(start), "end_time": _iso(start + timedelta(seconds=conv["duration_s"])),
         "duration": conv["duration_s"], "termination_reason": TERMINATION_TO_TAU2[conv["termination_reason"]],
-        "agent_cost": conv["agent_cost_usd"], "user_cost": conv["user_cost_usd"],
+        "agent_cost": _cost(conv, "agent"), "user_cost": _cost(conv, "user"),
         "reward_info": _reward_info(conv, task, predicates, {a["matched_action_id"] for a in calls} - {None}),
         "messages": tau2_messages(messages, [bool(a["error"]) for a in calls]),
         "trial": conv["trial"], "seed": conv["seed"], "skipped": conv["error_kind"] == "infra",
     }
+
+
+def _cost(conv: dict[str, Any], side: str) -> float | None:
+    """A side's cost: a reference policy calls no model, so its cost is 0 (τ²'s leaderboard
+    averages the agent's cost and refuses a run where it is unknown); a model's unknown cost
+    stays unknown."""
+    return 0.0 if conv[f"{side}_kind"] == "reference" else conv[f"{side}_cost_usd"]
 
 
 def _run_settings(source: Path) -> dict[str, Any]:

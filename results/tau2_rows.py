@@ -169,7 +169,8 @@ def conversation_rows(run_id: str, sim: Any, info: Any, scenario: Any, messages:
         empty_replies=sum(1 for m in messages if m.role != "tool" and not m.content and not m.tool_calls),
         sync_events=sum(a["kind"] == "sync" for a in actions),
         **_counters(sim, messages, block, agent, user),
-        agent_cost_usd=sim.agent_cost, user_cost_usd=sim.user_cost,
+        agent_cost_usd=block.get("agent_cost_usd", sim.agent_cost),  # tauray's own row: unknown stays unknown
+        user_cost_usd=block.get("user_cost_usd", sim.user_cost),
         judge_prompt_tokens=0, judge_completion_tokens=0, judge_cost_usd=None,
         started_at=when(sim.start_time), duration_s=max(sim.duration, 0.0),
         error_kind=error_kind, error_message=error_message,

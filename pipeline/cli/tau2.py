@@ -37,6 +37,9 @@ def _print(summary: Any, as_json: bool, lines: list[str]) -> None:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from tauray.results.tau2_export import export_tau2
+    from tauray.scenarios.upstream import silence_upstream_logging
+
+    silence_upstream_logging()  # τ²'s own start-up lines (".env", model notes) are not this command's
 
     try:
         summary = export_tau2(args.path, args.out, cells=args.cell)
@@ -51,6 +54,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from tauray.results.tau2_import import import_tau2
+    from tauray.scenarios.upstream import silence_upstream_logging
+
+    silence_upstream_logging()
 
     missing = [f for f in args.files if not Path(f).is_file()]
     if missing:

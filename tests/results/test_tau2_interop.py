@@ -158,3 +158,15 @@ def test_cli_export_then_import(faulty_run, tmp_path, capsys):
     assert main(["import-tau2", *files, "--out", str(tmp_path / "run"), "--json"]) == 0
     imported = json.loads(capsys.readouterr().out)
     assert imported["simulations"] == 6 and imported["success"] == 6 and imported["tau2_agree"] == 6
+
+
+def test_a_reference_agent_costs_nothing_so_the_leaderboard_can_average_it(faulty_run, tmp_path):
+    """`tau2 submit prepare` averages the agent's cost and refuses NaN; a reference policy
+    calls no model, so its cost is 0, while a model with no known price stays unknown."""
+    from tau2.metrics.agent_metrics import compute_metrics
+
+    summary = export_tau2(faulty_run / "oracle", tmp_path / "oracle")
+    for f in summary.files:
+        results = load_tau2_results(f.path)
+        assert all(s.agent_cost == 0.0 and s.user_cost == 0.0 for s in results.simulations)
+        assert compute_metrics(results).avg_agent_cost == 0.0
