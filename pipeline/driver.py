@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from tauray.pipeline.accounting import ModelTotals
 from tauray.pipeline.files import ConfigFileError
-from tauray.pipeline.config import DriveOptions, SweepConfig
+from tauray.pipeline.config import COMMAND_LINE, DriveOptions, SweepConfig
 from tauray.pipeline.sweep_file import as_stored, stored_name
 from tauray.results import layout
 from tauray.results.records import INFRA, INTERNAL, MODEL
@@ -212,7 +212,7 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
         spent = sum(m.cost_usd or 0.0 for m in table_totals(out, plan)[1].values())
     agents, users = sorted({c.agent_name for c in plan.cells}), sorted({c.user_name for c in plan.cells})
     display = SweepProgress(cfg.name, to_run, sorted(set(agents) | set(users)), already=skipped,
-                            enabled=drive_kw.pop("progress"))
+                            enabled=drive_kw.pop("progress"), label="run" if cfg.source == COMMAND_LINE else "sweep")
     limits = Limits(max_in_flight=cfg.max_in_flight, max_attempts=cfg.max_attempts, budget_usd=cfg.budget_usd,
                     per_model={name: cfg.models[name].concurrency for name in cfg.models})
     sched, generations = None, 0

@@ -8,6 +8,8 @@ import argparse
 import sys
 from typing import Any
 
+from pydantic import ValidationError
+
 from tauray.pipeline.cli.flags import add_fields, given
 from tauray.pipeline.config import DriveOptions, SweepConfig
 from tauray.pipeline.output import print_json
@@ -21,11 +23,20 @@ def add_drive_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON document")
 
 
+def drive_options(args: argparse.Namespace) -> DriveOptions:
+    """The driver's options as given on the command line; an error names the flag."""
+    try:
+        return DriveOptions(**given(args, DRIVE_FIELDS))
+    except ValidationError as exc:
+        raise ValueError("; ".join(f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg'].removeprefix('Value error, ')}"
+                                   for e in exc.errors(include_url=False, include_input=False))) from None
+
+
 def drive(cfg: SweepConfig, args: argparse.Namespace) -> Any:
     """Run ``cfg`` through the one driver with the options given on the command line."""
     from tauray.pipeline.driver import execute
 
-    opts = DriveOptions(**given(args, DRIVE_FIELDS))  # validated here: a bad --out is one line
+    opts = drive_options(args)
     progress = False if (args.no_progress or args.json) else None
     return execute(cfg, **opts.model_dump(), progress=progress)
 

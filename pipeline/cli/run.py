@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tauray.pipeline.cli.drive import add_drive_arguments, drive, report
+from tauray.pipeline.cli.drive import add_drive_arguments, drive, drive_options, report
 from tauray.pipeline.cli.flags import add_fields, given, key_values
 from tauray.pipeline.config import ClusterConfig, Selection, SweepConfig, run_config
 from tauray.pipeline.sweep_file import stored_name
@@ -102,6 +102,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     cfg = run_config(name=f"demo-{new_run_id()}", agent={"model": "oracle"}, user={"model": "scripted"},
                      domain="telecom", split=args.split, **given(args, ["max_in_flight"]))
+    drive_options(args)  # a bad option is refused before the banner
     if not args.json:
         print(f"tauray demo: oracle agent + scripted user (reference policies, no model needed) on the telecom "
               f"'{args.split}' split, manual and workflow policies", flush=True)
