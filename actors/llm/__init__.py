@@ -1,8 +1,8 @@
 """Model access: a role's :class:`ModelSpec`, provider rules and the litellm Router client.
 
 One concept per module: :mod:`.spec` (what a model is), :mod:`.errors` (what went
-wrong, classified and scrubbed of secrets), :mod:`.providers` (provider resolution
-and the parameters a provider accepts), :mod:`.readiness` (the free check before a
+wrong, classified and scrubbed of secrets), :mod:`.providers` (provider resolution), :mod:`.params` (the
+parameters a model accepts), :mod:`.history` (the history a provider family accepts), :mod:`.readiness` (the free check before a
 run), :mod:`.client` (the Router client, one per process and spec), :mod:`.replies`
 (a completion reduced to what tauray keeps), :mod:`.inline_executor` (litellm's
 request building on the loop) and :mod:`.probe` (one real call per model). litellm
@@ -12,14 +12,16 @@ itself is imported only when a call is made.
 from tauray.actors.llm.client import ModelClient, allowed_fails_policy, close_clients, get_client, retry_policy
 from tauray.actors.llm.errors import ModelCallError, ModelConfigError, classify, scrub
 from tauray.actors.llm.inline_executor import LitellmInlineExecutor
-from tauray.actors.llm.providers import RequestParams, env_api_base, request_params, supported_params
+from tauray.actors.llm.history import adapt_history
+from tauray.actors.llm.params import RequestParams, request_params
+from tauray.actors.llm.providers import env_api_base, supported_params
 from tauray.actors.llm.readiness import check_model_ready
 from tauray.actors.llm.replies import ModelReply, RawToolCall
 from tauray.actors.llm.spec import REFERENCE_POLICIES, ModelSpec
 
 __all__ = [
     "REFERENCE_POLICIES", "LitellmInlineExecutor", "ModelCallError", "ModelClient", "ModelConfigError",
-    "ModelReply", "ModelSpec", "RawToolCall", "RequestParams", "allowed_fails_policy", "check_model_ready",
+    "ModelReply", "ModelSpec", "RawToolCall", "RequestParams", "adapt_history", "allowed_fails_policy", "check_model_ready",
     "classify", "close_clients", "env_api_base", "get_client", "request_params", "retry_policy", "scrub",
     "supported_params",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,9 +28,15 @@ from tauray.actors.llm.providers import (
     missing_env,
     provider_names,
     env_api_base,
-    request_params,
 )
+from tauray.actors.llm.params import request_params
+from tauray.actors.llm.history import adapt_history
+from tauray.actors.llm.cost import is_priced
 from tauray.actors.llm.replies import ModelReply, reply_of
+
+
+THINKING_KEPT = 4096
+"""Tool-calling replies whose thinking blocks a client keeps (oldest forgotten first)."""
 
 
 def retry_policy(num_retries: int) -> Any:
@@ -83,21 +90,6 @@ def _attempted_retries(hidden: Mapping[str, Any]) -> int:
         return max(0, int(headers.get("x-litellm-attempted-retries") or 0))
     except (TypeError, ValueError):
         return 0
-
-
-def _has_price(litellm: Any, model: str, provider: str) -> bool:
-    """Whether litellm's price table knows ``model``. A Router registers an empty entry for
-    each deployment, so mere presence proves nothing; a per-token price must be there."""
-    bare = model.split("/", 1)[1] if "/" in model else model
-    for name, must_match_provider in ((model, False), (bare, True)):
-        entry = litellm.model_cost.get(name)
-        if not isinstance(entry, dict):
-            continue
-        if must_match_provider and entry.get("litellm_provider") != provider:
-            continue
-        if entry.get("input_cost_per_token") is not None or entry.get("output_cost_per_token") is not None:
-            return True
-    return False
 
 
 class ModelClient:
@@ -157,13 +149,19 @@ class ModelClient:
         # Built once: per call only messages, tools, seed and the key are added.
         self.request = request_params(spec, [main_provider, *fallback_providers])
         self._base_kwargs = dict(self.request.params)
-        self._priced = {
-            model: _has_price(litellm, model, provider)
-            for model, provider in [(spec.model, main_provider), *zip(spec.fallbacks, fallback_providers)]
-        }
+        self._priced = {model: is_priced(model) for model in [spec.model, *spec.fallbacks]}
+        self._providers = {spec.model: main_provider, **dict(zip(spec.fallbacks, fallback_providers))}
         self._semaphore: asyncio.Semaphore | None = None
         self._semaphore_loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
+        # Thinking blocks of the replies that made tool calls, by call id: Anthropic and Bedrock
+        # refuse a tool round whose assistant turn lost its thinking block (and its signature).
+        self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+
+    @property
+    def provider(self) -> str:
+        """The provider litellm resolves for the spec's model."""
+        return self._providers[self.spec.model]
 
     def __repr__(self) -> str:
         return f"ModelClient({self.spec.label!r}, concurrency={self.spec.concurrency})"
@@ -195,6 +193,12 @@ class ModelClient:
         seed_applied = None if seed is None else self.request.seed
         if seed_applied:
             kwargs["seed"] = seed
+        # The Router may hand the same messages to a fallback: every family's rules apply.
+        messages = self._with_thinking(messages)
+        adapted: tuple[str, ...] = ()
+        for provider in dict.fromkeys(self._providers.values()):
+            messages, marks = adapt_history(messages, provider)
+            adapted = tuple(sorted({*adapted, *marks}))
         key: str | None = None
         if self._key_env:
             key = os.environ.get(self._key_env)
@@ -213,15 +217,32 @@ class ModelClient:
                 text = scrub(f"{self.spec.model}: {type(error).__name__}: {error}", key)
                 raise ModelCallError(kind, text[:4000], status_code=status, error_type=type(error).__name__) from None
             latency = time.perf_counter() - started
-        return self._reply(response, latency, seed_applied)
+        return self._reply(response, latency, seed_applied, adapted)
 
-    def _reply(self, response: Any, latency: float, seed_applied: bool | None = None) -> ModelReply:
+    def _reply(self, response: Any, latency: float, seed_applied: bool | None = None,
+               adapted: tuple[str, ...] = ()) -> ModelReply:
         hidden = getattr(response, "_hidden_params", None) or {}
         served = str(hidden.get("litellm_model_name") or self.spec.model)
         cost = hidden.get("response_cost")
         cost_usd = float(cost) if isinstance(cost, (int, float)) and self._priced.get(served, False) else None
-        return reply_of(response, latency_s=latency, model=served, cost_usd=cost_usd, seed_applied=seed_applied,
-                        retries=_attempted_retries(hidden))
+        reply = reply_of(response, latency_s=latency, model=served, cost_usd=cost_usd, seed_applied=seed_applied,
+                         retries=_attempted_retries(hidden), adapted=adapted)
+        if reply.thinking_blocks and reply.tool_calls:
+            self._thinking[reply.tool_calls[0].id] = reply.thinking_blocks
+            while len(self._thinking) > THINKING_KEPT:
+                self._thinking.popitem(last=False)
+        return reply
+
+    def _with_thinking(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages with each tool-calling assistant turn's thinking blocks put back."""
+        if not self._thinking:
+            return messages
+        out = []
+        for m in messages:
+            calls = m.get("tool_calls") if m.get("role") == "assistant" else None
+            blocks = self._thinking.get(str(calls[0].get("id"))) if calls and not m.get("thinking_blocks") else None
+            out.append({**m, "thinking_blocks": blocks} if blocks else m)
+        return out
 
     async def aclose(self) -> None:
         """Drop the Router's process-wide registrations (callbacks, usage trackers)."""
@@ -235,10 +256,18 @@ class ModelClient:
 _CLIENTS: dict[str, ModelClient] = {}
 
 
+def _reasons(spec: ModelSpec) -> bool:
+    from tauray.actors.llm.params import model_info
+
+    return bool(model_info(spec.model).get("supports_reasoning")) or "thinking" in spec.extra_params
+
+
 def get_client(spec: ModelSpec) -> ModelClient:
     """The process's client for ``spec``: one Router per distinct spec, so rate limits and
     concurrency bounds are shared by every conversation in the process."""
     key = spec.model_dump_json()
+    if "temperature" in spec.model_fields_set and not spec.is_reference and _reasons(spec):
+        key += "|temperature"  # a given temperature is sent to a reasoning model, a default one is not
     client = _CLIENTS.get(key)
     if client is None or client._closed:
         client = _CLIENTS[key] = ModelClient(spec)

@@ -28,7 +28,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from tauray.actors.llm import ModelCallError, ModelClient, ModelConfigError, ModelSpec, check_model_ready
 
 PROBE_MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Reply with the single word: ready"}]
-"""The probe's conversation: short, so that a probe costs a handful of tokens."""
+"""The probe's conversation for a judge: short, so that a probe costs a handful of tokens."""
+
+_SYSTEM = {"role": "system", "content": "You are taking part in a short test. Reply with the single word: ready"}
+_GREETING = "Hello, you have reached customer support. How can I help you today?"
+PROBE_SHAPES: dict[str, list[dict[str, Any]]] = {
+    # The agent's first real call: system prompt, its own greeting (assistant first), the customer.
+    "agent": [_SYSTEM, {"role": "assistant", "content": _GREETING}, {"role": "user", "content": "Hello."}],
+    # The user simulator's first real call: system prompt, the agent's greeting as the user turn.
+    "user": [_SYSTEM, {"role": "user", "content": _GREETING}],
+    "judge": [_SYSTEM, PROBE_MESSAGES[0]],
+}
+"""Per role, the shape of its first real call (what the probe passes, the run's first call can do)."""
 
 # Agents and user simulators are always offered tools, so their probe is too: a model or server
 # that cannot take tools (some local servers, some small models) must fail here, not in every row.
@@ -54,14 +65,17 @@ class ProbeReport(BaseModel):
     roles: tuple[str, ...] = Field(description="Roles the spec plays (labels as given).")
     model: str = Field(description="litellm model string.")
     dropped: tuple[str, ...] = Field(description="Parameters of the spec left out because the provider takes none.")
+    reasons: dict[str, str] = Field(default_factory=dict, description="Why each parameter was left out.")
     seconds: float = Field(description="Seconds the probe call took.")
 
     def note(self) -> str | None:
         """A line for the user when the provider takes some of the spec's parameters not."""
         if not self.dropped:
             return None
-        return (f"note: the {' and '.join(self.roles)} model {self.model!r} takes no {', '.join(self.dropped)}; "
-                "left out of every call" + (" (rows record seed_applied=false)" if "seed" in self.dropped else ""))
+        why = "; ".join(f"{name}: {self.reasons[name]}" for name in self.dropped if name in self.reasons)
+        return (f"note: the {' and '.join(self.roles)} model {self.model!r} is sent no {', '.join(self.dropped)}"
+                + (f" ({why})" if why else "") + "; left out of every call"
+                + (" (rows record seed_applied=false)" if "seed" in self.dropped else ""))
 
 
 class ProbeError(ModelConfigError):
@@ -86,6 +100,12 @@ def _distinct(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str]) -> list[
     return list(groups.values())
 
 
+def probe_messages(roles: list[str]) -> list[dict[str, Any]]:
+    """The most demanding first-call shape among ``roles`` (agent, then user, then judge)."""
+    named = {part for role in roles if role.strip() for part in role.split()[0].split("/")}
+    return next((PROBE_SHAPES[r] for r in ("agent", "user") if r in named), PROBE_SHAPES["judge"])
+
+
 def _uses_tools(roles: list[str]) -> bool:
     """Whether any label's first word names a tool-using role ("agent", "user/judge (models.x)")."""
     return any(set(role.split()[0].split("/")) & set(TOOL_ROLES) for role in roles if role.strip())
@@ -106,12 +126,13 @@ async def _probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> Pro
     # A fresh client built exactly as the engine's (same retries for transient failures), so that
     # the run's own clients inherit no state from the probe.
     client = ModelClient(spec)
-    dropped = client.request.dropped
+    dropped, reasons = client.request.dropped, dict(client.request.reasons)
     if seed is not None and not client.request.seed and "seed" not in dropped:  # the runs' unit seeds
         dropped += ("seed",)
+        reasons["seed"] = f"{client.provider} takes no seed"
     started = time.perf_counter()
     try:
-        await client.complete(PROBE_MESSAGES, PROBE_TOOLS if _uses_tools(roles) else None, seed=seed)
+        await client.complete(probe_messages(roles), PROBE_TOOLS if _uses_tools(roles) else None, seed=seed)
     except ModelCallError as error:
         who = " and ".join(roles)
         status = f"HTTP {error.status_code} " if error.status_code else ""
@@ -125,7 +146,7 @@ async def _probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> Pro
         return ProbeError(f"{' and '.join(roles)}: {error}", roles=tuple(roles), model=spec.model)
     finally:
         await client.aclose()
-    return ProbeReport(roles=tuple(roles), model=spec.model, dropped=dropped,
+    return ProbeReport(roles=tuple(roles), model=spec.model, dropped=dropped, reasons=reasons,
                        seconds=round(time.perf_counter() - started, 3))
 
 
@@ -190,4 +211,5 @@ def probe_models(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *, se
     return reports
 
 
-__all__ = ["PROBE_MESSAGES", "PROBE_TOOLS", "ProbeError", "ProbeReport", "probe_models", "probe_models_async"]
+__all__ = ["PROBE_MESSAGES", "PROBE_SHAPES", "PROBE_TOOLS", "ProbeError", "ProbeReport", "probe_messages", "probe_models",
+           "probe_models_async"]

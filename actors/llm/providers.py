@@ -13,8 +13,6 @@ import os
 from typing import Any
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from tauray.actors.llm.errors import ModelConfigError
 from tauray.actors.llm.spec import ModelSpec
 
@@ -98,52 +96,4 @@ def supported_params(model: str, provider: str) -> frozenset[str] | None:
     return frozenset(params) if params else None
 
 
-class RequestParams(BaseModel):
-    """What a client sends with every call, after leaving out what the provider does not take."""
-
-    model_config = ConfigDict(frozen=True)
-
-    params: dict[str, Any] = Field(description="Parameters sent with every call (temperature, max_tokens, extras).")
-    seed: bool = Field(description="Whether a seed may be sent; False when a provider of the spec takes none.")
-    dropped: tuple[str, ...] = Field(description="Parameters of the spec left out because a provider takes none.")
-
-
-def request_params(spec: ModelSpec, providers: list[str] | None = None) -> RequestParams:
-    """The spec's call parameters that every deployment (the model and its fallbacks) accepts.
-
-    litellm refuses, before any network call, an OpenAI parameter that a provider
-    does not map (``seed`` at Anthropic or Bedrock), which would end every
-    conversation on its first call. The parameters litellm's table says a provider
-    does not take are left out and named in ``dropped``; provider-specific extras
-    (not OpenAI parameters, e.g. ``top_k`` or ``thinking``) pass through as given,
-    for the provider to judge. Where litellm cannot tell, everything is sent.
-    """
-    litellm = litellm_module()
-    if providers is None:
-        main, fallback_providers = provider_names(spec)
-        providers = [main, *fallback_providers]
-    models = [spec.model, *spec.fallbacks]
-    known = [supported_params(m, p) for m, p in zip(models, providers)]
-    openai_params = frozenset(getattr(litellm, "OPENAI_CHAT_COMPLETION_PARAMS", ()) or ())
-
-    def accepted(name: str) -> bool:
-        return all(k is None or name in k for k in known)
-
-    wanted: dict[str, Any] = dict(spec.extra_params)
-    if spec.temperature is not None:
-        wanted["temperature"] = spec.temperature
-    if spec.max_tokens is not None:
-        wanted["max_tokens"] = spec.max_tokens
-    params, dropped = {}, []
-    for name, value in wanted.items():
-        if name in openai_params and not accepted(name):
-            dropped.append(name)
-        else:
-            params[name] = value
-    seed = accepted("seed")
-    if not seed and spec.seed is not None:
-        dropped.append("seed")
-    return RequestParams(params=params, seed=seed, dropped=tuple(dropped))
-
-
-__all__ = ["RequestParams", "env_api_base", "request_params", "supported_params"]
+__all__ = ["env_api_base", "litellm_module", "provider_names", "supported_params"]

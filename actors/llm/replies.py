@@ -22,6 +22,11 @@ no ``choices`` at all                  an empty reply, counted (``empty_replies`
                                        ``no_choices``; the conversation goes on
 ``content`` ``None`` or blank, no      an empty reply ``""``, counted (``empty_replies``), reason
 tool calls                             ``no_content``; the conversation goes on
+stopped at the length limit            ``stop="length"`` (``finish_reason`` kept as sent: ``length``,
+                                       ``max_tokens``, ``MAX_TOKENS``); a tool call in such a reply is
+                                       *truncated* (``truncated``), not the model's malformed JSON
+content filter / safety stop           ``stop="content_filter"``
+``message.refusal`` text (OpenAI)      ``stop="refusal"``, the text in ``refusal``
 =====================================  ==============================================================
 """
 
@@ -34,6 +39,27 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 EmptyReason = Literal["no_choices", "no_content"]
+Stop = Literal["stop", "length", "content_filter", "refusal", "tool_calls", "other"]
+
+# Providers' stop reasons (as litellm passes them on) in one vocabulary; the raw one is kept too.
+_STOPS: dict[str, Stop] = {
+    "stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "eos": "stop", "finish_reason_unspecified": "stop",
+    "length": "length", "max_tokens": "length", "model_length": "length",
+    "content_filter": "content_filter", "safety": "content_filter", "recitation": "content_filter",
+    "blocklist": "content_filter", "prohibited_content": "content_filter", "spii": "content_filter",
+    "guardrail_intervened": "content_filter", "content_filtered": "content_filter",
+    "refusal": "refusal",
+    "tool_calls": "tool_calls", "function_call": "tool_calls", "tool_use": "tool_calls",
+}
+
+
+def stop_of(finish_reason: str | None, refusal: str | None = None) -> Stop | None:
+    """The reply's stop reason in tauray's vocabulary (a refusal text makes it a refusal)."""
+    if refusal:
+        return "refusal"
+    if not finish_reason:
+        return None
+    return _STOPS.get(str(finish_reason).lower(), "other")
 
 
 class RawToolCall(BaseModel):
@@ -55,6 +81,17 @@ class ModelReply(BaseModel):
     content: str | None = Field(description='Text of the reply; "" for an empty reply, None beside tool calls.')
     tool_calls: list[RawToolCall] = Field(default_factory=list, description="Tool calls, in the order returned.")
     finish_reason: str | None = Field(None, description="Why generation stopped, as the provider said.")
+    stop: Stop | None = Field(None, description="finish_reason in one vocabulary (stop, length, content_filter, "
+                              "refusal, tool_calls, other); refusal when the reply carries refusal text.")
+    refusal: str | None = Field(None, description="The model's refusal text (OpenAI's message.refusal), if any.")
+    reasoning_tokens: int = Field(0, ge=0, description="Of completion_tokens, those spent reasoning (as reported).")
+    cached_tokens: int = Field(0, ge=0, description="Of prompt_tokens, those read from the provider's cache.")
+    reasoning_content: str | None = Field(None, description="The model's reasoning text, where the provider returns it.")
+    thinking_blocks: list[dict[str, Any]] = Field(
+        default_factory=list, description="Anthropic/Bedrock thinking blocks (with signatures), to be sent back "
+        "unchanged with the tool results of this reply.")
+    adapted: tuple[str, ...] = Field((), description="History rules applied to the request for the provider "
+                                     "family (tauray.actors.llm.history), e.g. user_first.")
     prompt_tokens: int = Field(0, ge=0, description="Input tokens billed for the successful attempt.")
     completion_tokens: int = Field(0, ge=0, description="Output tokens billed for the successful attempt.")
     cost_usd: float | None = Field(None, description="litellm's cost estimate; None when litellm has no price for the model.")
@@ -67,6 +104,12 @@ class ModelReply(BaseModel):
     empty: EmptyReason | None = Field(
         None, description="Why the reply is empty (no_choices: the completion had none; no_content: no text and no "
         "tool calls); None for a reply with something in it.")
+
+
+    @property
+    def truncated(self) -> bool:
+        """The reply was cut at the length limit (its tool calls' arguments may be cut too)."""
+        return self.stop == "length"
 
 
 def arguments_text(arguments: Any) -> str:
@@ -100,13 +143,27 @@ def tool_calls_of(message: Any) -> list[RawToolCall]:
     return calls
 
 
-def reply_of(response: Any, *, latency_s: float, model: str, cost_usd: float | None,
-             seed_applied: bool | None, retries: int = 0) -> ModelReply:
-    """The :class:`ModelReply` of a litellm ``ModelResponse``, every shape mapped as the table says."""
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and value > 0 else 0
+
+
+def usage_of(response: Any) -> dict[str, int]:
+    """Prompt, completion, reasoning and cached token counts (0 where not reported)."""
     usage = _field(response, "usage")
-    common = dict(prompt_tokens=int(_field(usage, "prompt_tokens") or 0),
-                  completion_tokens=int(_field(usage, "completion_tokens") or 0),
-                  cost_usd=cost_usd, latency_s=latency_s, model=model, seed_applied=seed_applied, retries=retries)
+    completion_details = _field(usage, "completion_tokens_details")
+    prompt_details = _field(usage, "prompt_tokens_details")
+    return dict(prompt_tokens=_int(_field(usage, "prompt_tokens")),
+                completion_tokens=_int(_field(usage, "completion_tokens")),
+                reasoning_tokens=_int(_field(completion_details, "reasoning_tokens")),
+                cached_tokens=_int(_field(prompt_details, "cached_tokens")
+                                   or _field(usage, "cache_read_input_tokens")))
+
+
+def reply_of(response: Any, *, latency_s: float, model: str, cost_usd: float | None,
+             seed_applied: bool | None, retries: int = 0, adapted: tuple[str, ...] = ()) -> ModelReply:
+    """The :class:`ModelReply` of a litellm ``ModelResponse``, every shape mapped as the table says."""
+    common = dict(usage_of(response), cost_usd=cost_usd, latency_s=latency_s, model=model,
+                  seed_applied=seed_applied, retries=retries, adapted=adapted)
     choices = _field(response, "choices") or []
     if not choices:
         return ModelReply(content="", empty="no_choices", finish_reason=None, **common)
@@ -119,8 +176,15 @@ def reply_of(response: Any, *, latency_s: float, model: str, cost_usd: float | N
     empty: EmptyReason | None = None
     if not calls and not (content or "").strip():
         content, empty = content or "", "no_content"  # an empty reply is a reply; the engine counts it
-    return ModelReply(content=content, tool_calls=calls, finish_reason=_field(choice, "finish_reason"),
-                      empty=empty, **common)
+    refusal = _field(message, "refusal")
+    refusal = str(refusal) if refusal else None
+    finish = _field(choice, "finish_reason")
+    blocks = [dict(b) if not isinstance(b, dict) else b for b in _field(message, "thinking_blocks") or []]
+    reasoning = _field(message, "reasoning_content")
+    return ModelReply(content=content, tool_calls=calls, finish_reason=finish, stop=stop_of(finish, refusal),
+                      refusal=refusal, reasoning_content=str(reasoning) if reasoning else None,
+                      thinking_blocks=blocks, empty=empty, **common)
 
 
-__all__ = ["EmptyReason", "ModelReply", "RawToolCall", "arguments_text", "reply_of", "tool_calls_of"]
+__all__ = ["EmptyReason", "ModelReply", "RawToolCall", "Stop", "arguments_text", "reply_of", "stop_of", "tool_calls_of",
+           "usage_of"]

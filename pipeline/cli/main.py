@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     compact.register(sub)
     bench.register(sub)
     tau2_interop.register(sub)
+    __import__("tauray.pipeline.cli.models", fromlist=["register"]).register(sub)
     p = sub.add_parser("endpoint", help="serve the local OpenAI-compatible test endpoint")
     endpoint_arguments(p)
     p.set_defaults(func=cmd_endpoint)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tauray.actors.llm import ModelCallError, ModelClient, ModelSpec, request_params
+from tauray.actors.llm import ModelCallError, ModelClient, ModelConfigError, ModelSpec, request_params
 
 # provider -> (model string, the key the provider's wire format carries the seed under, or None)
 MATRIX: dict[str, tuple[str, str | None]] = {
@@ -141,10 +141,16 @@ def test_request_reaches_the_wire_with_seed_only_where_taken(provider, capture, 
 
 
 def test_dropped_parameters_are_named():
-    spec = ModelSpec(model="anthropic/claude-3-5-sonnet-20240620", seed=3,
-                     extra_params={"top_p": 0.5, "frequency_penalty": 0.1, "top_k": 5})
+    spec = ModelSpec(model="anthropic/claude-3-5-sonnet-20240620", seed=3, extra_params={"top_p": 0.5, "top_k": 5})
     req = request_params(spec)
-    # Anthropic maps neither seed nor frequency_penalty; top_k is a provider extra and passes.
-    assert set(req.dropped) == {"seed", "frequency_penalty"} and not req.seed
-    assert req.params == {"top_p": 0.5, "top_k": 5, "temperature": 0.0}
+    # Anthropic maps no seed: left out and named (rows record seed_applied=false); top_k is a provider extra.
+    assert set(req.dropped) == {"seed"} and not req.seed
+    assert req.params == {"top_p": 0.5, "top_k": 5, "temperature": 0.0, "max_tokens": 4096}
     assert request_params(ModelSpec(model="openai/gpt-4o-mini", seed=3)).seed is True
+
+
+def test_an_explicit_parameter_the_provider_refuses_is_a_config_error_naming_it():
+    # Before: frequency_penalty was silently left out of every call to Anthropic.
+    spec = ModelSpec(model="anthropic/claude-3-5-sonnet-20240620", extra_params={"frequency_penalty": 0.1})
+    with pytest.raises(ModelConfigError, match=r"claude-3-5-sonnet-20240620.*frequency_penalty"):
+        request_params(spec)
