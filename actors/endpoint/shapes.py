@@ -80,4 +80,29 @@ SHAPE_BEHAVIOURS: dict[str, Callable[[dict[str, Any], Any], Any]] = {
 }
 """Model name at the test endpoint -> behaviour emitting that shape."""
 
-__all__ = ["AFTER_TOOL", "PREAMBLE", "SHAPE_BEHAVIOURS"]
+CUT_TEXT = "I have looked at your account and the problem is that your"
+"""The text of a reply cut at the length limit (mid-sentence)."""
+
+CUT_ARGUMENTS = '{"reason": "the customer asked me to che'
+"""Tool-call arguments cut at the length limit (not valid JSON: the server stopped, not the model)."""
+
+REFUSAL = "I'm sorry, but I can't help with that request."
+"""The refusal text of ``stop-refusal`` (OpenAI's ``message.refusal``)."""
+
+
+STOP_BEHAVIOURS: dict[str, Callable[[dict[str, Any], Any], Any]] = {
+    # Generation stopped at max_tokens mid-sentence.
+    "stop-length-text": _shape(lambda b: _reply({"role": "assistant", "content": CUT_TEXT}, "length")),
+    # Stopped at max_tokens while writing a tool call's arguments.
+    "stop-length-tool": _shape(lambda b: _reply({"role": "assistant", "content": None,
+                                                 "tool_calls": _calls(b, CUT_ARGUMENTS)}, "length")),
+    # The provider's content filter withheld the reply (Azure/OpenAI: finish_reason content_filter).
+    "stop-content-filter": _shape(lambda b: _reply({"role": "assistant", "content": None}, "content_filter")),
+    # The model refused (OpenAI: content null, message.refusal holds the text).
+    "stop-refusal": _shape(lambda b: _reply({"role": "assistant", "content": None, "refusal": REFUSAL}, "stop")),
+}
+"""Model name at the test endpoint -> behaviour that stops for that reason (see ModelReply.stop); each answers a tool result with plain text, like the shapes."""
+
+SHAPE_BEHAVIOURS.update(STOP_BEHAVIOURS)
+
+__all__ = ["AFTER_TOOL", "CUT_ARGUMENTS", "CUT_TEXT", "PREAMBLE", "REFUSAL", "SHAPE_BEHAVIOURS", "STOP_BEHAVIOURS"]
