@@ -28,6 +28,8 @@ class ToolEvent(Frozen):
     call_id: str = Field(description="Id of the call in the model's reply.")
     outcome: ToolOutcome = Field(description="What the tool returned.")
     malformed: bool = Field(default=False, description="True when the call itself was invalid (unknown tool, bad JSON).")
+    truncated: bool = Field(default=False, description="True when the arguments are not JSON because the reply was "
+                            "cut at the length limit: the server stopped, the model is not blamed (not malformed).")
 
 
 class Round(Frozen):
@@ -61,6 +63,13 @@ class SideCounters(Frozen):
     seed_applied: bool | None = None
     empty_replies: int = 0
     llm_retries: int = 0
+    truncated_replies: int = 0
+    truncated_tool_calls: int = 0
+    filtered_replies: int = 0
+    refused_replies: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+    adapted_calls: int = 0
 
 
 class SideFinal(Frozen):
@@ -75,6 +84,12 @@ def seed_applied(*values: bool | None) -> bool | None:
     (the provider takes none), None when no call asked for one."""
     known = [v for v in values if v is not None]
     return all(known) if known else None
+
+
+def reply_detail(reply: Any, name: str, default: Any = None) -> Any:
+    """A model reply's stop reason, refusal, token details or history adaptations; ``default``
+    for a reply that does not carry them (a reference policy's)."""
+    return getattr(reply, name, default)
 
 
 def history_view(scenario: Scenario, side: Side) -> list[dict[str, Any]]:
@@ -110,6 +125,7 @@ class SideSession:
         self.view += history_view(scenario, side)
         self.pending: list[PolicyToolCall] = []
         self.pending_reply: PolicyReply | None = None
+        self.pending_cut = False  # the pending calls come from a reply cut at the length limit
         self.counters: dict[str, Any] = SideCounters().model_dump()
 
     # --- the conversation -----------------------------------------------------------
@@ -146,6 +162,7 @@ class SideSession:
                                    for c in reply.tool_calls],
                 })
                 self.pending = list(reply.tool_calls)
+                self.pending_cut = reply_detail(reply, "stop") == "length"
             kind, events = self._run_pending()
             rounds.append(Round(reply=reply, events=tuple(events)))
             errors += sum(e.outcome.error for e in events)
@@ -188,7 +205,7 @@ class SideSession:
         return ToolEvent(call_id=call.id, outcome=outcome)
 
     def _execute(self, call: PolicyToolCall) -> ToolEvent:
-        malformed = None
+        malformed, truncated = None, False
         arguments: dict[str, Any] = {}
         if call.name not in self.tool_names:
             malformed = f"Error: there is no tool named '{call.name}' available to you."
@@ -197,6 +214,10 @@ class SideSession:
                 parsed = json.loads(call.arguments) if call.arguments.strip() else {}
             except json.JSONDecodeError as exc:
                 parsed, malformed = None, f"Error: the arguments are not valid JSON ({exc.msg})."
+                if self.pending_cut:
+                    truncated = True
+                    malformed = ("Error: your reply was cut at the length limit before the arguments were "
+                                 "complete; call the tool again.")
             if malformed is None and not isinstance(parsed, dict):
                 malformed = "Error: the arguments must be a JSON object."
             arguments = parsed if isinstance(parsed, dict) else {}
@@ -209,8 +230,10 @@ class SideSession:
         c = self.counters
         c["tool_calls"] += 1
         c["tool_errors"] += outcome.error
-        c["malformed_tool_calls"] += malformed is not None
-        return ToolEvent(call_id=call.id, outcome=outcome, malformed=malformed is not None)
+        c["malformed_tool_calls"] += malformed is not None and not truncated
+        c["truncated_tool_calls"] += truncated
+        return ToolEvent(call_id=call.id, outcome=outcome, malformed=malformed is not None and not truncated,
+                         truncated=truncated)
 
     def _answer(self, call_id: str, text: str) -> None:
         self.view.append({"role": "tool", "tool_call_id": call_id, "content": text})
@@ -226,6 +249,13 @@ class SideSession:
             c["seed_applied"] = seed_applied(c["seed_applied"], reply.seed_applied)
             c["empty_replies"] += reply.empty is not None
             c["llm_retries"] += reply.retries
+            stop = reply_detail(reply, "stop")
+            c["truncated_replies"] += stop == "length"
+            c["filtered_replies"] += stop == "content_filter"
+            c["refused_replies"] += stop == "refusal"
+            c["reasoning_tokens"] += reply_detail(reply, "reasoning_tokens", 0) or 0
+            c["cached_tokens"] += reply_detail(reply, "cached_tokens", 0) or 0
+            c["adapted_calls"] += bool(reply_detail(reply, "adapted", ()))
 
     # --- state for the coordinator -----------------------------------------------------
     def apply_sync(self, updates: dict[str, Any], apply_fn: Any) -> None:

@@ -150,6 +150,17 @@ class ConversationRecord(BaseModel):
     malformed_tool_calls: Count = Field(description="Tool calls that could not be parsed.")
     empty_replies: Count = Field(default=0, description="Model replies with neither text nor tool calls (no choices, "
                                  "or blank content), both sides; each is passed on as an empty message.")
+    truncated_replies: Count = Field(0, description="Model replies cut at the length limit (finish_reason length / "
+                                     "max_tokens), both sides.")
+    truncated_tool_calls: Count = Field(0, description="Tool calls whose arguments were cut at the length limit: "
+                                        "answered with an error, not counted as malformed (the model is not blamed).")
+    filtered_replies: Count = Field(0, description="Model replies withheld by the provider's content filter "
+                                    "(finish_reason content_filter, SAFETY, ...), both sides.")
+    refused_replies: Count = Field(0, description="Model replies that were refusals (OpenAI message.refusal), both "
+                                   "sides.")
+    adapted_calls: Count = Field(0, description="Model calls whose history or tool schemas were adapted for the "
+                                 "provider family (a user turn first, empty turns dropped, ...; docs/providers.md), "
+                                 "both sides.")
     sync_events: Count = Field(description="Cross-side state syncs applied.")
     agent_llm_calls: Count = Field(description="Model calls made for the agent.")
     user_llm_calls: Count = Field(description="Model calls made for the user.")
@@ -162,6 +173,12 @@ class ConversationRecord(BaseModel):
     user_prompt_tokens: Count = Field(description="User prompt tokens.")
     user_completion_tokens: Count = Field(description="User completion tokens.")
     user_cost_usd: float | None = Field(description="User cost; null when unknown.")
+    agent_reasoning_tokens: Count = Field(0, description="Of the agent's completion tokens, those spent reasoning "
+                                          "(as the provider reports them).")
+    user_reasoning_tokens: Count = Field(0, description="Of the user's completion tokens, those spent reasoning.")
+    agent_cached_tokens: Count = Field(0, description="Of the agent's prompt tokens, those read from the "
+                                       "provider's prompt cache.")
+    user_cached_tokens: Count = Field(0, description="Of the user's prompt tokens, those read from the cache.")
     judge_prompt_tokens: Count = Field(description="Judge prompt tokens.")
     judge_completion_tokens: Count = Field(description="Judge completion tokens.")
     judge_cost_usd: float | None = Field(description="Judge cost; null when unknown.")

@@ -32,6 +32,7 @@ from tauray.actors.llm.providers import (
 from tauray.actors.llm.params import request_params
 from tauray.actors.llm.history import adapt_history
 from tauray.actors.llm.cost import is_priced
+from tauray.actors.llm.tool_schemas import tools_for
 from tauray.actors.llm.replies import ModelReply, reply_of
 
 
@@ -187,8 +188,6 @@ class ModelClient:
         if self._closed:
             raise RuntimeError(f"{self!r} is closed")
         kwargs = dict(self._base_kwargs)
-        if tools:
-            kwargs["tools"] = tools
         seed = self.spec.seed if seed is None else seed
         seed_applied = None if seed is None else self.request.seed
         if seed_applied:
@@ -198,7 +197,10 @@ class ModelClient:
         adapted: tuple[str, ...] = ()
         for provider in dict.fromkeys(self._providers.values()):
             messages, marks = adapt_history(messages, provider)
-            adapted = tuple(sorted({*adapted, *marks}))
+            tools, changed = tools_for(provider, tools)
+            adapted = tuple(sorted({*adapted, *marks, *(("tool_schemas",) if changed else ())}))
+        if tools:
+            kwargs["tools"] = tools
         key: str | None = None
         if self._key_env:
             key = os.environ.get(self._key_env)

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.actors.llm import ModelCallError, ModelClient, ModelConfigError, ModelSpec, check_model_ready
+from tauray.actors.llm.cost import is_priced
 
 PROBE_MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Reply with the single word: ready"}]
 """The probe's conversation for a judge: short, so that a probe costs a handful of tokens."""
@@ -66,6 +67,8 @@ class ProbeReport(BaseModel):
     model: str = Field(description="litellm model string.")
     dropped: tuple[str, ...] = Field(description="Parameters of the spec left out because the provider takes none.")
     reasons: dict[str, str] = Field(default_factory=dict, description="Why each parameter was left out.")
+    priced: bool = Field(True, description="litellm can price the model; False: its cost is unknown (null) unless "
+                         "the sweep gives a price, and a budgeted sweep must refuse it (cost.budget_refusal).")
     seconds: float = Field(description="Seconds the probe call took.")
 
     def note(self) -> str | None:
@@ -147,6 +150,7 @@ async def _probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> Pro
     finally:
         await client.aclose()
     return ProbeReport(roles=tuple(roles), model=spec.model, dropped=dropped, reasons=reasons,
+                       priced=is_priced(spec.model),
                        seconds=round(time.perf_counter() - started, 3))
 
 

@@ -178,3 +178,40 @@ def test_models_check_tells_what_will_be_sent_offline(capsys):
     assert gemini["history"]["agent's first call (greeting first)"] == ["user_first"] and gemini["priced"]
     assert claude["seed"] is False and claude["priced"] and claude["context_window"] == 200000
     assert main(["models", "check", "notaprovider-model-xyz"]) == 2  # cannot be used: said, exit 2
+
+
+# --- tool schemas -------------------------------------------------------------------------
+
+
+def _domain_tools():
+    from tauray.scenarios import get_scenario
+
+    tools = {}
+    for name in ("tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy",):
+        scenario = get_scenario(name)
+        for side in ("agent", "user"):
+            tools.update({t.name: t.openai() for t in scenario.tools_by_side[side]})
+    return list(tools.values())
+
+
+def test_strict_tools_are_valid_for_openai_strict_mode():
+    # OpenAI structured outputs: additionalProperties false, every property required, no default.
+    from tauray.actors.llm.tool_schemas import strict_problems, strict_tool
+
+    tools = _domain_tools()
+    assert sum(bool(strict_problems(t["function"]["parameters"])) for t in tools) == len(tools)  # none valid as written
+    strict = [strict_tool(t) for t in tools]
+    assert all(not strict_problems(t["function"]["parameters"]) and t["function"]["strict"] for t in strict)
+    assert tools[0]["function"].get("strict") is None  # the originals are not changed
+
+
+def test_gemini_gets_no_object_without_properties():
+    # Gemini: "properties: should be non-empty for OBJECT type"; a tool without arguments is sent bare.
+    from tauray.actors.llm.tool_schemas import tools_for
+
+    tools = _domain_tools()
+    empty = {t["function"]["name"] for t in tools if not t["function"]["parameters"].get("properties")}
+    out, changed = tools_for("vertex_ai", tools)
+    assert empty and changed and all("parameters" not in t["function"] for t in out if t["function"]["name"] in empty)
+    assert all("parameters" in t["function"] for t in out if t["function"]["name"] not in empty)
+    assert tools_for("openai", tools) == (tools, False)

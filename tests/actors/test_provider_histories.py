@@ -30,6 +30,8 @@ Rules (``RULES``), each from the provider's documentation:
   was call_1 but must be a-z, A-Z, 0-9, with a length of 9").
 * ``no_temperature``: reasoning models and thinking get no temperature unless the user set
   one (OpenAI reasoning guide; Anthropic: thinking "isn't compatible with temperature").
+* ``gemini_params``: no function declaration whose parameters are an object without
+  properties (Gemini: "properties: should be non-empty for OBJECT type").
 * ``finite_max_tokens``: tauray sends a max_tokens of its own choosing, never the model's
   maximum (Anthropic: max_tokens is required and billed against; thinking: budget_tokens
   must be below max_tokens).
@@ -86,8 +88,9 @@ PROVIDERS: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
     "anthropic-thinking": ("anthropic/claude-sonnet-4-5-20250929", {"extra_params": {"thinking": THINKING}},
                            ("sent", "first_user", "no_empty_text", "ends_on_user", "no_temperature",
                             "finite_max_tokens")),
-    "gemini": ("gemini/gemini-2.5-flash", {}, ("sent", "first_user", "no_empty_text", "alternate")),
-    "vertex_ai": ("vertex_ai/gemini-2.5-pro", {}, ("sent", "first_user", "no_empty_text", "alternate")),
+    "gemini": ("gemini/gemini-2.5-flash", {}, ("sent", "first_user", "no_empty_text", "alternate", "gemini_params")),
+    "vertex_ai": ("vertex_ai/gemini-2.5-pro", {}, ("sent", "first_user", "no_empty_text", "alternate",
+                                                  "gemini_params")),
     "bedrock-claude": ("bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", {},
                        ("sent", "first_user", "no_empty_text", "alternate", "finite_max_tokens")),
     "bedrock-llama": ("bedrock/converse/us.meta.llama3-1-70b-instruct-v1:0", {},
@@ -190,6 +193,12 @@ def check(rule: str, body: dict[str, Any] | None, name: str) -> str | None:
             return f"tool-call ids {bad}"
     if rule == "no_temperature" and body.get("temperature") not in (None, 1, 1.0):
         return f"temperature {body.get('temperature')} sent"
+    if rule == "gemini_params":
+        declarations = [d for t in body.get("tools") or [] for d in t.get("function_declarations") or []]
+        empty = [d["name"] for d in declarations if (d.get("parameters") or {}).get("type", "").lower() == "object"
+                 and not d["parameters"].get("properties")]
+        if empty:
+            return f"object parameters without properties: {empty}"
     if rule == "finite_max_tokens":
         value = body.get("max_tokens") or (body.get("inferenceConfig") or {}).get("maxTokens")
         if not value or value > 16384:
@@ -219,6 +228,8 @@ def test_the_checker_can_fail():
     assert check("alternate", {"contents": [{"role": "user", "parts": [{"text": "a"}]},
                                             {"role": "user", "parts": [{"text": "b"}]}]}, "gemini")
     assert check("sent", None, "x") and check("no_temperature", {"temperature": 0.0}, "x")
+    assert check("gemini_params", {"tools": [{"function_declarations": [
+        {"name": "f", "parameters": {"type": "object"}}]}]}, "gemini")
 
 
 @pytest.mark.parametrize("role,greeting_role", [("agent (models.a)", "assistant"), ("user (models.u)", "user")])

@@ -54,3 +54,63 @@ def test_after_a_tool_result_the_stop_behaviours_answer_plainly(endpoint, loop, 
     finally:
         loop.run_until_complete(client.aclose())
     assert reply.stop == "stop" and reply.refusal is None
+
+
+# --- in a side's session: counted, and a cut tool call is not the model's malformed call ---------
+
+from tauray.actors.policies import PolicyReply, PolicyToolCall  # noqa: E402
+from tauray.actors.session import SideSession  # noqa: E402
+from tauray.scenarios import domain_spec, get_scenario  # noqa: E402
+
+SCENARIO = "tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy"
+
+
+class StoppedReply(PolicyReply):
+    """A model reply with its stop details, as LLMPolicy passes them on from ModelReply."""
+
+    stop: str | None = None
+    refusal: str | None = None
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+    adapted: tuple[str, ...] = ()
+
+
+class Scripted:
+    def __init__(self, *replies):
+        self.replies = list(replies)
+
+    async def reply(self, view, tools, seed):
+        return self.replies.pop(0)
+
+
+def _session(*replies) -> SideSession:
+    state = domain_spec("telecom").fresh_side("user")
+    return SideSession(get_scenario(SCENARIO), "user", state, Scripted(*replies), seed=1)
+
+
+def test_a_cut_tool_call_is_truncated_and_counted_apart_from_malformed(loop):
+    cut = StoppedReply(tool_calls=(PolicyToolCall(id="c1", name="check_status_bar", arguments=CUT_ARGUMENTS),),
+                       llm_call=True, stop="length", reasoning_tokens=7, cached_tokens=5, adapted=("user_first",))
+    session = _session(cut, StoppedReply(content="ok", llm_call=True, stop="stop"))
+    result = loop.run_until_complete(session.step("Check your phone.", max_rounds=3, max_errors=5))
+    event = result.rounds[0].events[0]
+    assert event.truncated and not event.malformed and "cut at the length limit" in event.outcome.result
+    c = session.counters
+    assert (c["truncated_tool_calls"], c["malformed_tool_calls"], c["truncated_replies"]) == (1, 0, 1)
+    assert (c["reasoning_tokens"], c["cached_tokens"], c["adapted_calls"]) == (7, 5, 1)
+
+
+def test_the_same_bad_json_without_a_length_stop_is_malformed(loop):
+    bad = StoppedReply(tool_calls=(PolicyToolCall(id="c1", name="check_status_bar", arguments=CUT_ARGUMENTS),),
+                       llm_call=True, stop="tool_calls")
+    session = _session(bad, StoppedReply(content="ok", llm_call=True, stop="stop"))
+    loop.run_until_complete(session.step("Check your phone.", max_rounds=3, max_errors=5))
+    assert (session.counters["malformed_tool_calls"], session.counters["truncated_tool_calls"]) == (1, 0)
+
+
+def test_filtered_and_refused_replies_are_counted(loop):
+    session = _session(StoppedReply(content="", llm_call=True, stop="content_filter", empty="no_content"),
+                       StoppedReply(content="", llm_call=True, stop="refusal", refusal=REFUSAL))
+    loop.run_until_complete(session.step("Hi", max_rounds=1))
+    loop.run_until_complete(session.step("Hi again", max_rounds=1))
+    assert (session.counters["filtered_replies"], session.counters["refused_replies"]) == (1, 1)
