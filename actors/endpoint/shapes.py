@@ -90,12 +90,22 @@ REFUSAL = "I'm sorry, but I can't help with that request."
 """The refusal text of ``stop-refusal`` (OpenAI's ``message.refusal``)."""
 
 
+def _cut_call(body: dict[str, Any]) -> dict[str, Any]:
+    """A call to the first offered tool that neither ends nor hands off the conversation, cut mid-arguments."""
+    from tauray.scenarios.conventions import HARNESS_TOOLS
+
+    names = [str(t["function"]["name"]) for t in body.get("tools") or []
+             if isinstance(t, dict) and isinstance(t.get("function"), dict) and t["function"].get("name")]
+    name = next((n for n in names if n not in HARNESS_TOOLS), "no_such_tool")
+    return {"id": "call_cut_0", "type": "function", "function": {"name": name, "arguments": CUT_ARGUMENTS}}
+
+
 STOP_BEHAVIOURS: dict[str, Callable[[dict[str, Any], Any], Any]] = {
     # Generation stopped at max_tokens mid-sentence.
     "stop-length-text": _shape(lambda b: _reply({"role": "assistant", "content": CUT_TEXT}, "length")),
     # Stopped at max_tokens while writing a tool call's arguments.
     "stop-length-tool": _shape(lambda b: _reply({"role": "assistant", "content": None,
-                                                 "tool_calls": _calls(b, CUT_ARGUMENTS)}, "length")),
+                                                 "tool_calls": [_cut_call(b)]}, "length")),
     # The provider's content filter withheld the reply (Azure/OpenAI: finish_reason content_filter).
     "stop-content-filter": _shape(lambda b: _reply({"role": "assistant", "content": None}, "content_filter")),
     # The model refused (OpenAI: content null, message.refusal holds the text).
