@@ -111,8 +111,10 @@ STOP_BEHAVIOURS: dict[str, Callable[[dict[str, Any], Any], Any]] = {
     # The model refused (OpenAI: content null, message.refusal holds the text).
     "stop-refusal": _shape(lambda b: _reply({"role": "assistant", "content": None, "refusal": REFUSAL}, "stop")),
 }
-"""Model name at the test endpoint -> behaviour that stops for that reason (see ModelReply.stop); each answers a tool result with plain text, like the shapes."""
+"""Model name at the test endpoint -> behaviour that stops for that reason (see ModelReply.stop);
+each answers a tool result with plain text, like the shapes."""
 
 SHAPE_BEHAVIOURS.update(STOP_BEHAVIOURS)
 
-__all__ = ["AFTER_TOOL", "CUT_ARGUMENTS", "CUT_TEXT", "PREAMBLE", "REFUSAL", "SHAPE_BEHAVIOURS", "STOP_BEHAVIOURS"]
+__all__ = ["AFTER_TOOL", "CUT_ARGUMENTS", "CUT_TEXT", "PREAMBLE", "REFUSAL", "SHAPE_BEHAVIOURS",
+           "STOP_BEHAVIOURS"]

@@ -1,10 +1,13 @@
 """Model access: a role's :class:`ModelSpec`, provider rules and the litellm Router client.
 
 One concept per module: :mod:`.spec` (what a model is), :mod:`.errors` (what went
-wrong, classified and scrubbed of secrets), :mod:`.providers` (provider resolution), :mod:`.params` (the
-parameters a model accepts), :mod:`.history` (the history a provider family accepts), :mod:`.readiness` (the free check before a
-run), :mod:`.client` (the Router client, one per process and spec), :mod:`.replies`
-(a completion reduced to what tauray keeps), :mod:`.inline_executor` (litellm's
+wrong, classified and scrubbed of secrets), :mod:`.providers` (provider resolution),
+:mod:`.params` (the parameters a model accepts), :mod:`.history` (the history a
+provider family accepts), :mod:`.tool_schemas` (tool schemas per family),
+:mod:`.cost` (whether litellm prices a model), :mod:`.check` (``tauray models
+check``), :mod:`.readiness` (the free check before a run), :mod:`.client` (the
+Router client, one per process and spec), :mod:`.replies` (a completion reduced to
+what tauray keeps), :mod:`.inline_executor` (litellm's
 request building on the loop) and :mod:`.probe` (one real call per model). litellm
 itself is imported only when a call is made.
 """

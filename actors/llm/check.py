@@ -19,6 +19,7 @@ from tauray.actors.llm.history import adapt_history
 from tauray.actors.llm.params import model_info, request_params
 from tauray.actors.llm.providers import provider_names
 from tauray.actors.llm.spec import ModelSpec
+from tauray.actors.llm.tool_schemas import tools_for
 
 # The shapes of a conversation's calls whose adaptation a provider family may need.
 _SAMPLE_VIEWS: dict[str, list[dict[str, Any]]] = {
@@ -58,8 +59,8 @@ class ModelCheck(BaseModel):
     max_output_tokens: int | None = Field(description="Most output tokens (litellm's max_output_tokens).")
     tools: bool | None = Field(description="Supports tool calls (litellm); None: unknown.")
     structured_output: bool | None = Field(description="Supports a response schema (litellm); None: unknown.")
-    history: dict[str, list[str]] = Field(description="Per call shape, the history rules applied for this "
-                                          "provider family (empty: sent as written).")
+    history: dict[str, list[str]] = Field(description="Per call shape, the history (and tool schema) rules applied "
+                                          "for this provider family (empty: sent as written).")
     error: str | None = Field(None, description="Why the model cannot be used as configured; None when it can.")
 
 
@@ -77,6 +78,8 @@ def check_model(value: str | dict[str, Any] | ModelSpec) -> ModelCheck:
     info = model_info(spec.model)
     price = litellm_price(spec.model)
     history = {shape: list(adapt_history(view, provider)[1]) for shape, view in _SAMPLE_VIEWS.items()}
+    bare_tool = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+    history["a tool without arguments"] = ["tool_schemas"] if tools_for(provider, bare_tool)[1] else []
 
     def flag(name: str) -> bool | None:
         value = info.get(name)

@@ -176,6 +176,8 @@ def test_models_check_tells_what_will_be_sent_offline(capsys):
     gpt5, gemini, claude = out
     assert "temperature" in gpt5["dropped"] and gpt5["sends"]["max_tokens"] == 16384 and gpt5["priced"]
     assert gemini["history"]["agent's first call (greeting first)"] == ["user_first"] and gemini["priced"]
+    bare = "a tool without arguments"
+    assert gemini["history"][bare] == ["tool_schemas"] and not gpt5["history"][bare]
     assert claude["seed"] is False and claude["priced"] and claude["context_window"] == 200000
     assert main(["models", "check", "notaprovider-model-xyz"]) == 2  # cannot be used: said, exit 2
 
