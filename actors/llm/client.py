@@ -228,7 +228,8 @@ class ModelClient:
         cost = hidden.get("response_cost")
         cost_usd = float(cost) if isinstance(cost, (int, float)) and self._priced.get(served, False) else None
         reply = reply_of(response, latency_s=latency, model=served, cost_usd=cost_usd, seed_applied=seed_applied,
-                         retries=_attempted_retries(hidden), adapted=adapted)
+                         retries=_attempted_retries(hidden), adapted=adapted,
+                         dropped=tuple(n for n in self.request.dropped if n != "seed"))
         if reply.thinking_blocks and reply.tool_calls:
             self._thinking[reply.tool_calls[0].id] = reply.thinking_blocks
             while len(self._thinking) > THINKING_KEPT:

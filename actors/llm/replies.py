@@ -92,6 +92,8 @@ class ModelReply(BaseModel):
         "unchanged with the tool results of this reply.")
     adapted: tuple[str, ...] = Field((), description="History rules applied to the request for the provider "
                                      "family (tauray.actors.llm.history), e.g. user_first.")
+    dropped: tuple[str, ...] = Field((), description="Parameters of the spec left out of the call (the provider or "
+                                     "model takes none, or a reasoning model's default temperature).")
     prompt_tokens: int = Field(0, ge=0, description="Input tokens billed for the successful attempt.")
     completion_tokens: int = Field(0, ge=0, description="Output tokens billed for the successful attempt.")
     cost_usd: float | None = Field(None, description="litellm's cost estimate; None when litellm has no price for the model.")
@@ -160,10 +162,11 @@ def usage_of(response: Any) -> dict[str, int]:
 
 
 def reply_of(response: Any, *, latency_s: float, model: str, cost_usd: float | None,
-             seed_applied: bool | None, retries: int = 0, adapted: tuple[str, ...] = ()) -> ModelReply:
+             seed_applied: bool | None, retries: int = 0, adapted: tuple[str, ...] = (),
+             dropped: tuple[str, ...] = ()) -> ModelReply:
     """The :class:`ModelReply` of a litellm ``ModelResponse``, every shape mapped as the table says."""
     common = dict(usage_of(response), cost_usd=cost_usd, latency_s=latency_s, model=model,
-                  seed_applied=seed_applied, retries=retries, adapted=adapted)
+                  seed_applied=seed_applied, retries=retries, adapted=adapted, dropped=dropped)
     choices = _field(response, "choices") or []
     if not choices:
         return ModelReply(content="", empty="no_choices", finish_reason=None, **common)

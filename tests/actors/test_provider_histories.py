@@ -277,6 +277,7 @@ def test_thinking_blocks_go_back_with_the_tool_round(loop, monkeypatch):
     try:
         reply = loop.run_until_complete(client.complete(AGENT_FIRST, AGENT_TOOLS))
         assert reply.thinking_blocks and reply.thinking_blocks[0]["signature"] == "sig-abc"
+        assert reply.dropped == ("temperature",)  # thinking: the default temperature is left out, and said
         call = reply.tool_calls[0]
         view = AGENT_FIRST + [  # as SideSession writes it: no thinking in the view
             {"role": "assistant", "content": None, "tool_calls": [{"id": call.id, "type": "function",
