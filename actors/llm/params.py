@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.actors.llm.errors import ModelConfigError
+from tauray.actors.llm.errors import ModelConfigError, scrub
 from tauray.actors.llm.providers import litellm_module, provider_names, supported_params
 from tauray.actors.llm.spec import ModelSpec
 
@@ -147,7 +147,9 @@ def request_params(spec: ModelSpec, providers: list[str] | None = None) -> Reque
         if why is None:
             params[name] = value
         elif name in explicit:
-            raise ModelConfigError(f"model {spec.model!r}: {name}={value!r} is refused for this model ({why}); "
+            # Only a number is echoed: a header or a nested setting may carry a secret.
+            shown = f"{name}={value!r}" if isinstance(value, (int, float, bool)) else name
+            raise ModelConfigError(f"model {spec.model!r}: {shown} is refused for this model ({scrub(why)}); "
                                    f"remove {name} from the model's settings")
         else:
             reasons[name] = why

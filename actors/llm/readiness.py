@@ -11,14 +11,16 @@ import os
 
 from tauray.actors.llm.errors import ModelConfigError
 from tauray.actors.llm.spec import ModelSpec
+from tauray.actors.llm.params import request_params
 from tauray.actors.llm.providers import litellm_module, missing_env, provider_names, env_api_base
 
 
 def check_model_ready(spec: ModelSpec) -> None:
     """Fail fast, naming the model, if calls to ``spec`` cannot work for configuration reasons.
 
-    Checks the model string resolves to a provider, that a named key variable is
-    set, and that a provider which needs a key can find one. It never calls the
+    Checks the model string resolves to a provider, that no setting the user gave is
+    one the model refuses, that a named key variable is set, and that a provider which
+    needs a key can find one. It never calls the
     provider, so it costs nothing and is safe offline.
     """
     if spec.is_reference:
@@ -30,6 +32,9 @@ def check_model_ready(spec: ModelSpec) -> None:
         return
     litellm = litellm_module()
     main, fallback_providers = provider_names(spec)
+    # A setting the model refuses (temperature=0 at o-series, frequency_penalty at Anthropic) is
+    # named here, for free, before the probe or any unit.
+    request_params(spec, [main, *fallback_providers])
     if spec.api_key_env:
         if not os.environ.get(spec.api_key_env):
             raise ModelConfigError(

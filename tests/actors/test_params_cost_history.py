@@ -217,3 +217,21 @@ def test_gemini_gets_no_object_without_properties():
     assert empty and changed and all("parameters" not in t["function"] for t in out if t["function"]["name"] in empty)
     assert all("parameters" in t["function"] for t in out if t["function"]["name"] not in empty)
     assert tools_for("openai", tools) == (tools, False)
+
+
+def test_the_free_readiness_check_names_a_refused_setting_before_any_call(monkeypatch):
+    # Before, o4-mini with temperature 0 passed the free check and failed on its first call.
+    from tauray.actors.llm import check_model_ready
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-openai")
+    with pytest.raises(ModelConfigError, match=r"'openai/o4-mini'.*temperature"):
+        check_model_ready(ModelSpec(model="openai/o4-mini", temperature=0.0))
+    check_model_ready(ModelSpec(model="openai/o4-mini"))  # the default temperature is left out, not refused
+
+
+def test_a_refused_setting_is_named_without_its_value_when_that_could_be_a_secret():
+    spec = ModelSpec(model="anthropic/claude-3-5-sonnet-20240620",
+                     extra_params={"logit_bias": {"sk-live-SECRET123456": 1}})
+    with pytest.raises(ModelConfigError) as info:
+        request_params(spec)
+    assert "logit_bias" in str(info.value) and "SECRET" not in str(info.value)
