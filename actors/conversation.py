@@ -88,9 +88,11 @@ class Conversation:
 
     # --- records while running -----------------------------------------------------------
     def _message(self, side: str, role: str, content: str | None, tool_calls: list[dict] | None = None,
-                 tool_call_id: str | None = None, retries: int | None = None) -> None:
+                 tool_call_id: str | None = None, retries: int | None = None, finish_reason: str | None = None,
+                 refusal: str | None = None) -> None:
         self.messages.append(dict(side=side, role=role, content=content, tool_calls=tool_calls,
                                   tool_call_id=tool_call_id, turn=self.turn, retries=retries,
+                                  finish_reason=finish_reason, refusal=refusal,
                                   created_at=datetime.now(timezone.utc)))
 
     def record_step(self, result: StepResult) -> None:
@@ -101,7 +103,8 @@ class Conversation:
                 self.steps += 1
                 calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls] or None
                 self._message(result.side, role, reply.content, calls,
-                              retries=reply.retries if reply.llm_call else None)
+                              retries=reply.retries if reply.llm_call else None,
+                              finish_reason=reply.finish_reason, refusal=reply.refusal)
                 if result.side == "agent" and reply.content:
                     self.agent_texts.append(reply.content)
             for event in round_.events:

@@ -49,6 +49,13 @@ class PolicyReply(Frozen):
     empty: str | None = Field(default=None, description="Why a model's reply was empty (no_choices, no_content); "
                               "None otherwise.")
     retries: int = Field(default=0, ge=0, description="Router retries the model call needed (0: first attempt).")
+    stop: str | None = Field(default=None, description="Why the model stopped, in one vocabulary (length, "
+                             "content_filter, refusal, tool_calls, stop, other); None without a model call.")
+    finish_reason: str | None = Field(default=None, description="The provider's own finish reason.")
+    refusal: str | None = Field(default=None, description="The model's refusal text, when it refused.")
+    reasoning_tokens: int = Field(default=0, ge=0, description="Reasoning tokens the call reported.")
+    cached_tokens: int = Field(default=0, ge=0, description="Prompt tokens served from the provider's cache.")
+    adapted: tuple[str, ...] = Field(default=(), description="How the history was adapted for the provider.")
 
 
 class LLMPolicy:
@@ -64,6 +71,8 @@ class LLMPolicy:
             tool_calls=tuple(PolicyToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in r.tool_calls),
             llm_call=True, prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
             cost_usd=r.cost_usd, latency_s=r.latency_s, seed_applied=r.seed_applied, empty=r.empty, retries=r.retries,
+            stop=r.stop, finish_reason=r.finish_reason, refusal=r.refusal, reasoning_tokens=r.reasoning_tokens,
+            cached_tokens=r.cached_tokens, adapted=tuple(r.adapted),
         )
 
 

@@ -223,6 +223,23 @@ def cost_and_tokens(conv: pd.DataFrame, by: By = None) -> pd.DataFrame:
     return out
 
 
+# How model replies ended badly, per conversation (columns absent from older runs count 0).
+STOP_COLUMNS = ("truncated_replies", "truncated_tool_calls", "filtered_replies", "refused_replies",
+                "malformed_tool_calls", "empty_replies")
+
+
+def stop_reasons(conv: pd.DataFrame, by: By = None) -> pd.DataFrame:
+    """Per group: conversations, and the replies cut at the length limit (text and tool calls),
+    filtered by the provider, refused by the model, malformed and empty."""
+    df = conv.copy()
+    for col in STOP_COLUMNS:
+        df[col] = df[col].fillna(0).astype(int) if col in df else 0
+    keys = _by(by)
+    grouped = df.groupby(keys, dropna=False, sort=True, observed=True) if keys else df.groupby(lambda _: 0)
+    return grouped.agg(conversations=("conversation_id", "count"),
+                       **{c: (c, "sum") for c in STOP_COLUMNS}).reset_index(drop=not keys)
+
+
 def leaderboard(conv: pd.DataFrame, by: By = "agent_model", k_max: int = 4, task: str = "scenario",
                 n_boot: int = 2000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """One row per group: every outcome counted, success rate with its task-clustered

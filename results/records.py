@@ -261,6 +261,10 @@ class MessageRecord(_DetailRow):
     tool_call_id: str | None = Field(description="Call answered by a tool message.")
     retries: int | None = Field(None, ge=0, description="Router retries of the model call that produced this "
                                 "message (0: first attempt); null when no model call produced it.")
+    finish_reason: str | None = Field(None, description="The provider's finish reason for the model call that "
+                                      "produced this message (stop, length, tool_calls, content_filter, ...); null "
+                                      "when no model call produced it.")
+    refusal: str | None = Field(None, description="The model's refusal text, when it refused (OpenAI's refusal).")
     created_at: UtcDatetime = Field(description="Creation time, UTC.")
 
 

@@ -170,6 +170,13 @@ def _cost(conv: pd.DataFrame) -> list[dict[str, Any]]:
         for _, r in ct.iterrows()]
 
 
+def _stops(conv: pd.DataFrame) -> list[dict[str, Any]]:
+    sr = metrics.stop_reasons(conv, by="arm")
+    return [{"arm": r["arm"], "figs": [count(r[c], arm=r["arm"], metric=f"stops_{c}")
+                                       for c in ("conversations", *metrics.STOP_COLUMNS)]}
+            for _, r in sr.iterrows()]
+
+
 def _totals(conv: pd.DataFrame) -> dict[str, Fig]:
     c = metrics.counts(conv).iloc[0]
     tasks = int(metrics.task_counts(conv)["n"].gt(0).sum())
@@ -193,5 +200,6 @@ def index_context(conv: pd.DataFrame, jv: pd.DataFrame, *, k_max: int, n_boot: i
     context = {"runs": conv["run_id"].nunique(), "totals": _totals(conv), "pct": f"{confidence:.0%}",
                "leaderboard": _leaderboard(lb, k_max, confidence), "pass_k": _pass_k(curve),
                "paired": _paired(conv, arms, opts), "ab": _ab(conv, opts),
-               "breakdowns": _breakdowns(conv, arms, opts), "judges": _judges(conv, jv), "cost": _cost(conv)}
+               "breakdowns": _breakdowns(conv, arms, opts), "judges": _judges(conv, jv), "cost": _cost(conv),
+               "stops": _stops(conv)}
     return context, arms

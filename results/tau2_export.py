@@ -33,6 +33,7 @@ from tauray.results.tau2_records import (
     EXPORT_HARNESS,
     HARNESS_KEY,
     RETRIES_KEY,
+    STOP_KEYS,
     SIDE_TO_REQUESTOR,
     SIGNAL_TO_REWARD,
     TAURAY_KEY,
@@ -103,8 +104,10 @@ def tau2_messages(messages: list[dict[str, Any]], tool_errors: list[bool]) -> li
         message = {"role": m["role"], "content": m["content"], **base,
                    "tool_calls": [{"id": c["id"], "name": c["name"], "arguments": _arguments(c["arguments"]),
                                    "requestor": requestor} for c in kept] or None}
-        if m.get("retries") is not None:
-            message["raw_data"] = {RETRIES_KEY: int(m["retries"])}
+        kept_raw = {RETRIES_KEY: int(m["retries"])} if m.get("retries") is not None else {}
+        kept_raw |= {key: m[field] for field, key in STOP_KEYS.items() if m.get(field) is not None}
+        if kept_raw:
+            message["raw_data"] = kept_raw
         if calls is not None and len(kept) < len(calls):
             home = {"content": m["content"], "calls": calls, "results": []}
             message["raw_data"] = {**(message.get("raw_data") or {}), HARNESS_KEY: home}

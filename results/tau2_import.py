@@ -26,6 +26,7 @@ from tauray.results.records import ConversationResult, MessageRecord
 from tauray.results.tau2_records import (
     HARNESS_KEY,
     RETRIES_KEY,
+    STOP_KEYS,
     TAURAY_KEY,
     Tau2FileError,
     ImportSummary,
@@ -65,6 +66,7 @@ def tauray_messages(run_id: str, unit_id: str, scenario: str, messages: list[Any
         calls = [{"id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)} for c in m.tool_calls or ()]
         harness = (m.raw_data or {}).get(HARNESS_KEY)
         base["retries"] = (m.raw_data or {}).get(RETRIES_KEY)
+        base |= {field: (m.raw_data or {}).get(key) for field, key in STOP_KEYS.items()}
         if harness:
             rows.append({"side": side, "role": m.role, "content": harness["content"], "tool_calls": harness["calls"],
                          "tool_call_id": None, **base})

@@ -54,6 +54,7 @@ def check_index_figures(text: str, source: Path) -> dict[str, int]:
     ab = ab.rename(columns={"rate_a": "workflow", "rate_b": "manual"})
     judges = judge_agreement(conv, jv).set_index("label")
     cost = metrics.cost_and_tokens(conv, by="arm").set_index("arm").rename(columns={"successes": "cost_successes"})
+    stops = metrics.stop_reasons(conv, by="arm").set_index("arm")
     totals = metrics.counts(conv).iloc[0]
     checked: dict[str, int] = {}
     bad: list[str] = []
@@ -83,6 +84,8 @@ def check_index_figures(text: str, source: Path) -> dict[str, int]:
             check("ab", v, ab.loc[a["data-ab-arm"], m], f"{a['data-ab-arm']} {m}")
         elif "data-judge" in a:
             check("judge", v, judges.loc[a["data-judge"], m], f"{a['data-judge']} {m}")
+        elif m.startswith("stops_"):
+            check("stops", v, stops.loc[a["data-arm"], m.removeprefix("stops_")], f"{a['data-arm']} {m}")
         elif "data-arm" in a and m in cost.columns and m not in lb.columns:
             check("cost", v, cost.loc[a["data-arm"], m], f"{a['data-arm']} {m}")
         elif "data-arm" in a:
