@@ -98,6 +98,13 @@ def check_models(cfg: SweepConfig) -> None:
                 check_model_ready(ModelSpec.model_validate(entry.spec))
             except Exception as exc:
                 raise ConfigFileError(cfg.source, f"{cfg.where(f'models.{name}')}: {exc}") from None
+    from tauray.actors.llm.cost import budget_refusal
+
+    refusal = budget_refusal([(name, str(entry.spec.get("model")), entry.price is not None)
+                              for name, entry in cfg.models.items() if not is_reference(entry.spec.get("model"))],
+                             cfg.budget_usd)
+    if refusal:  # an unpriced model would count as $0 against the budget
+        raise ConfigFileError(cfg.source, refusal)
 
 
 def run_probe(cfg: SweepConfig, notes: Callable[[str], None]) -> None:

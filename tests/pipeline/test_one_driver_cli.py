@@ -128,12 +128,16 @@ def test_bad_input_is_one_line_before_any_model_call_ray_or_serve(tmp_path):
         f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdef", "bcdefg"))
     (tmp_path / "bomb.yaml").write_text(bomb)
     (tmp_path / "typo.toml").write_text('agents = ["oracle"]\nusers = ["scripted"]\n[[scenarios]]\ndomain = "telcom"\n')
+    (tmp_path / "budget.toml").write_text('budget_usd = 5.0\nagents = ["m"]\nusers = ["scripted"]\n[[scenarios]]\n'
+                                          'domain = "mock"\n[models.m]\nmodel = "openai/no-price-known"\n'
+                                          'api_base = "http://127.0.0.1:9/v1"\n')
     run = ["run", "--agent-model", "oracle", "--user-model", "scripted", "--out", str(tmp_path / "r")]
     cases = {
         "latin1": ["sweep", str(tmp_path / "latin1.toml")],
         "deep": ["sweep", str(tmp_path / "deep.toml")],
         "bomb": ["sweep", str(tmp_path / "bomb.yaml")],
         "domain typo in a sweep": ["sweep", str(tmp_path / "typo.toml"), "--out", str(tmp_path / "t")],
+        "budget with an unpriced model": ["sweep", str(tmp_path / "budget.toml"), "--out", str(tmp_path / "b")],
         "domain typo": [*run, "--domain", "telcom"],
         "no scenario": [*run, "--domain", "mock", "no_such_scenario_*"],
         "empty out": [*run[:-2], "--out", "", "--domain", "mock"],
@@ -143,14 +147,14 @@ def test_bad_input_is_one_line_before_any_model_call_ray_or_serve(tmp_path):
     }
     results = dict(zip(cases, _cli(list(cases.values()))))
     needles = {"latin1": "not UTF-8", "deep": "nested more than 64", "bomb": "alias", "domain typo in a sweep":
-               "telcom", "domain typo": "telcom", "no scenario": "match no scenario", "empty out": "empty",
+               "telcom", "domain typo": "telcom", "budget with an unpriced model": "no price", "no scenario": "match no scenario", "empty out": "empty",
                "bad temperature": "temperature", "wrong reference": "scripted"}
     for name, res in results.items():
         assert res["rc"] == 2, (name, res)
         assert res["err"].count("\n") == 1 and needles[name] in res["err"], (name, res["err"])
         assert "Traceback" not in res["err"] and "https://" not in res["err"], (name, res["err"])
         assert not res["ray"], name
-    assert not any((tmp_path / d).exists() for d in ("r", "t", "w"))  # a refused run leaves no folder
+    assert not any((tmp_path / d).exists() for d in ("r", "t", "w", "b"))  # a refused run leaves no folder
 
 
 def test_every_scalar_knob_of_the_config_is_a_flag_of_tauray_run():
