@@ -288,6 +288,9 @@ class _JudgeRow(_DetailRow):
     structured: Literal["auto", "always", "never"] = Field(
         description="Structured mode of the config: send the reply schema as response_format auto/always/never.")
     response_format_sent: bool = Field(description="Whether the reply schema was sent as response_format.")
+    reply_fingerprint: str | None = Field(None, description="What the server said produced the reply (OpenAI's "
+                                          "system_fingerprint; a judge tauray serves on llama.cpp names the grammar "
+                                          "its reply was constrained by, e.g. 'llama.cpp grammar=json-schema:…').")
     nl_pack: str | None = Field(description="NL-assertion pack id@version whose assertions joined the scenario's.")
     nl_pack_hash: str | None = Field(description="Hash of that pack's rules.")
     context_hash: str = Field(description="Hash of the per-item context given to the judge (ticket, goal, domain, "

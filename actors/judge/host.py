@@ -96,6 +96,7 @@ class JudgeHost:
                 judge_seed=None if c.model.seed is None else c.model.seed + sample,
                 judge_max_tokens=c.model.max_tokens, judge_extra_params=c.model.extra_params,
                 structured=c.structured, response_format_sent="response_format" in spec.extra_params,
+                reply_fingerprint=reply.fingerprint if isinstance(reply, ModelReply) else None,
                 nl_pack=c.nl_pack, nl_pack_hash=c.pack_hash, context_hash=item.context_hash,
                 transcript_hash=item.transcript_hash, sample_index=sample,
                 raw_output=reply.content if isinstance(reply, ModelReply) else None,

@@ -99,6 +99,8 @@ class ModelReply(BaseModel):
     cost_usd: float | None = Field(None, description="litellm's cost estimate; None when litellm has no price for the model.")
     latency_s: float = Field(0.0, ge=0.0, description="Seconds from sending the request to the reply, retries included.")
     retries: int = Field(0, ge=0, description="Router retries the call needed before this reply (0: first attempt).")
+    fingerprint: str | None = Field(None, description="What the server said produced the reply (OpenAI's "
+                                    "system_fingerprint; a llama.cpp deployment of tauray's names its grammar).")
     model: str = Field(description="litellm model string of the deployment that answered (a fallback if one did).")
     seed_applied: bool | None = Field(
         None, description="True when a seed was sent with the call, False when one was asked for but the provider "
@@ -165,8 +167,10 @@ def reply_of(response: Any, *, latency_s: float, model: str, cost_usd: float | N
              seed_applied: bool | None, retries: int = 0, adapted: tuple[str, ...] = (),
              dropped: tuple[str, ...] = ()) -> ModelReply:
     """The :class:`ModelReply` of a litellm ``ModelResponse``, every shape mapped as the table says."""
+    fingerprint = _field(response, "system_fingerprint")
     common = dict(usage_of(response), cost_usd=cost_usd, latency_s=latency_s, model=model,
-                  seed_applied=seed_applied, retries=retries, adapted=adapted, dropped=dropped)
+                  seed_applied=seed_applied, retries=retries, adapted=adapted, dropped=dropped,
+                  fingerprint=str(fingerprint) if fingerprint else None)
     choices = _field(response, "choices") or []
     if not choices:
         return ModelReply(content="", empty="no_choices", finish_reason=None, **common)

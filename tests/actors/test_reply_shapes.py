@@ -112,3 +112,17 @@ def test_ids_and_arguments_normalised_whatever_the_transport_passed_on():
     ids = [c.id for c in calls]
     assert all(ids) and len(set(ids)) == 5 and ids[2] == "call_0" and ids[4] == "call_9"
     assert [c.arguments for c in calls] == ["{}", '{"x": 1}', "{}", '{"y": 2}', "{broken"]
+
+
+def test_the_servers_fingerprint_is_kept_on_the_reply():
+    """A llama.cpp deployment of tauray's names the grammar that constrained the reply in
+    system_fingerprint; the judge's rows carry it as reply_fingerprint."""
+    from tauray.actors.llm.replies import reply_of
+
+    response = {"choices": [{"message": {"role": "assistant", "content": '{"verdict": "pass"}'},
+                             "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+                "system_fingerprint": "llama.cpp grammar=json-schema:abc123"}
+    reply = reply_of(response, latency_s=0.1, model="openai/x", cost_usd=None, seed_applied=None)
+    assert reply.fingerprint == "llama.cpp grammar=json-schema:abc123"
+    assert reply_of({**response, "system_fingerprint": None}, latency_s=0.1, model="openai/x", cost_usd=None,
+                    seed_applied=None).fingerprint is None
