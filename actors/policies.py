@@ -56,6 +56,7 @@ class PolicyReply(Frozen):
     reasoning_tokens: int = Field(default=0, ge=0, description="Reasoning tokens the call reported.")
     cached_tokens: int = Field(default=0, ge=0, description="Prompt tokens served from the provider's cache.")
     adapted: tuple[str, ...] = Field(default=(), description="How the history was adapted for the provider.")
+    dropped: tuple[str, ...] = Field(default=(), description="Parameters of the spec left out of the call.")
 
 
 class LLMPolicy:
@@ -72,7 +73,7 @@ class LLMPolicy:
             llm_call=True, prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
             cost_usd=r.cost_usd, latency_s=r.latency_s, seed_applied=r.seed_applied, empty=r.empty, retries=r.retries,
             stop=r.stop, finish_reason=r.finish_reason, refusal=r.refusal, reasoning_tokens=r.reasoning_tokens,
-            cached_tokens=r.cached_tokens, adapted=tuple(r.adapted),
+            cached_tokens=r.cached_tokens, adapted=tuple(r.adapted), dropped=tuple(r.dropped),
         )
 
 

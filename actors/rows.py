@@ -102,6 +102,8 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
             "truncated_replies", "truncated_tool_calls", "filtered_replies", "refused_replies", "adapted_calls")},
         agent_reasoning_tokens=count("agent", "reasoning_tokens"), user_reasoning_tokens=count("user", "reasoning_tokens"),
         agent_cached_tokens=count("agent", "cached_tokens"), user_cached_tokens=count("user", "cached_tokens"),
+        agent_dropped_params=",".join(count("agent", "dropped_params", ())) or None,
+        user_dropped_params=",".join(count("user", "dropped_params", ())) or None,
         sync_events=conv.sync_events,
         agent_llm_calls=count("agent", "llm_calls"), user_llm_calls=count("user", "llm_calls"),
         agent_llm_retries=count("agent", "llm_retries"), user_llm_retries=count("user", "llm_retries"),

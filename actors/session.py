@@ -61,6 +61,7 @@ class SideCounters(Frozen):
     tool_errors: int = 0
     malformed_tool_calls: int = 0
     seed_applied: bool | None = None
+    dropped_params: tuple[str, ...] = ()
     empty_replies: int = 0
     llm_retries: int = 0
     truncated_replies: int = 0
@@ -256,6 +257,7 @@ class SideSession:
             c["reasoning_tokens"] += reply_detail(reply, "reasoning_tokens", 0) or 0
             c["cached_tokens"] += reply_detail(reply, "cached_tokens", 0) or 0
             c["adapted_calls"] += bool(reply_detail(reply, "adapted", ()))
+            c["dropped_params"] = tuple(sorted({*c["dropped_params"], *(reply_detail(reply, "dropped", ()) or ())}))
 
     # --- state for the coordinator -----------------------------------------------------
     def apply_sync(self, updates: dict[str, Any], apply_fn: Any) -> None:

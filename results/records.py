@@ -179,6 +179,10 @@ class ConversationRecord(BaseModel):
     agent_cached_tokens: Count = Field(0, description="Of the agent's prompt tokens, those read from the "
                                        "provider's prompt cache.")
     user_cached_tokens: Count = Field(0, description="Of the user's prompt tokens, those read from the cache.")
+    agent_dropped_params: str | None = Field(None, description="Parameters of the agent's model spec left out of "
+                                             "its calls because the provider or model takes none (e.g. "
+                                             "'temperature' for a reasoning model), comma-separated; null when none.")
+    user_dropped_params: str | None = Field(None, description="The same for the user simulator's model.")
     judge_prompt_tokens: Count = Field(description="Judge prompt tokens.")
     judge_completion_tokens: Count = Field(description="Judge completion tokens.")
     judge_cost_usd: float | None = Field(description="Judge cost; null when unknown.")

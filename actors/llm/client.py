@@ -32,7 +32,7 @@ from tauray.actors.llm.providers import (
 from tauray.actors.llm.params import request_params
 from tauray.actors.llm.history import adapt_history
 from tauray.actors.llm.cost import is_priced
-from tauray.actors.llm.tool_schemas import tools_for
+from tauray.actors.llm.tool_schemas import strict_tool, tools_for
 from tauray.actors.llm.replies import ModelReply, reply_of
 
 
@@ -199,6 +199,9 @@ class ModelClient:
             messages, marks = adapt_history(messages, provider)
             tools, changed = tools_for(provider, tools)
             adapted = tuple(sorted({*adapted, *marks, *(("tool_schemas",) if changed else ())}))
+        if tools and self.spec.strict:
+            tools = [strict_tool(t) for t in tools]
+            adapted = tuple(sorted({*adapted, "strict_tools"}))
         if tools:
             kwargs["tools"] = tools
         key: str | None = None

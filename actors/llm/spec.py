@@ -58,6 +58,9 @@ class ModelSpec(BaseModel):
     extra_params: dict[str, Any] = Field(
         default_factory=dict, description="Further litellm completion parameters (e.g. top_p), passed through as given."
     )
+    strict: bool = Field(False, description="Send tools in OpenAI's strict mode: the schemas are rewritten so strict "
+                         "mode accepts them (no additional properties, every property required, no defaults) and "
+                         "marked strict; for providers that honour it (OpenAI, Azure).")
     reference_steps: bool = Field(
         False, description="Agent only: the scenario's reference actions are added to the system prompt (a "
         "ground-truth agent, as τ²'s llm_agent_gt), to check user simulators against a known resolution and "

@@ -290,3 +290,26 @@ def test_thinking_blocks_go_back_with_the_tool_round(loop, monkeypatch):
     turn = [m for m in server.requests[-1]["body"]["messages"] if m["role"] == "assistant"][-1]
     assert turn["content"][0]["type"] == "thinking" and turn["content"][0]["signature"] == "sig-abc"
     assert "temperature" not in server.requests[-1]["body"]
+
+
+def test_strict_opt_in_sends_tools_openai_strict_mode_accepts(capture, loop):
+    # OpenAI structured outputs, function calling with strict: true: every object needs
+    # "additionalProperties": false and every property listed in "required". With `strict` the
+    # tools are rewritten so and marked strict; without it they go as written.
+    def tools_sent(strict: bool) -> list[dict[str, Any]]:
+        client = ModelClient(ModelSpec(model="openai/gpt-4o", api_base=f"{capture.base}/v1", num_retries=0,
+                                       strict=strict))
+        try:
+            loop.run_until_complete(client.complete(AGENT_FIRST, AGENT_TOOLS + USER_TOOLS))
+        except ModelCallError:
+            pass
+        finally:
+            loop.run_until_complete(client.aclose())
+        return capture.requests[-1]["body"]["tools"]
+
+    for tool in tools_sent(True):
+        function = tool["function"]
+        params = function["parameters"]
+        assert function["strict"] is True and params["additionalProperties"] is False
+        assert set(params["required"]) == set(params["properties"])
+    assert all("strict" not in t["function"] for t in tools_sent(False))

@@ -114,3 +114,15 @@ def test_filtered_and_refused_replies_are_counted(loop):
     loop.run_until_complete(session.step("Hi", max_rounds=1))
     loop.run_until_complete(session.step("Hi again", max_rounds=1))
     assert (session.counters["filtered_replies"], session.counters["refused_replies"]) == (1, 1)
+
+
+def test_parameters_a_provider_dropped_are_recorded_for_the_side(loop):
+    # as seed_applied is: a reasoning model's default temperature left out of the calls is said per row
+    from tauray.actors.policies import PolicyReply
+
+    first = PolicyReply(content="one", llm_call=True, dropped=("temperature",))
+    second = PolicyReply(content="two", llm_call=True, dropped=("temperature", "top_p"))
+    session = _session(first, second)
+    loop.run_until_complete(session.step("Hi.", max_rounds=1, max_errors=5))
+    loop.run_until_complete(session.step("Again.", max_rounds=1, max_errors=5))
+    assert session.final().counters.dropped_params == ("temperature", "top_p")
