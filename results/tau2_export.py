@@ -30,6 +30,7 @@ from tauray.results.layout import run_dirs
 from tauray.results.readers import actions_df, conversations_df, messages_df, predicates_df
 from tauray.results.tau2_records import (
     AGENT_STOP_TEXT,
+    call_arguments,
     EXPORT_HARNESS,
     HARNESS_KEY,
     RETRIES_KEY,
@@ -61,19 +62,10 @@ def _by_conversation(frame: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
     return grouped
 
 
-def _arguments(text: str | None) -> dict[str, Any] | None:
-    """A call's arguments as τ² holds them (an object); None when tauray recorded unparseable ones."""
-    try:
-        value = json.loads(text) if text else {}
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def _held(side: str, call: dict[str, Any]) -> bool:
     """Calls τ² cannot replay: tauray's harness calls, and calls whose arguments did not parse
     (tauray answered them with an error and ran nothing; τ² would run them)."""
-    return (side == "agent" and call["name"] in EXPORT_HARNESS) or _arguments(call["arguments"]) is None
+    return (side == "agent" and call["name"] in EXPORT_HARNESS) or call_arguments(call["arguments"]) is None
 
 
 def _iso(ts: Any) -> str:
@@ -102,7 +94,7 @@ def tau2_messages(messages: list[dict[str, Any]], tool_errors: list[bool]) -> li
         calls = json.loads(m["tool_calls"]) if m["tool_calls"] else None
         kept = [c for c in calls or () if not _held(m["side"], c)]
         message = {"role": m["role"], "content": m["content"], **base,
-                   "tool_calls": [{"id": c["id"], "name": c["name"], "arguments": _arguments(c["arguments"]),
+                   "tool_calls": [{"id": c["id"], "name": c["name"], "arguments": call_arguments(c["arguments"]),
                                    "requestor": requestor} for c in kept] or None}
         kept_raw = {RETRIES_KEY: int(m["retries"])} if m.get("retries") is not None else {}
         kept_raw |= {key: m[field] for field, key in STOP_KEYS.items() if m.get(field) is not None}

@@ -183,3 +183,13 @@ class ImportSummary(BaseModel):
     tau2_unrewarded: int = Field(description="Simulations without a τ² reward to compare.")
     replay_mismatches: int = Field(description="Tool calls whose result on tauray's replay differs from the recorded one.")
     seconds: float = Field(description="Wall time of the import.")
+
+
+def call_arguments(text: str | None) -> dict[str, Any] | None:
+    """A recorded call's arguments as τ² holds them (an object); None when tauray recorded
+    unparseable ones (tauray ran nothing and answered with an error; τ² would run them)."""
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

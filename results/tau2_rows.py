@@ -25,6 +25,7 @@ from tauray.results.records import (
     PredicateRecord,
 )
 from tauray.scenarios.conventions import HARNESS_TOOLS, OUT_OF_SCOPE, TRANSFER, TRANSFER_TO_HUMAN, is_reference
+from tauray.results.tau2_records import call_arguments
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.scoring import ExecutedCall, matched_reference, score
 from tauray.scenarios.upstream import upstream_version
@@ -43,14 +44,6 @@ def _normal(text: str | None) -> Any:
         return text
 
 
-def _parsed(text: str | None) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text) if text else {}
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def replay(scenario: Any, messages: list[MessageRecord], errors: dict[str, bool]
            ) -> tuple[Any, list[dict[str, Any]], list[ExecutedCall], int]:
     """Replay the calls of ``messages`` on fresh state: (final state, action rows, executed calls, mismatches)."""
@@ -62,7 +55,7 @@ def replay(scenario: Any, messages: list[MessageRecord], errors: dict[str, bool]
     mismatches = 0
     for m in messages:
         for c in json.loads(m.tool_calls) if m.tool_calls else ():
-            args = _parsed(c["arguments"])
+            args = call_arguments(c["arguments"])
             skip = args is None or ((c["name"] in HARNESS_TOOLS) if m.side == "agent" else state.user is None)
             args = args if args is not None else {}  # unparseable: never run, as in a live conversation
             outcome, event = (None, None) if skip else state.execute(m.side, c["name"], args)
