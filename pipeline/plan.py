@@ -60,10 +60,10 @@ def model_identity(spec: dict[str, Any]) -> dict[str, Any]:
     full = model.model_dump()
     if model.serve is None:  # ids of models that are not served stay what they were
         full.pop("serve", None)
-    if not model.strict:  # likewise for models that do not ask for strict tool schemas
-        full.pop("strict", None)
     else:  # replicas, placement and timeouts do not change the answers either
         full["serve"] = model.serve.identity()
+    if not model.strict:  # likewise for models that do not ask for strict tool schemas
+        full.pop("strict", None)
     return {k: v for k, v in full.items() if k not in OPERATIONAL_FIELDS}
 
 

@@ -178,3 +178,9 @@ def test_the_run_folder_keeps_no_secret_from_var_references_headers_or_env_vars(
     stored = json.loads(text)["sweep"]
     assert stored["models"]["m"]["api_base"] == "${TAURAY_T_BASE}"
     assert stored["models"]["m"]["extra_params"]["top_p"] == 0.9 and stored["max_steps"] == cfg.max_steps
+
+
+def test_strict_tools_change_the_identity_only_when_asked():
+    base = model_identity({"model": "openai/gpt-4o-mini"})
+    assert "strict" not in base  # ids of models that do not ask stay what they were
+    assert model_identity({"model": "openai/gpt-4o-mini", "strict": True}) == {**base, "strict": True}
