@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tauray.actors.llm.errors import REDACTED, redacted_params
 from tauray.pipeline.config import SweepConfig, format_validation
 from tauray.pipeline.files import ConfigFileError, read_config_file
 
@@ -68,11 +69,6 @@ def load_sweep(path: Path | str) -> SweepConfig:
     return cfg
 
 
-# Keys whose values are credentials wherever they stand in a model's extra parameters.
-_SECRET_KEYS = re.compile(r"key|secret|passw|credential|auth|header|cookie|session|access_token|^token$", re.I)
-REDACTED = "<redacted>"
-
-
 def as_stored(cfg: SweepConfig) -> dict[str, Any]:
     """The configuration as a run folder keeps it (``sweep.json``): a value the file took from
     ``${VAR}`` is stored as written, credential-like extra parameters and the cluster's
@@ -87,16 +83,10 @@ def as_stored(cfg: SweepConfig) -> dict[str, Any]:
         except (KeyError, IndexError, TypeError):
             pass
     for entry in data.get("models", {}).values():
-        entry["extra_params"] = _redacted(entry.get("extra_params", {}))
+        entry["extra_params"] = redacted_params(entry.get("extra_params", {}))
     env_vars = data.get("cluster", {}).get("runtime_env", {}).get("env_vars")
     if isinstance(env_vars, dict):
         data["cluster"]["runtime_env"]["env_vars"] = {k: REDACTED for k in env_vars}
     return data
 
 
-def _redacted(params: Any) -> Any:
-    if isinstance(params, dict):
-        return {k: REDACTED if _SECRET_KEYS.search(str(k)) else _redacted(v) for k, v in params.items()}
-    if isinstance(params, list):
-        return [_redacted(v) for v in params]
-    return params

@@ -19,6 +19,7 @@ from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, pub
 from tauray.results.metrics import tally
 from tauray.actors.judge.parse import ParsedVerdict, parse_nl, parse_overall
 from tauray.actors.llm import ModelCallError, ModelReply, ModelSpec, get_client
+from tauray.actors.llm.errors import redacted_params
 from tauray.results.records import JudgeVerdictRecord, NLAssertionRecord
 from tauray.results.records import INFRA
 
@@ -94,7 +95,7 @@ class JudgeHost:
                 judge_config_id=c.config_id, judge_api_base=public_api_base(c.model.api_base),
                 judge_temperature=c.model.temperature,
                 judge_seed=None if c.model.seed is None else c.model.seed + sample,
-                judge_max_tokens=c.model.max_tokens, judge_extra_params=c.model.extra_params,
+                judge_max_tokens=c.model.max_tokens, judge_extra_params=redacted_params(c.model.extra_params),
                 structured=c.structured, response_format_sent="response_format" in spec.extra_params,
                 reply_fingerprint=reply.fingerprint if isinstance(reply, ModelReply) else None,
                 nl_pack=c.nl_pack, nl_pack_hash=c.pack_hash, context_hash=item.context_hash,

@@ -65,6 +65,22 @@ def scrub(text: str, *secrets: str | None) -> str:
     return text
 
 
+# Keys whose values are credentials wherever they stand in a model's extra parameters
+# (extra_headers, aws_secret_access_key, vertex_credentials, api_key, ...).
+_SECRET_KEYS = re.compile(r"key|secret|passw|credential|auth|header|cookie|session|access_token|^token$", re.I)
+REDACTED = "<redacted>"
+
+
+def redacted_params(params: Any) -> Any:
+    """Extra parameters as they may be stored (a table, a run folder): credential-like keys'
+    values replaced by ``<redacted>``, at any depth."""
+    if isinstance(params, dict):
+        return {k: REDACTED if _SECRET_KEYS.search(str(k)) else redacted_params(v) for k, v in params.items()}
+    if isinstance(params, list):
+        return [redacted_params(v) for v in params]
+    return params
+
+
 def classify(error: BaseException) -> tuple[Literal["infra", "model"], int | None]:
     import openai
 

@@ -189,3 +189,15 @@ def test_errored_conversation_is_not_judged(endpoint, reference_result):
     out = asyncio.run(judge_result(broken, get_scenario(broken.conversation.scenario),
                                    _configs("judge-good", endpoint.base_url), JudgeHost()))
     assert out is broken
+
+
+def test_no_credential_in_extra_params_reaches_a_judge_row(endpoint, reference_result):
+    """Headers and credential-like parameters are sent with the call but stored redacted
+    (issue 23: no header or credential value in a table)."""
+    spec = {"model": "openai/judge-good", "api_base": endpoint.base_url,
+            "extra_params": {"extra_headers": {"Authorization": "Bearer S3CRET-H"}, "top_p": 0.9}}
+    out = asyncio.run(judge_result(reference_result, _scenario(reference_result),
+                                   [JudgeConfig(model=spec, prompt="overall-plain")], JudgeHost()))
+    [row] = out.judge_verdicts
+    stored = json.loads(row.judge_extra_params) if isinstance(row.judge_extra_params, str) else row.judge_extra_params
+    assert "S3CRET" not in json.dumps(stored) and stored["top_p"] == 0.9 and row.passed is not None
