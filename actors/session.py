@@ -87,12 +87,6 @@ def seed_applied(*values: bool | None) -> bool | None:
     return all(known) if known else None
 
 
-def reply_detail(reply: Any, name: str, default: Any = None) -> Any:
-    """A model reply's stop reason, refusal, token details or history adaptations; ``default``
-    for a reply that does not carry them (a reference policy's)."""
-    return getattr(reply, name, default)
-
-
 def history_view(scenario: Scenario, side: Side) -> list[dict[str, Any]]:
     """The task's opening messages as ``side`` saw them: its own words and tool calls as
     "assistant" (with their results), the other side's words as "user"; the other side's
@@ -163,7 +157,7 @@ class SideSession:
                                    for c in reply.tool_calls],
                 })
                 self.pending = list(reply.tool_calls)
-                self.pending_cut = reply_detail(reply, "stop") == "length"
+                self.pending_cut = reply.stop == "length"
             kind, events = self._run_pending()
             rounds.append(Round(reply=reply, events=tuple(events)))
             errors += sum(e.outcome.error for e in events)
@@ -250,14 +244,14 @@ class SideSession:
             c["seed_applied"] = seed_applied(c["seed_applied"], reply.seed_applied)
             c["empty_replies"] += reply.empty is not None
             c["llm_retries"] += reply.retries
-            stop = reply_detail(reply, "stop")
+            stop = reply.stop
             c["truncated_replies"] += stop == "length"
             c["filtered_replies"] += stop == "content_filter"
             c["refused_replies"] += stop == "refusal"
-            c["reasoning_tokens"] += reply_detail(reply, "reasoning_tokens", 0) or 0
-            c["cached_tokens"] += reply_detail(reply, "cached_tokens", 0) or 0
-            c["adapted_calls"] += bool(reply_detail(reply, "adapted", ()))
-            c["dropped_params"] = tuple(sorted({*c["dropped_params"], *(reply_detail(reply, "dropped", ()) or ())}))
+            c["reasoning_tokens"] += reply.reasoning_tokens
+            c["cached_tokens"] += reply.cached_tokens
+            c["adapted_calls"] += bool(reply.adapted)
+            c["dropped_params"] = tuple(sorted({*c["dropped_params"], *reply.dropped}))
 
     # --- state for the coordinator -----------------------------------------------------
     def apply_sync(self, updates: dict[str, Any], apply_fn: Any) -> None:

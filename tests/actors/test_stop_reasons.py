@@ -65,16 +65,6 @@ from tauray.scenarios import domain_spec, get_scenario  # noqa: E402
 SCENARIO = "tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy"
 
 
-class StoppedReply(PolicyReply):
-    """A model reply with its stop details, as LLMPolicy passes them on from ModelReply."""
-
-    stop: str | None = None
-    refusal: str | None = None
-    reasoning_tokens: int = 0
-    cached_tokens: int = 0
-    adapted: tuple[str, ...] = ()
-
-
 class Scripted:
     def __init__(self, *replies):
         self.replies = list(replies)
@@ -89,9 +79,9 @@ def _session(*replies) -> SideSession:
 
 
 def test_a_cut_tool_call_is_truncated_and_counted_apart_from_malformed(loop):
-    cut = StoppedReply(tool_calls=(PolicyToolCall(id="c1", name="check_status_bar", arguments=CUT_ARGUMENTS),),
+    cut = PolicyReply(tool_calls=(PolicyToolCall(id="c1", name="check_status_bar", arguments=CUT_ARGUMENTS),),
                        llm_call=True, stop="length", reasoning_tokens=7, cached_tokens=5, adapted=("user_first",))
-    session = _session(cut, StoppedReply(content="ok", llm_call=True, stop="stop"))
+    session = _session(cut, PolicyReply(content="ok", llm_call=True, stop="stop"))
     result = loop.run_until_complete(session.step("Check your phone.", max_rounds=3, max_errors=5))
     event = result.rounds[0].events[0]
     assert event.truncated and not event.malformed and "cut at the length limit" in event.outcome.result
@@ -101,16 +91,16 @@ def test_a_cut_tool_call_is_truncated_and_counted_apart_from_malformed(loop):
 
 
 def test_the_same_bad_json_without_a_length_stop_is_malformed(loop):
-    bad = StoppedReply(tool_calls=(PolicyToolCall(id="c1", name="check_status_bar", arguments=CUT_ARGUMENTS),),
+    bad = PolicyReply(tool_calls=(PolicyToolCall(id="c1", name="check_status_bar", arguments=CUT_ARGUMENTS),),
                        llm_call=True, stop="tool_calls")
-    session = _session(bad, StoppedReply(content="ok", llm_call=True, stop="stop"))
+    session = _session(bad, PolicyReply(content="ok", llm_call=True, stop="stop"))
     loop.run_until_complete(session.step("Check your phone.", max_rounds=3, max_errors=5))
     assert (session.counters["malformed_tool_calls"], session.counters["truncated_tool_calls"]) == (1, 0)
 
 
 def test_filtered_and_refused_replies_are_counted(loop):
-    session = _session(StoppedReply(content="", llm_call=True, stop="content_filter", empty="no_content"),
-                       StoppedReply(content="", llm_call=True, stop="refusal", refusal=REFUSAL))
+    session = _session(PolicyReply(content="", llm_call=True, stop="content_filter", empty="no_content"),
+                       PolicyReply(content="", llm_call=True, stop="refusal", refusal=REFUSAL))
     loop.run_until_complete(session.step("Hi", max_rounds=1))
     loop.run_until_complete(session.step("Hi again", max_rounds=1))
     assert (session.counters["filtered_replies"], session.counters["refused_replies"]) == (1, 1)
@@ -118,7 +108,6 @@ def test_filtered_and_refused_replies_are_counted(loop):
 
 def test_parameters_a_provider_dropped_are_recorded_for_the_side(loop):
     # as seed_applied is: a reasoning model's default temperature left out of the calls is said per row
-    from tauray.actors.policies import PolicyReply
 
     first = PolicyReply(content="one", llm_call=True, dropped=("temperature",))
     second = PolicyReply(content="two", llm_call=True, dropped=("temperature", "top_p"))
