@@ -17,6 +17,7 @@ import asyncio
 import functools
 import json
 import inspect
+import pickle
 import time
 import traceback
 from datetime import datetime, timezone
@@ -39,19 +40,50 @@ from tauray.results.records import INTERNAL
 _USER_STOPS = dict(zip(STOP_TOKENS, (Termination.USER_STOP, Termination.USER_TRANSFER, Termination.USER_OUT_OF_SCOPE)))
 
 
-class SideClient:
-    """Calls a host's methods the same way whether it is a Ray actor or a local object."""
+class Traffic:
+    """Bytes that cross between the coordinator and the hosts, when measuring: the pickled
+    size (protocol 5, as Ray serializes them) of each host call's arguments and of what it
+    returns, per method. Off by default: pickling a message to weigh it costs CPU."""
 
-    def __init__(self, host: Any):
+    def __init__(self, enabled: bool = False):
+        self.enabled = enabled
+        self.by_method: dict[str, int] = {}
+        self.calls = 0
+        self.conversations = 0
+
+    def count(self, method: str, *values: Any) -> None:
+        size = sum(len(pickle.dumps(v, protocol=5)) for v in values)
+        self.by_method[method] = self.by_method.get(method, 0) + size
+        self.calls += 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_method.values())
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"enabled": self.enabled, "bytes": self.total, "bytes_by_method": dict(self.by_method),
+                "calls": self.calls, "conversations": self.conversations}
+
+
+class SideClient:
+    """Calls a host's methods the same way whether it is a Ray actor or a local object
+    (and weighs what crosses, when ``traffic`` measures)."""
+
+    def __init__(self, host: Any, traffic: Traffic | None = None):
         self.host = host
         self.remote = hasattr(getattr(host, "step", None), "remote")
+        self.traffic = traffic
 
     async def __call__(self, method: str, *args: Any) -> Any:
         fn = getattr(self.host, method)
         if self.remote:
-            return await fn.remote(*args)
-        result = fn(*args)
-        return await result if inspect.isawaitable(result) else result
+            result = await fn.remote(*args)
+        else:
+            result = fn(*args)
+            result = await result if inspect.isawaitable(result) else result
+        if self.traffic is not None and self.traffic.enabled:
+            self.traffic.count(method, args, result)
+        return result
 
 
 class _Stop(Exception):
@@ -248,11 +280,13 @@ def clear_initial_cache() -> None:
     _initial.cache_clear()
 
 
-async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any) -> ConversationResult:
-    """Run one work unit to a ``ConversationResult``; never raises."""
+async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any,
+                           traffic: Traffic | None = None) -> ConversationResult:
+    """Run one work unit to a ``ConversationResult``; never raises. ``traffic`` weighs the
+    host calls when it measures."""
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    agent, user = SideClient(agent_host), SideClient(user_host)
+    agent, user = SideClient(agent_host, traffic), SideClient(user_host, traffic)
     scenario = default_registry().get(unit.scenario)
     conv = Conversation(unit, scenario, agent, user)
     reason, error_kind, error_message = Termination.INTERNAL_ERROR, None, None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tauray.actors.conversation import run_conversation
+from tauray.actors.conversation import Traffic, run_conversation
 from tauray.actors.failures import classify
 from tauray.pipeline.plan import WorkUnit
 from tauray.results.records import ConversationResult
@@ -27,6 +27,7 @@ class CoordinatorHost:
         self.judge_hosts = list(judge_hosts or [])
         self.in_flight = 0
         self.done = 0
+        self.traffic = Traffic()
 
     def _pick(self, hosts: list[Any], unit_id: str) -> Any:
         return hosts[hash(unit_id) % len(hosts)]
@@ -42,7 +43,10 @@ class CoordinatorHost:
         self.in_flight += 1
         try:
             uid = unit.unit_id
-            result = await run_conversation(unit, self._pick(self.agent_hosts, uid), self._pick(self.user_hosts, uid))
+            measuring = self.traffic.enabled
+            result = await run_conversation(unit, self._pick(self.agent_hosts, uid), self._pick(self.user_hosts, uid),
+                                            self.traffic)
+            self.traffic.conversations += measuring
             if unit.judge_configs:
                 result = await self._judged(unit, result)
             return result
@@ -69,7 +73,16 @@ class CoordinatorHost:
             return result.model_copy(update={"conversation": updated})
 
     async def stats(self) -> dict[str, Any]:
-        return {"in_flight": self.in_flight, "done": self.done}
+        return {"in_flight": self.in_flight, "done": self.done, "traffic": self.traffic.snapshot()}
+
+    async def measure_traffic(self, enabled: bool) -> dict[str, Any]:
+        """Start (counters reset) or stop weighing the host calls; returns the counts so far."""
+        before = self.traffic.snapshot()
+        if enabled:
+            self.traffic = Traffic(enabled=True)
+        else:
+            self.traffic.enabled = False
+        return before
 
     async def ping(self) -> str:
         import os

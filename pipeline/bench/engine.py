@@ -12,6 +12,12 @@ conversations of their sequential model calls × latency, divided by C.
 CPU is measured over every tauray process (driver, Ray's own processes and
 workers; the endpoint excluded) and divided by the model calls.
 
+``bytes_per_conversation`` weighs what crosses between the coordinator and the
+hosts: the pickled size of every host call's arguments and return value, counted
+in the coordinator's call path (:class:`tauray.actors.conversation.Traffic`). Weighing
+costs CPU, so it is done in a separate pass after the timed run, on the same actors,
+over one conversation of each of the first ``BYTES_SAMPLE`` scenarios.
+
 The baseline is bare ``litellm.acompletion`` against the same endpoint, after
 Ray has stopped, replaying every recorded conversation of the run (system
 prompt, tools and the history as it grew, call by call, for both sides,
@@ -36,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+BYTES_SAMPLE = 24
 
 WRITING_AGENT = "openai/scripted-agent-writes"
 WRITING_USER = "openai/scripted-user-writes"
@@ -72,6 +80,12 @@ class EngineBench(BaseModel):
     successes: int = Field(description="Conversations scored successful (the scripted pair follows the gold path).")
     terminations: dict[str, int]
     cpu_seconds_by_process: dict[str, float]
+    domain: str = Field(description="Domain of the scenarios.")
+    bytes_per_conversation: float = Field(
+        description="Bytes crossing between the coordinator and the hosts per conversation (pickled arguments and "
+        "return values of every host call), over the weighed sample.")
+    bytes_by_method: dict[str, float] = Field(description="bytes_per_conversation by host method.")
+    bytes_conversations: int = Field(description="Conversations weighed (a separate pass after the timed run).")
 
 
 def bench_models(base_url: str, concurrency: int = 64, retries: int | None = None) -> tuple[dict, dict]:
@@ -83,15 +97,15 @@ def bench_models(base_url: str, concurrency: int = 64, retries: int | None = Non
     return agent, user
 
 
-def bench_scenarios(split: str = "base", variant: str | None = None) -> list[str]:
-    """Telecom scenarios whose reference steps the scripted pair can follow to the end
+def bench_scenarios(split: str = "base", variant: str | None = None, domain: str = "telecom") -> list[str]:
+    """Scenarios of ``domain`` whose reference steps the scripted pair can follow to the end
     on either runner: those that hand over to a human end differently in τ²'s runner
     and in tauray's, so they are left out."""
     from tauray.scenarios import get_scenario, select_scenarios
     from tauray.scenarios.conventions import TRANSFER_TO_HUMAN
 
     names = []
-    for entry in select_scenarios(domain="telecom", split=split, variant=variant):
+    for entry in select_scenarios(domain=domain, split=split, variant=variant):
         actions = get_scenario(entry.name).reference_actions
         if actions and all(a.name != TRANSFER_TO_HUMAN for a in actions):
             names.append(entry.name)
@@ -266,9 +280,31 @@ def litellm_baseline(base_url: str, conversations: list[list[tuple[str, list[dic
 # --------------------------------------------------------------------------- the bench
 
 
+def measure_bytes(pool: Any, cfg: Any, out: Path) -> tuple[float, dict[str, float], int]:
+    """Run ``cfg`` on ``pool``'s actors with their coordinators weighing every host call:
+    (bytes per conversation, the same by host method, conversations weighed)."""
+    import ray
+
+    from tauray.pipeline.driver import execute
+
+    coordinators = pool.current.coordinators  # the timed run's actors, kept
+    ray.get([c.measure_traffic.remote(True) for c in coordinators])
+    try:
+        execute(cfg, out=out, probe=False, progress=False, keep_actors=True)
+    finally:
+        counts = ray.get([c.measure_traffic.remote(False) for c in coordinators])
+    n = sum(c["conversations"] for c in counts)
+    methods: dict[str, int] = {}
+    for c in counts:
+        for method, size in c["bytes_by_method"].items():
+            methods[method] = methods.get(method, 0) + size
+    per = max(n, 1)
+    return (round(sum(methods.values()) / per, 1), {m: round(b / per, 1) for m, b in sorted(methods.items())}, n)
+
+
 def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations: int = 500,
                      baseline_processes: int = 2, progress: bool = False,
-                     scenarios: list[str] | None = None) -> EngineBench:
+                     scenarios: list[str] | None = None, domain: str = "telecom") -> EngineBench:
     from tauray.actors.endpoint import start_endpoint
     from tauray.pipeline.ray_runtime import ensure_ray
     from tauray.pipeline.config import run_config
@@ -278,7 +314,7 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
     from tauray.results import actions_df, conversations_df
 
     with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-bench-") as tmp:
-        names = scenarios or bench_scenarios()
+        names = scenarios or bench_scenarios(domain=domain)
         import ray
 
         started_ray = not ray.is_initialized()  # a caller's Ray (tests) is left running
@@ -300,6 +336,9 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         wall = time.perf_counter() - start
         by_proc = cpu_delta(before, process_cpu(exclude))
         stats = ep.stats()
+        sample = run_config(name="bytes", agent=agent, user=user, patterns=names[:BYTES_SAMPLE], seed=7,
+                            max_in_flight=concurrency)
+        per_conv, by_method, weighed = measure_bytes(KEPT.pool, sample, Path(tmp) / "bytes")
         KEPT.drop()
         if started_ray:
             ray.shutdown()  # the baseline below runs in a driver without Ray's threads
@@ -338,4 +377,13 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
             lost=len(ids - set(seen.index)), duplicated=int((seen > 1).sum()),
             success_rows=summary.ran, successes=int(df["success"].fillna(False).astype(bool).sum()),
             terminations=summary.by_termination, cpu_seconds_by_process=by_proc,
+            domain=domain if not scenarios else _domain_of(names),
+            bytes_per_conversation=per_conv, bytes_by_method=by_method, bytes_conversations=weighed,
         )
+
+
+def _domain_of(names: list[str]) -> str:
+    from tauray.scenarios import get_scenario
+
+    domains = sorted({get_scenario(n).domain for n in names})
+    return ",".join(domains)
