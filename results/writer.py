@@ -269,10 +269,10 @@ class TableWriter:
     def flush(self) -> None:
         """Commit the pending batch (if an earlier flush was interrupted), then the buffers."""
         with deferred_signals():
-            if self._pending is None and any(self._buffers.values()):
-                name = part_name(self.run_id, self._seq)
-                self._pending, self._buffers, self._seq = (name, self._buffers), {t: [] for t in WRITE_ORDER}, self._seq + 1
-            if self._pending is not None:
+            while self._pending is not None or any(self._buffers.values()):
+                if self._pending is None:
+                    name = part_name(self.run_id, self._seq)
+                    self._pending, self._buffers, self._seq = (name, self._buffers), {t: [] for t in WRITE_ORDER}, self._seq + 1
                 self._commit(*self._pending)
                 self._pending = None
         self._last_flush = time.monotonic()
