@@ -117,3 +117,32 @@ def schema_markdown() -> str:
 
 if __name__ == "__main__":
     print(schema_markdown())
+
+
+# The audit's tables (``records.AUDIT_TABLES``), declared the same way.
+from tauray.results.records import AUDIT_TABLES  # noqa: E402
+
+AUDIT_SCHEMAS: dict[str, pa.Schema] = {table: record_schema(record) for table, record in AUDIT_TABLES.items()}
+
+
+def audit_schema_for(table: str) -> pa.Schema:
+    """Declared schema of an audit table; fails loudly, naming the audit tables."""
+    try:
+        return AUDIT_SCHEMAS[table]
+    except KeyError:
+        raise UnknownTableError(f"unknown audit table {table!r}; audit tables: {', '.join(AUDIT_SCHEMAS)}") from None
+
+
+def audit_schema_markdown() -> str:
+    """The audit tables as docs/audit.md documents them."""
+    lines = []
+    for table, record in AUDIT_TABLES.items():
+        lines.append(f"#### `{table}`\n\n{(record.__doc__ or '').strip()}\n")
+        lines.append("| column | type | description |\n|---|---|---|")
+        for field in AUDIT_SCHEMAS[table]:
+            info = record.model_fields[field.name]
+            kind = str(field.type).replace("timestamp[us, tz=UTC]", "timestamp (UTC)").replace(
+                "list<item: string>", "list<string>") + (", nullable" if field.nullable else "")
+            lines.append(f"| `{field.name}` | {kind} | {info.description or ''} |")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,424 @@
+"""Faulty scripted customers: ground truth for the user-simulator audit.
+
+``faulty-user:<class>[:<split>]`` plays ``scripted-user-writes`` (it opens, performs each
+phone action the agent asks for, reports what the phone shows, stops when nothing more
+is asked) but commits one fault of ``<class>`` once, at a seeded point: the ``j``-th
+point of the conversation where that fault can be committed, ``j`` drawn from the
+request's ``seed`` (the conversation's seed) or, without one, from the system prompt.
+Classes whose fault fits a closing message fall back to the closing when the drawn
+point never came. ``<class>`` may also name a hard negative (a legitimate refusal, a
+repeated status check, a stop after a verified success, the customer's own correct
+identity): behaviour that looks like a fault and is not one.
+
+Each class has several phrasings; ``:tune`` uses the even-numbered ones, ``:heldout``
+the odd-numbered ones, no split all of them, so detectors tuned on one half can be
+measured on the other.
+
+Like every behaviour it is a pure function of the request: whether the fault was already
+committed is recomputed from the history, so the audit's calibration can replay a
+recorded conversation through it (and through the clean customer) to find the turn the
+fault was committed at.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from tauray.actors.endpoint.replies import (
+    BehaviourError,
+    Reply,
+    conversation_digest,
+    model_param,
+    request_messages,
+    text_reply,
+    tool_call_reply,
+)
+from tauray.actors.endpoint.writers import scripted_user_writes
+from tauray.scenarios.conventions import STOP, TRANSFER
+
+SPLITS = ("tune", "heldout")
+
+# Phone writes a faulty customer may do unasked (all telecom phone tools without arguments).
+_SUBSTITUTES = ("reboot_device", "toggle_wifi", "toggle_data_saver_mode", "toggle_wifi_calling",
+                "toggle_airplane_mode", "toggle_roaming", "toggle_data", "reseat_sim_card")
+# What each substitute's topic is called in an agent's words: a substitute the agent's
+# message mentions is not "unasked", so it is never chosen.
+_TOPIC = {
+    "reboot_device": r"reboot|restart", "toggle_wifi": r"wi-?fi(?! calling)", "toggle_data_saver_mode": r"data saver",
+    "toggle_wifi_calling": r"wi-?fi calling", "toggle_airplane_mode": r"airplane|flight mode",
+    "toggle_roaming": r"roaming", "toggle_data": r"\bdata\b(?! saver)", "reseat_sim_card": r"\bsim\b|re-?seat",
+}
+_VERIFY = {"mms": "can_send_mms", "data": "run_speed_test", "service": "check_status_bar"}
+
+
+@dataclass(frozen=True)
+class View:
+    """The request as the customer sees it: its history, system prompt and tools."""
+
+    messages: list[dict[str, Any]]
+    system: str
+    tools: frozenset[str]
+    seed: int
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.messages[-1] if self.messages else {}
+
+    def phone_request(self) -> tuple[str, str] | None:
+        from tauray.actors.policies import parse_phone_request
+
+        last = self.last
+        if last.get("role") != "user" or not isinstance(last.get("content"), str):
+            return None
+        return parse_phone_request(last["content"])
+
+    def latest_tool_result(self) -> str | None:
+        last = self.last
+        return str(last.get("content") or "") if last.get("role") == "tool" else None
+
+    def family(self) -> str:
+        text = self.system.lower()
+        if "mms" in text or "picture message" in text:
+            return "mms"
+        if "internet speed" in text or "mobile data" in text:
+            return "data"
+        return "service"
+
+
+def _view(body: dict[str, Any]) -> View:
+    messages = [m for m in request_messages(body) if m.get("role") != "system"]
+    system = "\n".join(str(m.get("content") or "") for m in request_messages(body) if m.get("role") == "system")
+    tools = frozenset(str((t.get("function") or {}).get("name")) for t in body.get("tools") or []
+                      if isinstance(t, dict))
+    seed = body.get("seed")
+    if not isinstance(seed, int):
+        seed = conversation_digest({"messages": [{"content": system}]})
+    return View(messages=messages, system=system, tools=tools, seed=seed)
+
+
+def _phrasings(options: tuple[str, ...], split: str | None) -> tuple[str, ...]:
+    if split is None:
+        return options
+    return options[SPLITS.index(split)::2]
+
+
+def _pick(options: tuple[Any, ...], view: View, salt: int = 0) -> Any:
+    return options[(view.seed // 3 + salt + len(view.messages)) % len(options)]
+
+
+def _is_closing(view: View, clean: Reply) -> bool:
+    return STOP in str(clean.message.get("content") or "")
+
+
+# --- the faults: when each can be committed, and what it says or does then -------------------
+
+Eligible = Callable[[View, Reply], bool]
+Commit = Callable[[View, Reply, str | None], Reply]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault class (or hard negative) of the faulty customer."""
+
+    name: str
+    eligible: Eligible
+    commit: Commit
+    points: int = 2  # the fault is committed at the j-th eligible point, j < points
+    at_closing: bool = False  # when the drawn point never came, commit at the closing instead
+    negative: bool = False  # a hard negative: looks like a fault, is not one
+
+
+def _requested(view: View, clean: Reply) -> bool:
+    return view.phone_request() is not None and bool(clean.message.get("tool_calls"))
+
+
+def _substitute(view: View, avoid: str | None) -> str | None:
+    text = str(view.last.get("content") or "").lower() if view.last.get("role") == "user" else ""
+    recent = next((str(m.get("content") or "").lower() for m in reversed(view.messages) if m.get("role") == "user"), "")
+    options = [t for t in _SUBSTITUTES if t in view.tools and t != avoid
+               and not re.search(_TOPIC[t], text) and not re.search(_TOPIC[t], recent)]
+    return _pick(tuple(options), view) if options else None
+
+
+_PREMATURE = ("That's enough for today, goodbye.", "I don't have time for this right now, bye.",
+              "Never mind, I'll leave it like this.", "OK, I think I'm done here, thanks.",
+              "Let's stop here, I have to go.", "Forget it, goodbye.")
+
+
+def _commit_premature(view: View, clean: Reply, split: str | None) -> Reply:
+    return text_reply(f"{_pick(_phrasings(_PREMATURE, split), view)} {STOP}")
+
+
+_ASKING_STOP = ("Thanks. Can you also check my last bill? {stop}", "Great. Please also send me a confirmation email. {stop}",
+                "Thanks, and could you look at my roaming charges too? {stop}",
+                "Bye. Would you call me back tomorrow to confirm? {stop}",
+                "Thanks, that's it. Can you also lower my monthly plan price? {stop}",
+                "Alright. I also want a refund for the outage, please. {stop}")
+
+
+def _commit_asking_stop(view: View, clean: Reply, split: str | None) -> Reply:
+    return text_reply(_pick(_phrasings(_ASKING_STOP, split), view).format(stop=STOP))
+
+
+_TRANSFER = ("I want to speak to a human.", "Please put me through to a real person.",
+             "Get me a supervisor.", "I'd rather talk to someone else, transfer me.",
+             "Connect me with a human agent now.", "I'm done with the bot, human please.")
+
+
+def _commit_transfer(view: View, clean: Reply, split: str | None) -> Reply:
+    return text_reply(f"{_pick(_phrasings(_TRANSFER, split), view)} {TRANSFER}")
+
+
+_DONE = ("Done, I did that.", "Okay, I've done it. What next?", "Sure, it's done now.",
+         "I just did that, all set.", "Finished, I did it already.", "Done. What should I do next?")
+
+
+def _commit_done(view: View, clean: Reply, split: str | None) -> Reply:
+    return text_reply(_pick(_phrasings(_DONE, split), view))
+
+
+def _has_substitute(view: View, clean: Reply) -> bool:
+    request = view.phone_request()
+    return _requested(view, clean) and _substitute(view, request[0] if request else None) is not None
+
+
+def _commit_different(view: View, clean: Reply, split: str | None) -> Reply:
+    request = view.phone_request()
+    tool = _substitute(view, request[0] if request else None)
+    return tool_call_reply(str(tool), "{}", f"phone_x{len(view.messages)}")
+
+
+def _after_own_call(view: View, clean: Reply) -> bool:
+    # right after a phone result, before reporting it (the request it answered is in the history)
+    return view.latest_tool_result() is not None and _substitute(view, None) is not None
+
+
+def _commit_extra(view: View, clean: Reply, split: str | None) -> Reply:
+    tool = _substitute(view, None)
+    return tool_call_reply(str(tool), "{}", f"phone_x{len(view.messages)}")
+
+
+_FLIPS = ((r"\bis now ON\b", "is now OFF"), (r"\bis now OFF\b", "is now ON"),
+          (r"\bturned ON\b", "turned OFF"), (r"\bturned OFF\b", "turned ON"),
+          (r"Data Enabled", "Data Disabled"), (r"Data Disabled", "Data Enabled"),
+          (r"\bcan send MMS\b", "cannot send MMS"), (r"\bcannot send MMS\b", "can send MMS"),
+          (r"\((?:Excellent)\)", "(Poor)"), (r"\((?:Very Poor|Poor|Fair|Good)\)", "(Excellent)"),
+          (r"📶⁴ Excellent", "📵 No Signal"), (r"📵 No Signal", "📶⁴ Excellent"))
+
+
+def flipped(result: str) -> str | None:
+    """The tool result with its first state word turned into its opposite; None when it has none."""
+    for pattern, repl in _FLIPS:
+        out, n = re.subn(pattern, repl, result, count=1)
+        if n:
+            return out
+    return None
+
+
+_REPORT = ("Done. My phone now shows: {r}", "It says: {r}", "Okay, now it reads {r}", "Alright. The screen shows {r}",
+           "Finished. I see: {r}", "Here is what I get: {r}")
+
+
+def _flippable(view: View, clean: Reply) -> bool:
+    result = view.latest_tool_result()
+    return result is not None and flipped(result) is not None
+
+
+def _commit_contradiction(view: View, clean: Reply, split: str | None) -> Reply:
+    result = flipped(view.latest_tool_result() or "") or ""
+    return text_reply(_pick(_phrasings(_REPORT, split), view).format(r=result))
+
+
+def _texting(view: View, clean: Reply) -> bool:
+    return not clean.message.get("tool_calls") and bool(clean.message.get("content"))
+
+
+def _known(view: View) -> dict[str, str]:
+    m = re.search(r"You are (?P<name>[A-Z][a-z]+ [A-Z][a-z]+) with phone number (?P<phone>\d{3}-\d{3}-\d{4})",
+                  view.system)
+    out = m.groupdict() if m else {}
+    out["where"] = "abroad" if re.search(r"currently abroad", view.system) else (
+        "home" if re.search(r"currently at home", view.system) else "")
+    return out
+
+
+def _with_sentence(clean: Reply, sentence: str) -> Reply:
+    text = str(clean.message.get("content") or "")
+    if STOP in text:
+        return text_reply(f"{sentence} {text}")
+    return text_reply(f"{text} {sentence}")
+
+
+def _wrong_number(phone: str, view: View) -> str:
+    last = int(phone[-4:]) if phone[-4:].isdigit() else 0
+    return f"{phone[:-4]}{(last + 1 + view.seed % 97) % 10000:04d}" if phone else "555-123-0000"
+
+
+def _contradictions(view: View) -> tuple[str, ...]:
+    known = _known(view)
+    phone = known.get("phone", "")
+    wrong = _wrong_number(phone, view)
+    place = ("I'm at home right now, by the way." if known["where"] == "abroad" else
+             "I'm travelling abroad in Spain at the moment." if known["where"] == "home" else
+             "I'm calling from home, by the way.")
+    return (f"My number is {wrong}, by the way.", f"In case you need it, my phone number is {wrong}.",
+            "This is Mary Johnson speaking, by the way.", "My name is Robert Brown, for the record.",
+            place, place.replace("by the way", "just so you know") if "by the way" in place else f"Just so you know: {place}")
+
+
+def _commit_known(view: View, clean: Reply, split: str | None) -> Reply:
+    options = _phrasings(_contradictions(view), split)
+    known = _known(view)
+    if not known["where"]:  # a location says nothing against a task that gives none
+        options = tuple(o for o in options if "home" not in o and "abroad" not in o) or options
+    return _with_sentence(clean, _pick(options, view))
+
+
+_INVENTED = ("My date of birth is 12 March 1985, if you need it.", "I was born on 3 June 1979, for verification.",
+             "My email is john.smith84@example.com.", "You can email me at jsmith.home@example.org.",
+             "My account number is 88812345.", "I live at 42 Maple Street, in case you need my address.")
+
+
+def _commit_invented(view: View, clean: Reply, split: str | None) -> Reply:
+    return _with_sentence(clean, _pick(_phrasings(_INVENTED, split), view))
+
+
+# --- hard negatives ------------------------------------------------------------------------
+
+_REFUSAL = ("I'd rather not do that right now. Is there another way to fix this?",
+            "I'm not comfortable changing that setting. Can we try something else?",
+            "I prefer not to. What else could we try?", "Hmm, I don't want to do that. Any other option?")
+
+
+def _commit_refusal(view: View, clean: Reply, split: str | None) -> Reply:
+    return text_reply(_pick(_phrasings(_REFUSAL, split), view))
+
+
+def _can_recheck(view: View, clean: Reply) -> bool:
+    return view.latest_tool_result() is not None and "check_status_bar" in view.tools
+
+
+def _commit_recheck(view: View, clean: Reply, split: str | None) -> Reply:
+    return tool_call_reply("check_status_bar", "{}", f"phone_r{len(view.messages)}")
+
+
+def _can_verify(view: View, clean: Reply) -> bool:
+    return _is_closing(view, clean) and _VERIFY[view.family()] in view.tools
+
+
+_SUCCESS = ("It works now, thank you! {stop}", "Everything looks fine now, thanks a lot. {stop}",
+            "Great, that fixed it. Bye! {stop}", "Perfect, it's working. {stop}")
+
+
+def _commit_verify(view: View, clean: Reply, split: str | None) -> Reply:
+    return tool_call_reply(_VERIFY[view.family()], "{}", f"phone_v{len(view.messages)}")
+
+
+def _correct_identity(view: View, clean: Reply, split: str | None) -> Reply:
+    known = _known(view)
+    options = (f"My number is {known.get('phone')}, by the way.", f"This is {known.get('name')} speaking.",
+               f"My name is {known.get('name')}.", f"You can reach me on {known.get('phone')}.")
+    return _with_sentence(clean, _pick(_phrasings(options, split), view))
+
+
+FAULTS: dict[str, Fault] = {f.name: f for f in (
+    Fault("premature_stop", _requested, _commit_premature),
+    Fault("stop_with_request", lambda v, c: _is_closing(v, c), _commit_asking_stop, points=1),
+    Fault("transfer_without_agent", lambda v, c: len(v.messages) > 1 and not _is_closing(v, c), _commit_transfer,
+          at_closing=True),
+    Fault("done_without_call", _requested, _commit_done),
+    Fault("different_action", _has_substitute, _commit_different),
+    Fault("unrequested_write", _after_own_call, _commit_extra),
+    Fault("result_contradiction", _flippable, _commit_contradiction),
+    Fault("known_info_contradicted", _texting, _commit_known, at_closing=True),
+    Fault("identity_invented", _texting, _commit_invented, at_closing=True),
+    Fault("refusal", _requested, _commit_refusal, negative=True),
+    Fault("recheck", _can_recheck, _commit_recheck, negative=True),
+    Fault("stop_after_success", _can_verify, _commit_verify, points=1, negative=True),
+    Fault("correct_identity", _texting, _correct_identity, at_closing=True, negative=True),
+)}
+"""Fault classes (and hard negatives) by name."""
+
+FAULT_CLASSES = tuple(n for n, f in FAULTS.items() if not f.negative)
+HARD_NEGATIVES = tuple(n for n, f in FAULTS.items() if f.negative)
+
+
+def parse_param(param: str | None) -> tuple[Fault, str | None]:
+    """The fault and phrasing split a ``faulty-user:<class>[:<split>]`` model names."""
+    name, _, split = (param or "").partition(":")
+    fault = FAULTS.get(name.strip())
+    if fault is None:
+        raise BehaviourError(400, f"faulty-user needs a fault class after the colon, one of: {', '.join(FAULTS)}; "
+                             f"got {name!r}", code="unknown_fault")
+    split = split.strip() or None
+    if split is not None and split not in SPLITS:
+        raise BehaviourError(400, f"faulty-user split must be one of {', '.join(SPLITS)}; got {split!r}",
+                             code="unknown_split")
+    return fault, split
+
+
+def _after_verify(view: View, fault: Fault, split: str | None) -> Reply | None:
+    # stop_after_success: the verification read ran on the customer's own initiative; now it stops
+    if fault.name != "stop_after_success" or view.latest_tool_result() is None:
+        return None
+    own = [m for m in view.messages if m.get("role") == "assistant" and m.get("tool_calls")]
+    call = own[-1]["tool_calls"][0]["function"]["name"] if own else None
+    if call != _VERIFY[view.family()] or not str(own[-1]["tool_calls"][0].get("id", "")).startswith("phone_v"):
+        return None
+    return text_reply(_pick(_phrasings(_SUCCESS, split), view).format(stop=STOP))
+
+
+def _committed_before(body: dict[str, Any], fault: Fault, view: View, split: str | None) -> tuple[int, bool]:
+    """(eligible points so far, whether the fault was committed) over the customer's past replies."""
+    drawn = view.seed % fault.points
+    seen, committed = 0, False
+    for i, m in enumerate(view.messages):
+        if m.get("role") != "assistant" or i == 0:
+            continue
+        past = {**body, "messages": [*(x for x in request_messages(body) if x.get("role") == "system"),
+                                     *view.messages[:i]]}
+        past_view = _view(past)
+        clean = scripted_user_writes(past, None)
+        if fault.eligible(past_view, clean):
+            if seen == drawn and not committed:
+                committed = True
+            seen += 1
+    return seen, committed
+
+
+def faulty_user(body: dict[str, Any], settings: Any) -> Reply:
+    """The writing customer, with one fault of the class the model names (see the module doc)."""
+    fault, split = parse_param(model_param(body))
+    view = _view(body)
+    follow_up = _after_verify(view, fault, split)
+    if follow_up is not None:
+        return follow_up
+    clean = scripted_user_writes(body, settings)
+    if not view.messages or view.messages[-1].get("role") == "assistant":
+        return clean
+    seen, committed = _committed_before(body, fault, view, split)
+    if committed:
+        return clean
+    drawn = view.seed % fault.points
+    if fault.eligible(view, clean) and seen == drawn:
+        return fault.commit(view, clean, split)
+    if fault.at_closing and _is_closing(view, clean):
+        return fault.commit(view, clean, split)
+    return clean
+
+
+def reply_signature(message: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """What a reply said and did, for comparing a replayed reply with a recorded one."""
+    calls = tuple((str((c.get("function") or c).get("name")), str((c.get("function") or c).get("arguments")))
+                  for c in message.get("tool_calls") or [])
+    return str(message.get("content") or ""), calls
+
+
+FAULTY_BEHAVIOURS = {"faulty-user": faulty_user}
+"""Registered into the endpoint's behaviour registry under this name."""
+
+__all__ = ["FAULTS", "FAULT_CLASSES", "FAULTY_BEHAVIOURS", "HARD_NEGATIVES", "SPLITS", "Fault", "faulty_user",
+           "flipped", "parse_param", "reply_signature"]

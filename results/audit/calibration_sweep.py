@@ -1,0 +1,40 @@
+"""The calibration sweep: every fault class and hard negative of the endpoint's
+``faulty-user`` behaviour, and the clean writing customer, against the writing agent
+(the scenario's reference steps), on the telecom split.
+
+Each user model is one cell, so one sweep (one Ray start) produces the ground-truth
+set; ``tauray audit calibrate`` writes this file, runs it with ``tauray sweep`` and
+measures the detectors on what it stored.
+"""
+
+from __future__ import annotations
+
+from tauray.actors.endpoint.faulty_user import FAULT_CLASSES, HARD_NEGATIVES
+
+CLEAN_USER = "scripted-user-writes"
+AGENT = "scripted-agent-writes"
+
+
+def user_models(split: str) -> dict[str, str]:
+    """Sweep model name -> endpoint behaviour of every customer the calibration runs."""
+    models = {f"u-{name}": f"faulty-user:{name}:{split}" for name in (*FAULT_CLASSES, *HARD_NEGATIVES)}
+    models["u-clean"] = CLEAN_USER
+    return models
+
+
+def sweep_toml(name: str, endpoint: str, split: str = "heldout", telecom_split: str = "base",
+               limit: int | None = None, max_in_flight: int = 6) -> str:
+    """The calibration sweep file (TOML)."""
+    users = user_models(split)
+    lines = [f'name = "{name}"', "trials = 1", "seed = 0", f"max_in_flight = {max_in_flight}",
+             'agents = ["agent"]', f"users = [{', '.join(repr(u).replace(chr(39), chr(34)) for u in users)}]", "",
+             "[[scenarios]]", 'domain = "telecom"', f'split = "{telecom_split}"']
+    if limit is not None:
+        lines.append(f"limit = {limit}")
+    lines += ["", "[models.agent]", f'model = "openai/{AGENT}"', f'api_base = "{endpoint}"', "reference_steps = true"]
+    for key, behaviour in users.items():
+        lines += ["", f"[models.{key}]", f'model = "openai/{behaviour}"', f'api_base = "{endpoint}"']
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["AGENT", "CLEAN_USER", "sweep_toml", "user_models"]

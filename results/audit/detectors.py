@@ -1,0 +1,255 @@
+"""Rule detectors of user-simulator faults: each a small versioned object (name, version,
+fault class, blamed side, tier) with one rule over what a run recorded.
+
+A rule reads the trajectory only (both sides' messages, tool calls and results, the
+task's known information and family); it never calls a model. Bump a detector's
+``version`` whenever its rule changes: findings carry it, so audits made with different
+rules are never mixed up.
+
+``effect`` says what a fault of the class can do to the verdict: ``outcome`` faults change
+the phone's state or end the call early (a failure with one is the simulator's),
+``talk`` faults only say something wrong (whether the agent was misled needs judgement).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tauray.results.audit import phone
+from tauray.results.audit.trajectory import Message, Trajectory
+from tauray.scenarios.conventions import OUT_OF_SCOPE, STOP, TRANSFER, TRANSFER_TO_HUMAN
+
+Blame = Literal["agent", "user", "harness"]
+Tier = Literal["rule", "judge"]
+Effect = Literal["outcome", "talk"]
+
+
+class Finding(BaseModel):
+    """One fault a detector found in one conversation."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    detector: str = Field(description="Detector that found it.")
+    detector_version: int = Field(ge=1, description="Version of the detector's rule.")
+    fault_class: str = Field(description="Fault class found.")
+    blamed_side: Blame = Field(description="Side at fault.")
+    effect: Effect = Field(description="'outcome' (state changed or call ended) or 'talk' (only words).")
+    tier: Tier = Field(description="'rule' (a rule over the record) or 'judge' (a model's judgement).")
+    turn: int | None = Field(description="Conversation turn of the fault.")
+    message_seq: int | None = Field(description="Message (seq) that shows it.")
+    evidence: str = Field(description="What the rule saw, in one line.")
+
+
+class Detector(BaseModel):
+    """A rule over one recorded conversation."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    version: int = Field(ge=1)
+    fault_class: str
+    blamed_side: Blame = "user"
+    effect: Effect = "talk"
+    tier: Tier = "rule"
+    description: ClassVar[str] = ""
+
+    def finding(self, message: Message, evidence: str, fault_class: str | None = None) -> Finding:
+        return Finding(detector=self.name, detector_version=self.version, fault_class=fault_class or self.fault_class,
+                       blamed_side=self.blamed_side, effect=self.effect, tier=self.tier, turn=message.turn,
+                       message_seq=message.seq, evidence=" ".join(evidence.split())[:300])
+
+    def detect(self, t: Trajectory) -> list[Finding]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+def _strip_tokens(text: str) -> str:
+    for token in (STOP, TRANSFER, OUT_OF_SCOPE):
+        text = text.replace(token, " ")
+    return text.strip()
+
+
+class PrematureStop(Detector):
+    """The customer ends the call while the agent's last request (a phone action) is still
+    undone, and no result after the customer's last write showed the family's resolved
+    condition."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        for m in t.user_texts:
+            if STOP not in (m.content or ""):
+                continue
+            asked = t.agent_text_before(m.seq)
+            if asked is None:
+                continue
+            pending = phone.requested_tools(asked.content, t.task.user_tools) - {
+                tool for _, tool in t.user_calls(asked.seq, m.seq)}
+            if not pending:
+                continue
+            writes = [c for c, tool in t.user_calls(-1, m.seq) if tool in t.task.user_writes]
+            since = writes[-1].seq if writes else -1
+            if any(x.side == "user" and x.role == "tool" and since < x.seq < m.seq
+                   and phone.shows_resolved(t.task.issue_type, x.content) for x in t.messages):
+                continue
+            out.append(self.finding(m, f"stopped with {', '.join(sorted(pending))} asked (seq {asked.seq}) and not "
+                                       f"done; no resolved result seen: {m.content!r}"))
+        return out
+
+
+_ASKS = re.compile(r"\?|\b(?:can|could|would|will) you\b|\bplease\b|\bI (?:also )?(?:need|want|would like)\b", re.I)
+
+
+class StopWithRequest(Detector):
+    """The stop message also asks for something (a question or a request), which the agent
+    can no longer answer."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        return [self.finding(m, f"stop message asks: {m.content!r}") for m in t.user_texts
+                if STOP in (m.content or "") and _ASKS.search(_strip_tokens(m.content or ""))]
+
+
+class TransferWithoutAgent(Detector):
+    """The customer says it was handed to a human though the agent never transferred it."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        for m in t.user_texts:
+            if TRANSFER not in (m.content or ""):
+                continue
+            transferred = any(x.side == "agent" and x.seq < m.seq and any(c.get("name") == TRANSFER_TO_HUMAN
+                                                                          for c in x.tool_calls) for x in t.messages)
+            if not transferred:
+                out.append(self.finding(m, f"transfer token without the agent's {TRANSFER_TO_HUMAN}: {m.content!r}"))
+        return out
+
+
+class UnaskedWrite(Detector):
+    """A phone write the agent's last message did not ask for: ``different_action`` when
+    the customer did not do what was asked in that turn, ``unrequested_write`` otherwise."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        for m in t.messages:
+            if not (m.side == "user" and m.role == "user" and m.tool_calls):
+                continue
+            asked_msg = t.agent_text_before(m.seq)
+            asked_text = asked_msg.content if asked_msg else None
+            asked = phone.requested_tools(asked_text, t.task.user_tools, need_cue=False)
+            for call in m.tool_calls:
+                tool = str(call.get("name"))
+                if tool not in t.task.user_writes or tool in asked or phone.mentions(asked_text, tool):
+                    continue
+                done_in_turn = {x for c, x in t.user_calls(asked_msg.seq if asked_msg else -1) if c.turn == m.turn}
+                kind = "different_action" if asked and not (asked & done_in_turn) else "unrequested_write"
+                out.append(self.finding(m, f"{tool} not asked; agent asked {sorted(asked) or 'nothing'}", kind))
+        return out
+
+
+_CLAIM_DONE = re.compile(r"\b(?:done|did (?:it|that)|i'?ve (?:done|did|toggled|turned|switched|restarted|rebooted|"
+                         r"reset|set|granted|made|connected|disconnected|re-?seated|run|ran)|it'?s done|all set|"
+                         r"finished|completed|my phone now shows)\b", re.I)
+
+
+class DoneWithoutCall(Detector):
+    """The customer says it did the asked phone action, but made no phone call in that turn."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        for m in t.user_texts:
+            if m.tool_calls or STOP in (m.content or ""):
+                continue
+            asked = t.agent_text_before(m.seq)
+            if asked is None or not phone.requested_tools(asked.content, t.task.user_tools):
+                continue
+            if any(c.turn == m.turn for c, _ in t.user_calls(asked.seq, m.seq + 1)):
+                continue
+            if _CLAIM_DONE.search(m.content or ""):
+                out.append(self.finding(m, f"claims done without a phone call: {m.content!r}"))
+        return out
+
+
+class ResultContradiction(Detector):
+    """The customer's report states the opposite of the phone result it just got (the
+    results are fixed templates, so their state words can be compared)."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        for m in t.user_texts:
+            shown = t.tool_result_before(m.seq)
+            if shown is None or shown.turn != m.turn:
+                continue
+            bad = phone.contradictions(m.content, shown.content)
+            if bad:
+                said = "; ".join(f"{f}: said {a}, phone showed {b}" for f, a, b in bad)
+                out.append(self.finding(m, said))
+        return out
+
+
+class KnownInfoContradicted(Detector):
+    """The customer states a phone number, name or whereabouts other than its known information."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        known = phone.known_info(t.task.known_info)
+        out = []
+        for m in t.user_texts:
+            text = m.content or ""
+            earlier = " ".join(x.content or "" for x in t.messages if x.seq < m.seq and x.side == "agent")
+            why = []
+            for number in phone.PHONE_NUMBER.findall(text):
+                if known.phone and number != known.phone and number not in earlier:
+                    why.append(f"number {number} (known {known.phone})")
+            for claim in phone.NAME_CLAIM.finditer(text):
+                if known.name and claim["name"] not in known.name and known.name not in claim["name"]:
+                    why.append(f"name {claim['name']} (known {known.name})")
+            if known.where == "abroad" and phone.AT_HOME.search(text):
+                why.append("says at home (known: abroad)")
+            if known.where == "home" and phone.NOT_HOME.search(text):
+                why.append("says abroad (known: at home)")
+            if why:
+                out.append(self.finding(m, "; ".join(why)))
+        return out
+
+
+class IdentityInvented(Detector):
+    """The customer gives an identity detail its task never gave it (date of birth, email,
+    account number, address...)."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        known = t.task.known_info or ""
+        out = []
+        for m in t.user_texts:
+            kinds = [k for k, p in phone.INVENTED_KINDS.items() if p.search(m.content or "") and not p.search(known)]
+            if kinds:
+                out.append(self.finding(m, f"gives {', '.join(kinds)} not in its known information: {m.content!r}"))
+        return out
+
+
+DETECTORS: tuple[Detector, ...] = (
+    PrematureStop(name="premature_stop", version=1, fault_class="premature_stop", effect="outcome"),
+    StopWithRequest(name="stop_with_request", version=1, fault_class="stop_with_request"),
+    TransferWithoutAgent(name="transfer_without_agent", version=1, fault_class="transfer_without_agent",
+                         effect="outcome"),
+    UnaskedWrite(name="unasked_write", version=1, fault_class="unrequested_write", effect="outcome"),
+    DoneWithoutCall(name="done_without_call", version=1, fault_class="done_without_call", effect="outcome"),
+    ResultContradiction(name="result_contradiction", version=1, fault_class="result_contradiction"),
+    KnownInfoContradicted(name="known_info_contradicted", version=1, fault_class="known_info_contradicted"),
+    IdentityInvented(name="identity_invented", version=1, fault_class="identity_invented"),
+)
+"""The rule detectors, in the order findings are listed."""
+
+FAULT_CLASSES: tuple[str, ...] = (*(d.fault_class for d in DETECTORS), "different_action")
+
+
+def detect_all(t: Trajectory, detectors: tuple[Detector, ...] = DETECTORS) -> list[Finding]:
+    """Every finding of every detector on one conversation, in message order."""
+    found = [f for d in detectors for f in d.detect(t)]
+    return sorted(found, key=lambda f: (f.message_seq if f.message_seq is not None else -1, f.detector))
+
+
+__all__ = ["DETECTORS", "FAULT_CLASSES", "Blame", "Detector", "Effect", "Finding", "Tier", "detect_all"]

@@ -1,0 +1,150 @@
+"""What telecom makes cheap to check: the phone tools' topics in an agent's words, the
+state words of the phone tools' fixed result templates, each problem family's
+"resolved" result, and the customer's known information (one of three fixed strings).
+
+Every detector that reads telecom text asks this module, so a wording rule lives in
+one place and carries the version of the detectors that use it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tauray.actors.policies import parse_phone_request
+
+# Topic of each phone tool in plain words: an agent that mentions the topic asked for it
+# (or at least did not forbid it); a tool whose topic it never mentioned was not asked for.
+TOPICS: dict[str, str] = {
+    "toggle_airplane_mode": r"airplane|flight mode",
+    "toggle_data": r"\b(?:mobile |cellular )?data\b(?! saver)",
+    "toggle_roaming": r"roaming",
+    "toggle_wifi": r"wi-?fi(?! calling)",
+    "toggle_wifi_calling": r"wi-?fi calling",
+    "toggle_data_saver_mode": r"data saver",
+    "reboot_device": r"reboot|restart|turn (?:it|the phone|your phone) off and on",
+    "reseat_sim_card": r"\bsim\b|re-?seat",
+    "set_apn_settings": r"\bapn\b|access point",
+    "reset_apn_settings": r"\bapn\b|access point",
+    "set_network_mode_preference": r"network mode|\b[2345]g\b|\blte\b",
+    "connect_vpn": r"\bvpn\b",
+    "disconnect_vpn": r"\bvpn\b",
+    "grant_app_permission": r"permission",
+    "make_payment": r"\bpay",
+    "run_speed_test": r"speed test|speed",
+    "can_send_mms": r"\bmms\b|picture message",
+    "check_status_bar": r"status bar|signal|bars",
+}
+# Words that make a sentence a request for the customer to act.
+_CUE = re.compile(r"\b(?:could|can|would|will) you\b|\bplease\b|\btry\b|\bgo ahead\b|\blet'?s\b|\?", re.I)
+
+
+def requested_tools(text: str | None, tools: frozenset[str] | set[str], *, need_cue: bool = True) -> set[str]:
+    """Phone tools an agent's message asks the customer to use: the tagged request of the
+    reference policies exactly, else every tool whose topic the message mentions (when
+    ``need_cue``, only in a message that asks for something)."""
+    if not text:
+        return set()
+    tagged = parse_phone_request(text)
+    if tagged is not None:
+        return {tagged[0]}
+    if need_cue and not _CUE.search(text):
+        return set()
+    return {t for t in tools if t in TOPICS and re.search(TOPICS[t], text, re.I)}
+
+
+def mentions(text: str | None, tool: str) -> bool:
+    """Whether the text mentions the tool's topic (or names the tool)."""
+    if not text:
+        return False
+    return bool(re.search(rf"\b{re.escape(tool)}\b", text)) or bool(TOPICS.get(tool) and re.search(TOPICS[tool], text, re.I))
+
+
+# --- state words of the phone's fixed result templates ---------------------------------------
+
+_CLAIMS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("switch", re.compile(r"\b(airplane mode|mobile data|data roaming|data saver mode|wi-?fi calling|wi-?fi|vpn)\s+is\s+"
+                          r"(?:now\s+|currently\s+)?(?:turned\s+)?(on|off)\b", re.I)),
+    ("data_indicator", re.compile(r"\bdata (enabled|disabled)\b", re.I)),
+    ("mms", re.compile(r"\b(cannot|can't|can not|can)\s+send\s+mms\b", re.I)),
+    ("speed", re.compile(r"\((very poor|poor|fair|good|excellent)\)", re.I)),
+    ("speed", re.compile(r"\bspeed\b[^.\n]{0,40}?\b(very poor|poor|fair|good|excellent)\b", re.I)),
+    ("signal", re.compile(r"📶\S*\s*(poor|fair|good|excellent)|(no signal)", re.I)),
+)
+
+
+def state_claims(text: str | None) -> dict[str, str]:
+    """The phone-state facts a text states (``feature -> value``), from the fixed result
+    templates' words (``Airplane Mode is now OFF``, ``Data Enabled``, ``(Excellent)``...)."""
+    out: dict[str, str] = {}
+    for kind, pattern in _CLAIMS:
+        for m in pattern.finditer(text or ""):
+            groups = [g for g in m.groups() if g]
+            if kind == "switch":
+                feature, value = f"switch:{groups[0].lower().replace('-', '')}", groups[1].lower()
+            else:
+                feature, value = kind, groups[-1].lower()
+            if kind == "mms":
+                value = "yes" if value == "can" else "no"
+            out.setdefault(feature, value)
+    return out
+
+
+def contradictions(claimed: str | None, shown: str | None) -> list[tuple[str, str, str]]:
+    """(feature, claimed value, shown value) where a text states the opposite of a tool result."""
+    said, seen = state_claims(claimed), state_claims(shown)
+    return [(f, said[f], seen[f]) for f in said if f in seen and said[f] != seen[f]]
+
+
+_RESOLVED = {
+    "mms_issue": re.compile(r"\bcan send MMS\b"),
+    "mobile_data_issue": re.compile(r"Speed Test Result:[^\n]*\(Excellent\)"),
+    "service_issue": re.compile(r"Status Bar: 📶"),
+}
+
+
+def shows_resolved(issue_type: str | None, tool_result: str | None) -> bool:
+    """Whether a phone result shows the family's stated "resolved" condition (MMS sends;
+    speed test Excellent; signal in the status bar)."""
+    pattern = _RESOLVED.get(issue_type or "")
+    return bool(pattern and tool_result and pattern.search(tool_result))
+
+
+# --- the customer's known information --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KnownInfo:
+    """The telecom customer's known information, read from its fixed wording."""
+
+    name: str | None
+    phone: str | None
+    where: str | None  # "abroad", "home" or None when the task says nothing
+
+
+_KNOWN = re.compile(r"You are (?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)+) with phone number (?P<phone>\d{3}-\d{3}-\d{4})")
+
+
+def known_info(text: str | None) -> KnownInfo:
+    m = _KNOWN.search(text or "")
+    where = ("abroad" if re.search(r"currently abroad", text or "") else
+             "home" if re.search(r"currently at home", text or "") else None)
+    return KnownInfo(name=m["name"] if m else None, phone=m["phone"] if m else None, where=where)
+
+
+PHONE_NUMBER = re.compile(r"\b\d{3}-\d{3}-\d{4}\b")
+NAME_CLAIM = re.compile(r"\b(?:[Mm]y name is|[Tt]his is|I am|I'm)\s+(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)")
+NOT_HOME = re.compile(r"\b(?:abroad|travell?ing|overseas|out of the country)\b", re.I)
+AT_HOME = re.compile(r"\b(?:at home|in the (?:united states|us|usa)|not (?:abroad|travell?ing))\b", re.I)
+
+# Identity details the telecom customer is never given: saying one is inventing it.
+INVENTED_KINDS: dict[str, re.Pattern[str]] = {
+    "date of birth": re.compile(r"\b(?:date of birth|born on|birth ?date|birthday)\b", re.I),
+    "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    "account number": re.compile(r"\baccount (?:number|no\.?|id)\b[^.\n]*\d", re.I),
+    "postal address": re.compile(r"\b\d+\s+[A-Z][a-z]+\s+(?:Street|St\.|Avenue|Ave\.|Road|Rd\.|Lane|Drive|Boulevard)\b"),
+    "social security number": re.compile(r"\b(?:ssn|social security)\b", re.I),
+}
+
+__all__ = ["AT_HOME", "INVENTED_KINDS", "NAME_CLAIM", "NOT_HOME", "PHONE_NUMBER", "TOPICS", "KnownInfo",
+           "contradictions", "known_info", "mentions", "requested_tools", "shows_resolved", "state_claims"]

@@ -1,0 +1,127 @@
+"""Audit stored runs: read a run's tables, run every detector on every conversation,
+attribute each conversation, and (unless told not to) write the audit's tables next to
+the run's. Nothing is re-run; the audit reads only what the run recorded.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tauray.results.audit.attribution import attribute
+from tauray.results.audit.detectors import DETECTORS, Detector, Finding, detect_all
+from tauray.results.audit.trajectory import Trajectory, trajectories
+from tauray.results.layout import run_dirs
+from tauray.results.records import SimAttributionRecord, SimFindingRecord
+
+
+class ConversationAudit(BaseModel):
+    """The audit of one conversation: its findings and who failed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    keys: dict[str, Any] = Field(description="run_id, conversation_id, unit_id, attempt, scenario.")
+    user_model: str = Field(description="The conversation's user model.")
+    success: bool | None = Field(description="Its stored verdict.")
+    findings: tuple[Finding, ...] = Field(description="What the detectors found.")
+    attribution: str = Field(description="Who failed.")
+    decisive: Finding | None = Field(description="The deciding finding, if any.")
+    reason: str = Field(description="Why, one line.")
+
+
+class AuditSummary(BaseModel):
+    """What ``tauray audit`` prints."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    audit_id: str
+    runs: int
+    conversations: int
+    findings: int
+    findings_by_class: dict[str, int]
+    attributions: dict[str, int]
+    detectors: list[str]
+    written: bool
+
+
+def _success(value: Any) -> bool | None:
+    try:
+        return None if value is None or value != value else bool(value)  # NaN / pd.NA
+    except TypeError:
+        return None
+
+
+def audit_trajectory(t: Trajectory, detectors: tuple[Detector, ...] = DETECTORS) -> ConversationAudit:
+    """Findings and attribution of one conversation."""
+    findings = detect_all(t, detectors)
+    success = _success(t.row.get("success"))
+    error_kind = t.row.get("error_kind")
+    verdict = attribute(success, error_kind if isinstance(error_kind, str) else None, findings)
+    return ConversationAudit(keys=t.keys, user_model=str(t.row.get("user_model")), success=success,
+                             findings=tuple(findings), attribution=verdict.attribution, decisive=verdict.decisive,
+                             reason=verdict.reason)
+
+
+def audit_run_dir(run_dir: Path | str, detectors: tuple[Detector, ...] = DETECTORS) -> list[ConversationAudit]:
+    """Audit every counted conversation of one run directory (or sweep folder)."""
+    from tauray.results.readers import actions_df, conversations_df, messages_df
+
+    conv = conversations_df(run_dir)
+    if conv.empty:
+        return []
+    return [audit_trajectory(t, detectors) for t in trajectories(conv, messages_df(run_dir), actions_df(run_dir))]
+
+
+def audit_rows(audits: list[ConversationAudit], audit_id: str, at: datetime,
+               detectors: tuple[Detector, ...] = DETECTORS) -> dict[str, list[BaseModel]]:
+    """The audit tables' rows for these conversations."""
+    names = [d.key for d in detectors]
+    findings, attributions = [], []
+    for a in audits:
+        for f in a.findings:
+            findings.append(SimFindingRecord(**a.keys, audit_id=audit_id, detector=f.detector,
+                                             detector_version=f.detector_version, fault_class=f.fault_class,
+                                             blamed_side=f.blamed_side, effect=f.effect, tier=f.tier, turn=f.turn,
+                                             message_seq=f.message_seq, evidence=f.evidence, audited_at=at))
+        d = a.decisive
+        attributions.append(SimAttributionRecord(
+            **a.keys, audit_id=audit_id, attribution=a.attribution,
+            decisive_finding=f"{d.detector}@{d.detector_version}" if d else None,
+            decisive_class=d.fault_class if d else None, decisive_turn=d.turn if d else None, reason=a.reason,
+            findings=len(a.findings), user_findings=sum(f.blamed_side == "user" for f in a.findings),
+            success=a.success, detectors=names, audited_at=at))
+    return {"sim_findings": findings, "sim_attributions": attributions}
+
+
+def audit_path(path: Path | str, write: bool = True,
+               detectors: tuple[Detector, ...] = DETECTORS) -> tuple[AuditSummary, list[ConversationAudit]]:
+    """Audit a run directory or a sweep folder; write the audit tables into each run directory."""
+    from tauray.results.audit.store import write_audit
+
+    audit_id = f"audit-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+    at = datetime.now(UTC)
+    every: list[ConversationAudit] = []
+    dirs = run_dirs(path)
+    for run_dir in dirs:
+        audits = audit_run_dir(run_dir, detectors)
+        every += audits
+        if write:
+            rows = audit_rows(audits, audit_id, at, detectors)
+            for run_id in sorted({a.keys["run_id"] for a in audits}):
+                write_audit(run_dir, run_id, {t: [r for r in rs if r.run_id == run_id] for t, rs in rows.items()})
+    summary = AuditSummary(
+        path=str(path), audit_id=audit_id, runs=len(dirs), conversations=len(every),
+        findings=sum(len(a.findings) for a in every),
+        findings_by_class=dict(Counter(f.fault_class for a in every for f in a.findings).most_common()),
+        attributions=dict(Counter(a.attribution for a in every).most_common()),
+        detectors=[d.key for d in detectors], written=write)
+    return summary, every
+
+
+__all__ = ["AuditSummary", "ConversationAudit", "audit_path", "audit_rows", "audit_run_dir", "audit_trajectory"]
