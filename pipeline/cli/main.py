@@ -21,7 +21,7 @@ def cmd_endpoint(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from tauray.actors.endpoint import add_arguments as endpoint_arguments
-    from tauray.pipeline.cli import bench, compact, judge, report, run, scenarios, sweep
+    from tauray.pipeline.cli import audit, bench, compact, judge, report, run, scenarios, sweep
     from tauray.pipeline.cli import tau2 as tau2_interop
 
     parser = argparse.ArgumentParser(prog="tauray", description=__doc__)
@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     compact.register(sub)
     bench.register(sub)
     tau2_interop.register(sub)
+    audit.register(sub)
     __import__("tauray.pipeline.cli.models", fromlist=["register"]).register(sub)
     p = sub.add_parser("endpoint", help="serve the local OpenAI-compatible test endpoint")
     endpoint_arguments(p)

@@ -1,0 +1,86 @@
+"""``tauray audit RUN_OR_SWEEP``: audit stored runs for user-simulator faults (nothing is
+re-run) and write the ``sim_findings`` and ``sim_attributions`` tables next to the run's;
+``tauray audit-calibrate DIR``: measure the detectors on the calibration sweep (faulty
+endpoint customers, clean ones and hard negatives), running it first when asked."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tauray.pipeline.output import print_figures, print_json
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from tauray.results.audit import audit_path
+
+    summary, audits = audit_path(args.path, write=not args.no_write)
+    if args.json:
+        data = summary.model_dump(mode="json")
+        data["flagged"] = [{**a.keys, "user_model": a.user_model, "attribution": a.attribution, "reason": a.reason,
+                            "findings": [f.model_dump(mode="json") for f in a.findings]}
+                           for a in audits if a.findings]
+        print_json(data)
+        return 0
+    print_figures(summary, False)
+    shown = [a for a in audits if a.findings][: args.show]
+    for a in shown:
+        f = a.decisive or a.findings[0]
+        print(f"  {a.keys['scenario'][:70]:70} {a.attribution:12} turn {f.turn}: {f.fault_class}: {f.evidence[:100]}")
+    return 0
+
+
+def _run_sweep(args: argparse.Namespace) -> None:
+    from tauray.results.audit.calibration_sweep import sweep_toml
+
+    out = Path(args.dir)
+    text = sweep_toml(name=out.name, endpoint=args.endpoint, split=args.split, telecom_split=args.telecom_split,
+                      limit=args.limit, max_in_flight=args.max_in_flight)
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", prefix="tauray-calibration-", delete=False) as fh:
+        fh.write(text)
+    print(f"tauray audit-calibrate: running the calibration sweep {fh.name} -> {out}", file=sys.stderr, flush=True)
+    cmd = [sys.executable, "-m", "tauray", "sweep", fh.name, "--out", str(out), "--no-progress", "--no-probe"]
+    if (out / "sweep.json").exists():
+        cmd.append("--resume")
+    subprocess.run(cmd, check=True, stdout=sys.stderr)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from tauray.results.audit.calibrate import calibrate_path, text_lines
+
+    if args.endpoint:
+        _run_sweep(args)
+    result = calibrate_path(args.dir)
+    if args.json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        print("\n".join(text_lines(result)))
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``audit`` and ``audit-calibrate``."""
+    p = sub.add_parser("audit", help="audit stored runs for user-simulator faults; write sim_findings and "
+                       "sim_attributions (nothing is re-run)")
+    p.add_argument("path", help="a run directory or a sweep folder")
+    p.add_argument("--no-write", action="store_true", help="print only; write no audit tables")
+    p.add_argument("--show", type=int, default=20, help="flagged conversations to list (default: 20)")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("audit-calibrate", help="recall per fault class and false-positive rate of the audit's "
+                       "detectors on the calibration sweep (faulty endpoint customers)")
+    p.add_argument("dir", help="the calibration sweep's folder (measured as stored; run first with --endpoint)")
+    p.add_argument("--endpoint", help="run (or resume) the calibration sweep first against this test endpoint, "
+                   "e.g. http://127.0.0.1:8765/v1 (`tauray endpoint`)")
+    p.add_argument("--split", default="heldout", choices=("tune", "heldout"),
+                   help="phrasings the faulty customers use (default: heldout)")
+    p.add_argument("--telecom-split", default="base", help="telecom task split (default: base)")
+    p.add_argument("--limit", type=int, help="first N scenarios of the split")
+    p.add_argument("--max-in-flight", type=int, default=6, help="conversations in flight (default: 6)")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(func=cmd_calibrate)
