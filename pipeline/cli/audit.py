@@ -18,7 +18,10 @@ from tauray.pipeline.output import print_figures, print_json
 def cmd_audit(args: argparse.Namespace) -> int:
     from tauray.results.audit import audit_path
 
-    summary, audits = audit_path(args.path, write=not args.no_write)
+    try:
+        summary, audits = audit_path(args.path, write=not args.no_write)
+    except FileNotFoundError as exc:  # not a run: one line, exit 2 (like every bad input)
+        raise ValueError(str(exc)) from None
     if args.json:
         data = summary.model_dump(mode="json")
         data["flagged"] = [{**a.keys, "user_model": a.user_model, "attribution": a.attribution, "reason": a.reason,

@@ -1,0 +1,70 @@
+"""End to end: conversations stored by the real writer, audited by ``tauray audit`` from the
+tables alone; a faithful pair gives no finding, a faulty endpoint customer is found at the
+turn the replay says it was injected, and the audit tables land next to the run's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from tauray.actors.conversation import run_conversation
+from tauray.actors.hosts import AgentHost, UserSimHost
+from tauray.pipeline.cli.main import main
+from tauray.pipeline.plan import make_units
+from tauray.results.audit import read_audit
+from tauray.results.audit.calibrate import calibrate_path
+from tauray.results.writer import TableWriter
+
+SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
+             "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card"]
+
+
+def _store(out, run_id, agent, user, scenarios=SCENARIOS):
+    units = make_units(run_id, scenarios, 1, agent, user)
+
+    async def go():
+        a, u = AgentHost(), UserSimHost()
+        return await asyncio.gather(*(run_conversation(x, a, u) for x in units))
+
+    with TableWriter(out, run_id) as writer:
+        for result in asyncio.run(go()):
+            writer.add(result)
+
+
+def _audit_json(path, capsys, *extra):
+    assert main(["audit", str(path), "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_reference_pair_has_no_finding(tmp_path, capsys):
+    _store(tmp_path / "clean", "clean", {"model": "oracle"}, {"model": "scripted"})
+    summary = _audit_json(tmp_path / "clean", capsys)
+    assert summary["conversations"] == 2 and summary["findings"] == 0
+    assert summary["attributions"] == {"none": 2}
+    attributions = read_audit(tmp_path / "clean", "sim_attributions")
+    assert len(attributions) == 2 and set(attributions["attribution"]) == {"none"}
+
+
+def test_faulty_customer_is_found_attributed_and_stored(tmp_path, capsys, endpoint):
+    agent = {"model": "openai/scripted-agent-writes", "api_base": endpoint.base_url, "reference_steps": True}
+    user = {"model": "openai/faulty-user:different_action:heldout", "api_base": endpoint.base_url}
+    _store(tmp_path / "faulty", "faulty", agent, user)
+    summary = _audit_json(tmp_path / "faulty", capsys)
+    assert summary["findings_by_class"] == {"different_action": 2}
+    findings = read_audit(tmp_path / "faulty", "sim_findings")
+    assert list(findings["fault_class"]) == ["different_action"] * 2
+    assert set(findings["detector"]) == {"unasked_write"} and set(findings["tier"]) == {"rule"}
+    calibration = calibrate_path(tmp_path / "faulty")
+    assert calibration.replay_mismatches == 0
+    assert calibration.classes["different_action"].recall.k == 2  # found at the replayed injection turn
+    # a re-audit supersedes the old one, and an audit that finds nothing still counts
+    _audit_json(tmp_path / "faulty", capsys)
+    assert len(read_audit(tmp_path / "faulty", "sim_findings")) == 2
+    assert read_audit(tmp_path / "faulty", "sim_attributions")["audit_id"].nunique() == 1
+
+
+def test_audit_of_a_folder_that_is_no_run_says_so(tmp_path, capsys):
+    assert main(["audit", str(tmp_path)]) == 2
+    assert "neither a run directory" in capsys.readouterr().err

@@ -1,0 +1,107 @@
+"""Each rule detector fires on its fault and stays quiet on the look-alike that is not one."""
+
+from __future__ import annotations
+
+from tauray.results.audit.detectors import DETECTORS, detect_all
+from tests.audit.helpers import ask, build, opening, performed
+
+AIRPLANE_OFF = "Airplane Mode is now OFF.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%"
+CLOSING = "That was the last step on my side; everything should work now. Is there anything else I can do?"
+
+
+def classes(t):
+    return [(f.fault_class, f.turn) for f in detect_all(t)]
+
+
+def test_every_detector_is_versioned_and_named_once():
+    names = [d.name for d in DETECTORS]
+    assert len(names) == len(set(names))
+    assert all(d.version >= 1 and d.tier == "rule" and d.blamed_side == "user" for d in DETECTORS)
+
+
+def test_a_faithful_conversation_has_no_finding():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *performed(3, "toggle_airplane_mode", AIRPLANE_OFF), (4, "agent", "assistant", CLOSING),
+               (5, "user", "user", "Thanks, that is all I needed. ###STOP###")])
+    assert classes(t) == []
+
+
+def test_premature_stop_while_an_asked_action_is_undone():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               (3, "user", "user", "Forget it, goodbye. ###STOP###")], success=False)
+    assert classes(t) == [("premature_stop", 3)]
+
+
+def test_a_stop_after_the_resolved_result_is_not_premature():
+    speed = "Speed Test Result: 250.00 Mbps (Excellent). Connection is very fast."
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *performed(3, "toggle_airplane_mode", AIRPLANE_OFF, "Done."),
+               (4, "agent", "assistant", ask("toggle_roaming")),
+               *performed(5, "run_speed_test", speed, "It works now."),
+               (5, "user", "user", "Great, it is fixed. ###STOP###")])
+    assert "premature_stop" not in [c for c, _ in classes(t)]
+
+
+def test_stop_message_that_asks_for_something():
+    t = build([*opening(), (2, "agent", "assistant", CLOSING),
+               (3, "user", "user", "Bye. Would you call me back tomorrow? ###STOP###")])
+    assert classes(t) == [("stop_with_request", 3)]
+
+
+def test_transfer_token_without_the_agents_transfer():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_data")),
+               (3, "user", "user", "Get me a supervisor. ###TRANSFER###")], success=False)
+    assert ("transfer_without_agent", 3) in classes(t)
+    handed = build([*opening(), (2, "agent", "assistant", None, ["transfer_to_human_agents"]),
+                    (2, "agent", "tool", "Transfer successful"),
+                    (3, "user", "user", "###TRANSFER###")], success=False)
+    assert classes(handed) == []
+
+
+def test_a_write_nobody_asked_for_and_a_different_action():
+    extra = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                   (3, "user", "user", None, ["toggle_airplane_mode"]), (3, "user", "tool", AIRPLANE_OFF),
+                   *performed(3, "reboot_device", "Restarting...")])
+    assert classes(extra) == [("unrequested_write", 3)]
+    other = build([*opening(), (2, "agent", "assistant", ask("toggle_data_saver_mode")),
+                   *performed(3, "toggle_data", "Mobile Data is now OFF.")], success=False)
+    assert classes(other) == [("different_action", 3)]
+
+
+def test_a_repeated_status_check_is_not_an_unasked_write():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               (3, "user", "user", None, ["toggle_airplane_mode"]), (3, "user", "tool", AIRPLANE_OFF),
+               *performed(3, "check_status_bar", "Status Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%")])
+    assert classes(t) == []
+
+
+def test_done_claimed_without_the_call_but_not_a_refusal():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_roaming")),
+               (3, "user", "user", "Sure, it's done now.")], success=False)
+    assert classes(t) == [("done_without_call", 3)]
+    refusal = build([*opening(), (2, "agent", "assistant", ask("toggle_roaming")),
+                     (3, "user", "user", "I'd rather not do that right now. Is there another way?")], success=False)
+    assert classes(refusal) == []
+
+
+def test_reported_result_contradicting_the_phone():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *performed(3, "toggle_airplane_mode", AIRPLANE_OFF,
+                          "It says: Airplane Mode is now ON.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled")])
+    assert classes(t) == [("result_contradiction", 3)]
+
+
+def test_known_information_contradicted_but_not_repeated():
+    wrong = build([(0, "agent", "assistant", "Hello"),
+                   (1, "user", "user", "My data is broken. I'm at home right now, by the way.")])
+    assert classes(wrong) == [("known_info_contradicted", 1)]
+    number = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", "My number is 555-123-2099.")])
+    assert classes(number) == [("known_info_contradicted", 1)]
+    right = build([(0, "agent", "assistant", "Hello"),
+                   (1, "user", "user", "This is John Smith, my number is 555-123-2002, I'm abroad in France.")])
+    assert classes(right) == []
+
+
+def test_identity_detail_the_task_never_gave():
+    t = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", "My email is js@example.com.")])
+    assert classes(t) == [("identity_invented", 1)]
