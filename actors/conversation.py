@@ -1,20 +1,24 @@
 """One conversation's loop: open both sides, initialise them (initialization data and
 actions, each followed by sync), let the agent greet first, then alternate turns.
 
-After every write on either side the other side's DB is pulled, the domain's sync
-(a pure function) computed and each side pushed its updates. The agent never sees
+Both sides build their DBs themselves from the scenario; no DB crosses between
+actors. In a domain with sync the coordinator holds both sides' sync views (the
+little of each DB the sync reads): it builds the initial ones itself, and a host
+hands back its view whenever it changed (with a step, or with a sync's updates).
+After every write on either side the domain's sync (a pure function of the two
+views) is computed and each side pushed its updates. The agent never sees
 the user's tool calls or results and vice versa: each side's host keeps its own
 view. The loop stops on a user stop token, the agent's ``end_conversation`` or
 ``transfer_to_human_agents``, max steps, too many tool errors, or a model failure
 after retries; then the final state is scored (pure) and the result records are
-built (:mod:`tauray.actors.rows`). Whatever happens, one ``ConversationResult``
+built (:mod:`tauray.actors.rows`) from what each host checked of its final DB.
+Whatever happens, one ``ConversationResult``
 comes back: a failure is a row that says why.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import inspect
 import pickle
@@ -31,7 +35,7 @@ from tauray.actors.session import SideFinal, StepResult
 from tauray.pipeline.plan import WorkUnit
 from tauray.results.records import ConversationResult
 from tauray.scenarios.domains import domain_spec
-from tauray.scenarios.gold import fresh_state
+from tauray.scenarios.initial import initial_state
 from tauray.scenarios.model import Scenario
 from tauray.scenarios.registry import default_registry
 from tauray.scenarios.scoring import ExecutedCall, matched_reference
@@ -114,6 +118,7 @@ class Conversation:
         self.steps = 0
         self.errors = 0
         self.sync_events = 0
+        self.views: dict[str, dict[str, Any]] | None = None  # both sides' sync views (domains with sync)
 
     def client(self, side: str) -> SideClient:
         return self.agent if side == "agent" else self.user
@@ -151,18 +156,21 @@ class Conversation:
                                          sync_agent=None, sync_user=None))
 
     # --- sync ----------------------------------------------------------------------------
-    async def sync(self, trigger: str, wrote: StepResult | None = None) -> None:
-        if self.domain.sync is None:
+    def take_view(self, side: str, view: dict[str, Any] | None) -> None:
+        """A host's sync view, when it changed (None: the one held is current)."""
+        if view is not None and self.views is not None:
+            self.views[side] = view
+
+    async def sync(self, trigger: str) -> None:
+        if self.views is None:  # no sync in this domain
             return
-        agent_db = wrote.db if wrote is not None and wrote.side == "agent" else await self.agent("get_db", self.id)
-        user_db = wrote.db if wrote is not None and wrote.side == "user" else await self.user("get_db", self.id)
-        updates = self.domain.sync(agent_db, user_db)
+        updates = self.domain.sync_views(self.views["agent"], self.views["user"])
         if updates.empty:
             return
         for side in ("agent", "user"):
             part = updates.for_side(side)
             if part:
-                await self.client(side)("apply_sync", self.id, part, self.scenario.domain)
+                self.take_view(side, await self.client(side)("apply_sync", self.id, part, self.scenario.domain))
         self._sync_row(trigger, updates.for_side("agent"), updates.for_side("user"))
 
     def _sync_row(self, trigger: str, agent: dict[str, Any], user: dict[str, Any]) -> None:
@@ -175,16 +183,19 @@ class Conversation:
     # --- the loop -----------------------------------------------------------------------
     async def initialise(self) -> None:
         """Both sides start from the scenario's initial dual state (initialization data
-        and actions, each followed by sync), computed here once per task and pushed
-        to each side with its ``open``; the agent greets first."""
+        and actions, each followed by sync), each host building its own side; here,
+        in a domain with sync, the same state gives the syncs it took and both sides'
+        sync views. The agent greets first."""
         s = self.scenario
-        dbs, events = initial_state(s)
-        for event in events:
-            self._sync_row("init", event.agent, event.user)
+        if self.domain.sync_views is not None and self.domain.has_user_state:
+            init = initial_state(s)
+            for event in init.events:
+                self._sync_row("init", event.agent, event.user)
+            self.views = dict(init.views)
         greeting = None if s.message_history else GREETING  # a task's own opening replaces the greeting
         await asyncio.gather(
-            self.agent("open", self.id, s.name, self.unit.agent, self.unit.seed, dbs["agent"], greeting),
-            self.user("open", self.id, s.name, self.unit.user, self.unit.seed, dbs["user"], None),
+            self.agent("open", self.id, s.name, self.unit.agent, self.unit.seed, greeting),
+            self.user("open", self.id, s.name, self.unit.user, self.unit.seed, None),
         )
         for m in s.message_history or ():
             calls = [{"id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)} for c in m.tool_calls] or None
@@ -210,8 +221,9 @@ class Conversation:
                 raise _failure(exc) from exc
             incoming = None
             self.record_step(result)
+            self.take_view(side, result.sync_view)
             if result.wrote:
-                await self.sync(f"{side}:{result.rounds[-1].events[-1].outcome.name}", result)
+                await self.sync(f"{side}:{result.rounds[-1].events[-1].outcome.name}")
             if result.kind == "end":
                 raise _Stop(Termination.AGENT_END)
             if result.kind == "transfer":
@@ -237,49 +249,6 @@ class Conversation:
             to_user = await self.side_turn("agent", said)
 
 
-# About 44 KB per telecom task: a coordinator that meets every one of the 2285 tasks would
-# otherwise hold ~100 MB for the rest of its life. Units come trial-major with the cells of a
-# sweep side by side, so the tasks in use at once are about the units in flight.
-INITIAL_CACHE_TASKS = 256
-
-
-class _Task:
-    """Cache key of a scenario's initial state: its task (policy variants share it)."""
-
-    __slots__ = ("scenario", "key")
-
-    def __init__(self, scenario: Scenario):
-        self.scenario = scenario
-        self.key = (scenario.domain, scenario.upstream_id)
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Task) and other.key == self.key
-
-
-@functools.lru_cache(maxsize=INITIAL_CACHE_TASKS)
-def _initial(task: _Task) -> tuple[dict[str, Any], list[Any]]:
-    state = fresh_state(task.scenario)
-    dbs = {"agent": state.agent.db.model_dump(), "user": state.user.db.model_dump() if state.user else None}
-    return dbs, list(state.sync_events)
-
-
-def initial_state(scenario: Scenario) -> tuple[dict[str, Any], list[Any]]:
-    """Both sides' DBs (as dumps) after initialization, and the syncs it took; per task,
-    the last ``INITIAL_CACHE_TASKS`` tasks kept (least recently used first out)."""
-    return _initial(_Task(scenario))
-
-
-def initial_cache_size() -> int:
-    return _initial.cache_info().currsize
-
-
-def clear_initial_cache() -> None:
-    _initial.cache_clear()
-
-
 async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any,
                            traffic: Traffic | None = None) -> ConversationResult:
     """Run one work unit to a ``ConversationResult``; never raises. ``traffic`` weighs the
@@ -301,8 +270,8 @@ async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any,
             error_message = f"{error_message}\n{traceback.format_exc(limit=6)}"
     finals: dict[str, SideFinal | None] = {}
     for side, client in (("agent", agent), ("user", user)):
-        try:
-            finals[side] = await client("close", conv.id)
+        try:  # each host scores its own final DB, unless the conversation failed
+            finals[side] = await client("close", conv.id, error_kind is None)
         except Exception as exc:
             finals[side] = None
             if error_kind is None:

@@ -1,7 +1,11 @@
 """The agent and user-simulator hosts.
 
 A host serves many conversations at once, keyed by conversation id: per
-conversation it holds one side's session (DB, tools, view, policy). The same
+conversation it holds one side's session (DB, tools, view, policy). It builds
+the side's DB itself from the scenario (:mod:`tauray.scenarios.initial`, cached
+per process) and scores it there on close, so only small messages cross to
+the coordinator: sync views when they change (domains with sync), the sync's
+updates, and the final :class:`~tauray.scenarios.scoring.SideCheck`. The same
 class runs in-process (tests of the loop without Ray) or as a Ray actor
 (:func:`remote_classes`); the model clients it uses are cached per
 process, so a host's concurrency limit holds across its conversations.
@@ -14,6 +18,7 @@ from typing import Any
 from tauray.actors.policies import make_policy
 from tauray.actors.session import SideFinal, SideSession, StepResult
 from tauray.scenarios.domains import domain_spec
+from tauray.scenarios.initial import initial_db
 from tauray.scenarios.model import Side
 from tauray.scenarios.registry import default_registry
 
@@ -35,18 +40,19 @@ class SideHost:
             raise KeyError(f"{self.side} host has no conversation {conv_id!r}") from None
 
     async def open(self, conv_id: str, scenario_name: str, model: dict[str, Any], seed: int | None,
-                   db: dict[str, Any] | None, greeting: str | None = None) -> None:
-        """Start this side of a conversation on its initialised DB (``db``, as the
-        coordinator computed it: initialization actions and sync already applied)."""
+                   greeting: str | None = None) -> None:
+        """Start this side of a conversation on its initialised DB (initialization data and
+        actions, each followed by sync), built here from the scenario."""
         from tauray.actors.llm import ModelSpec, get_client
 
         scenario = default_registry().get(scenario_name)
         spec = ModelSpec.model_validate(model)
         dom = domain_spec(scenario.domain)
+        db = initial_db(scenario, self.side)
         # a user without phone tools (airline, retail) has no state of its own
         state = dom.side_from_db(self.side, db) if db is not None else None
         policy = make_policy(self.side, spec.model, scenario, lambda: get_client(spec))
-        session = SideSession(scenario, self.side, state, policy, seed)
+        session = SideSession(scenario, self.side, state, policy, seed, dom.sync_view.get(self.side))
         if spec.reference_steps:
             if self.side != "agent":
                 raise ValueError("reference_steps is an agent option; the user model must not set it")
@@ -62,15 +68,14 @@ class SideHost:
                    max_errors: int = 1) -> StepResult:
         return await self._session(conv_id).step(incoming, max_rounds, max_errors)
 
-    async def get_db(self, conv_id: str) -> Any:
-        return self._session(conv_id).state.db
+    async def apply_sync(self, conv_id: str, updates: dict[str, Any], domain: str) -> dict[str, Any] | None:
+        """Apply this side's half of a sync; returns the side's sync view if that changed it."""
+        return self._session(conv_id).apply_sync(updates, domain_spec(domain).apply_sync[self.side])
 
-    async def apply_sync(self, conv_id: str, updates: dict[str, Any], domain: str) -> None:
-        self._session(conv_id).apply_sync(updates, domain_spec(domain).apply_sync[self.side])
-
-    async def close(self, conv_id: str) -> SideFinal | None:
+    async def close(self, conv_id: str, check: bool = True) -> SideFinal | None:
+        """End this side; with ``check``, score its final DB here (hash, assertion verdicts)."""
         session = self.sessions.pop(conv_id, None)
-        return session.final() if session is not None else None
+        return session.final(check) if session is not None else None
 
     async def stats(self) -> dict[str, Any]:
         return {"side": self.side, "open": len(self.sessions), "opened": self.opened}

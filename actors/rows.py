@@ -20,8 +20,7 @@ from tauray.results.records import (
     PredicateRecord,
 )
 from tauray.scenarios.conventions import is_reference
-from tauray.scenarios.scoring import score
-from tauray.scenarios.state import DualState, SideState
+from tauray.scenarios.scoring import score_checks
 from tauray.scenarios.upstream import upstream_version
 from tauray.results.records import INFRA, INTERNAL, MODEL
 
@@ -54,10 +53,13 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
     common = dict(run_id=run_id, conversation_id=conv.id, scenario=scenario.name)
     scored = None
     if error_kind is None and finals.get("agent") is not None:
+        failed = next((f.check_error for f in finals.values() if f is not None and f.check_error), None)
         try:
-            scored = _score(conv, finals)
+            scored = _score(conv, finals) if failed is None else None
         except Exception as exc:
-            error_kind, error_message = INTERNAL, f"scoring failed: {type(exc).__name__}: {exc}"
+            failed = f"{type(exc).__name__}: {exc}"
+        if failed is not None:
+            error_kind, error_message = INTERNAL, f"scoring failed: {failed}"
             reason = Termination.INTERNAL_ERROR
     counters = {side: final.counters if (final := finals.get(side)) is not None else None
                 for side in ("agent", "user")}
@@ -136,13 +138,13 @@ def _kind(model: str) -> str:
 
 
 def _score(conv: Conversation, finals: dict[str, SideFinal | None]):
-    dom = conv.domain
-    agent = SideState("agent", dom.toolkit("agent", finals["agent"].db), dom.tool_kinds("agent"))
-    user = None
+    """The score from what each host checked of its final DB (no DB crosses to here)."""
+    agent = finals["agent"].check
+    if agent is None:
+        raise ValueError("the agent host handed back no check of its final DB")
     final_user = finals.get("user")
-    if dom.has_user_state and final_user is not None and final_user.db is not None:
-        user = SideState("user", dom.toolkit("user", final_user.db), dom.tool_kinds("user"))
-    return score(conv.scenario, DualState(agent, user, None), conv.calls, agent_texts=conv.agent_texts)
+    user = final_user.check if conv.domain.has_user_state and final_user is not None else None
+    return score_checks(conv.scenario, agent, user, conv.calls, agent_texts=conv.agent_texts)
 
 
 def result_summary(result: ConversationResult) -> str:

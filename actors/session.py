@@ -4,7 +4,11 @@ A ``SideSession`` owns that side's DB and tools (a ``SideState``), its own
 view of the conversation, and its policy. ``step`` appends what the other side
 said, asks the policy for the next reply and executes the reply's tool calls
 one at a time; it returns after each write so the coordinator can sync both
-DBs before anything else happens (upstream syncs after every call). A
+DBs before anything else happens (upstream syncs after every call). The DB
+never leaves the session: in a domain with sync, a step hands back the side's
+sync view when it changed since the coordinator last got it, and closing hands
+back the side's :class:`~tauray.scenarios.scoring.SideCheck` (DB hash and
+assertion verdicts). A
 malformed call (unknown tool, arguments that are not a JSON object) is
 answered with an error message to the model and counted.
 """
@@ -18,6 +22,7 @@ from pydantic import Field
 from tauray.actors.policies import PolicyReply, PolicyToolCall
 from tauray.scenarios.conventions import END_CONVERSATION, TRANSFER_TO_HUMAN
 from tauray.scenarios.model import Frozen, Scenario, Side
+from tauray.scenarios.scoring import SideCheck, check_side
 from tauray.scenarios.state import SideState, ToolOutcome
 
 HARNESS_END = END_CONVERSATION
@@ -49,7 +54,9 @@ class StepResult(Frozen):
         "handed over to a human; budget: the step budget ran out.")
     rounds: tuple[Round, ...] = Field(default=(), description="Replies and tool calls of this step, in order.")
     wrote: bool = Field(default=False, description="A write tool ran: the coordinator must sync now.")
-    db: Any = Field(default=None, description="This side's DB after a write, for the sync.")
+    sync_view: dict[str, Any] | None = Field(
+        default=None, description="This side's sync view, when it changed since the coordinator last got it "
+        "(domains with sync only); None: unchanged.")
 
 
 class SideCounters(Frozen):
@@ -76,8 +83,10 @@ class SideCounters(Frozen):
 class SideFinal(Frozen):
     """What a host hands back when a conversation closes on its side."""
 
-    db: Any = Field(default=None, description="The side's DB at the end; None for a user side without state.")
     counters: SideCounters = Field(description="The side's model and tool counters.")
+    check: SideCheck | None = Field(default=None, description="What scoring needs of the side's final DB; None "
+                                    "for a side without state, or when not asked for (the conversation failed).")
+    check_error: str | None = Field(default=None, description="Why the check could not be made.")
 
 
 def seed_applied(*values: bool | None) -> bool | None:
@@ -108,9 +117,15 @@ def history_view(scenario: Scenario, side: Side) -> list[dict[str, Any]]:
 
 
 class SideSession:
-    def __init__(self, scenario: Scenario, side: Side, state: SideState | None, policy: Any, seed: int | None):
+    def __init__(self, scenario: Scenario, side: Side, state: SideState | None, policy: Any, seed: int | None,
+                 sync_view: Any = None):
+        self.scenario = scenario
         self.side = side
         self.state = state
+        # the domain's sync view of this side, and the view the coordinator holds (it starts from
+        # the same initial state, built on its side)
+        self._sync_view = sync_view if state is not None else None
+        self._sent_view = self._sync_view(state.db) if self._sync_view is not None else None
         self.policy = policy
         self.seed = seed
         self.tools = [t.openai() for t in scenario.tools_by_side[side]]
@@ -168,7 +183,7 @@ class SideSession:
 
     def _result(self, kind: str, rounds: list[Round], wrote: bool = False) -> StepResult:
         return StepResult(side=self.side, kind=kind, rounds=tuple(rounds), wrote=wrote,
-                          db=self.state.db if wrote else None)
+                          sync_view=self.changed_view())
 
     def _run_pending(self) -> tuple[str, list[ToolEvent]]:
         """Run pending calls in order; stop after a write (to sync), an end or a transfer."""
@@ -254,8 +269,28 @@ class SideSession:
             c["dropped_params"] = tuple(sorted({*c["dropped_params"], *reply.dropped}))
 
     # --- state for the coordinator -----------------------------------------------------
-    def apply_sync(self, updates: dict[str, Any], apply_fn: Any) -> None:
-        apply_fn(self.state.db, updates)
+    def changed_view(self) -> dict[str, Any] | None:
+        """This side's sync view if it differs from the one the coordinator holds (which
+        it then holds), else None."""
+        if self._sync_view is None:
+            return None
+        view = self._sync_view(self.state.db)
+        if view == self._sent_view:
+            return None
+        self._sent_view = view
+        return view
 
-    def final(self) -> SideFinal:
-        return SideFinal(db=self.state.db if self.state is not None else None, counters=SideCounters(**self.counters))
+    def apply_sync(self, updates: dict[str, Any], apply_fn: Any) -> dict[str, Any] | None:
+        """Apply this side's half of a sync; returns the side's sync view if it changed."""
+        apply_fn(self.state.db, updates)
+        return self.changed_view()
+
+    def final(self, check: bool = True) -> SideFinal:
+        """Counters, and (``check``) what scoring needs of the final DB, computed here."""
+        counters = SideCounters(**self.counters)
+        if not check or self.state is None:
+            return SideFinal(counters=counters)
+        try:
+            return SideFinal(counters=counters, check=check_side(self.scenario, self.state))
+        except Exception as exc:  # the row says scoring failed, as when it ran on the coordinator
+            return SideFinal(counters=counters, check_error=f"{type(exc).__name__}: {exc}")

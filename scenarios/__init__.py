@@ -26,9 +26,12 @@ from tauray.scenarios.scoring import (
     ExecutedCall,
     PredicateVerdict,
     Score,
+    SideCheck,
     Verdict,
+    check_side,
     combine,
     score,
+    score_checks,
 )
 from tauray.scenarios.state import DualState, SideState, SyncEvent, ToolOutcome
 from tauray.scenarios.telecom_sync import TelecomSync, compute_sync

@@ -46,6 +46,11 @@ class DomainSpec:
     split_file: str = "split_tasks.json"
     sync: Callable[[Any, Any], Any] | None = None
     apply_sync: dict[str, Callable[[Any, dict[str, Any]], None]] = field(default_factory=dict)
+    # The sync reads little of each DB: ``sync_view[side](db)`` is that part, as plain values, and
+    # ``sync_views(agent_view, user_view)`` equals ``sync(agent_db, user_db)``. Hosts hand the
+    # coordinator their views (when changed), never their DBs.
+    sync_view: dict[str, Callable[[Any], dict[str, Any]]] = field(default_factory=dict)
+    sync_views: Callable[[dict[str, Any], dict[str, Any]], Any] | None = None
     # Parity on perturbed sequences too (not only gold): for domains whose DBs are small enough
     # for upstream to replay many sequences quickly.
     perturbed_parity: bool = False
@@ -163,8 +168,10 @@ def _telecom() -> DomainSpec:
                          "domains.telecom.tools", "TelecomTools"),
         user=SideWiring("domains.telecom.user_data_model", "TelecomUserDB", "user_db.toml",
                         "domains.telecom.user_tools", "TelecomUserTools"),
-                sync=telecom_sync.compute_sync,
+        sync=telecom_sync.compute_sync,
         apply_sync={"agent": telecom_sync.apply_agent_sync, "user": telecom_sync.apply_user_sync},
+        sync_view={"agent": telecom_sync.agent_view, "user": telecom_sync.user_view},
+        sync_views=telecom_sync.sync_views,
         perturbed_parity=True,
     )
 

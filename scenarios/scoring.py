@@ -1,5 +1,11 @@
 """Scoring: pure functions of (final dual state, executed calls, scenario).
 
+What scoring needs of a side's final DB (its hash and the verdicts of the
+assertions on that side) is a :class:`SideCheck`, computed where the DB is
+(:func:`check_side`: on the side's host, so no DB crosses between actors);
+:func:`score_checks` combines the checks of both sides with the calls and
+words of the conversation, and :func:`score` does both over a dual state.
+
 Predicates are evaluated on the final state, one verdict each; a predicate
 that raises is a failed verdict carrying the error, never a crash. DB hashes
 are compared with gold, reference actions are looked for among the executed
@@ -23,7 +29,7 @@ from tauray.scenarios.model import (
     Side,
     SuccessSignal,
 )
-from tauray.scenarios.state import DualState
+from tauray.scenarios.state import DualState, SideState, no_side_state
 
 
 class ExecutedCall(Frozen):
@@ -60,6 +66,15 @@ class Verdict(Frozen):
     reason: str = Field(description="Short explanation: which gating signals failed or are missing.")
 
 
+class SideCheck(Frozen):
+    """What scoring needs of one side's final DB, computed where the DB lives."""
+
+    side: Side = Field(description="The side checked.")
+    db_hash: str = Field(description="Hash of the side's final DB (taken before its assertions ran).")
+    predicates: tuple[PredicateVerdict, ...] = Field(
+        description="Verdicts of the scenario's assertions on this side, in the scenario's order.")
+
+
 class Score(Frozen):
     verdict: Verdict
     predicates: tuple[PredicateVerdict, ...]
@@ -73,11 +88,18 @@ class Score(Frozen):
     communicate: bool | None
 
 
-def evaluate_predicate(state: DualState, predicate: Predicate) -> PredicateVerdict:
+def evaluate_predicate(state: DualState | SideState, predicate: Predicate) -> PredicateVerdict:
+    """One assertion's verdict on the final state (both sides, or the one side it is about)."""
     base = dict(index=predicate.index, side=predicate.side, function=predicate.func_name,
                 arguments=dict(predicate.arguments), expected=predicate.assert_value)
     try:
-        value = state.side(predicate.side).call_function(predicate.func_name, dict(predicate.arguments))
+        if isinstance(state, SideState):
+            if state.side != predicate.side:
+                raise ValueError(f"the assertion is on the {predicate.side} side, not the {state.side} side")
+            side = state
+        else:
+            side = state.side(predicate.side)
+        value = side.call_function(predicate.func_name, dict(predicate.arguments))
     except Exception as exc:
         return PredicateVerdict(**base, actual=None, met=False, error=f"{type(exc).__name__}: {exc}")
     actual = json.dumps(value, default=str)
@@ -132,12 +154,49 @@ def combine(scenario: Scenario, signals: dict[str, bool | None]) -> Verdict:
     return Verdict(success=success, signals=dict(signals), gating=gating, excluded=excluded, reason=reason)
 
 
+def check_side(scenario: Scenario, state: SideState) -> SideCheck:
+    """The hash of one side's final DB, then the verdicts of the scenario's assertions on it
+    (hash first, as upstream does: an assertion function may touch the DB)."""
+    db_hash = state.db_hash()
+    predicates = tuple(evaluate_predicate(state, p) for p in scenario.db_state_assertions or ()
+                       if p.side == state.side)
+    return SideCheck(side=state.side, db_hash=db_hash, predicates=predicates)
+
+
 def score(scenario: Scenario, state: DualState, calls: list[ExecutedCall],
           agent_texts: list[str] | None = None, nl_passed: bool | None = None,
           judge_passed: bool | None = None, gold: GoldReplay | None = None) -> Score:
+    user = check_side(scenario, state.user) if state.user is not None else None
+    return score_checks(scenario, check_side(scenario, state.agent), user, calls, agent_texts=agent_texts,
+                        nl_passed=nl_passed, judge_passed=judge_passed, gold=gold)
+
+
+def _predicates(scenario: Scenario, checks: dict[str, SideCheck]) -> tuple[PredicateVerdict, ...]:
+    """Every assertion's verdict in the scenario's order, from the checks of the sides; an
+    assertion on a side without state fails with the error asking that side would raise."""
+    verdicts = {side: iter(check.predicates) for side, check in checks.items()}
+    out = []
+    for p in scenario.db_state_assertions or ():
+        if p.side not in verdicts:
+            exc = no_side_state(p.side)
+            out.append(PredicateVerdict(index=p.index, side=p.side, function=p.func_name,
+                                        arguments=dict(p.arguments), expected=p.assert_value, actual=None,
+                                        met=False, error=f"{type(exc).__name__}: {exc}"))
+            continue
+        verdict = next(verdicts[p.side], None)
+        if verdict is None or verdict.index != p.index or verdict.function != p.func_name:
+            raise ValueError(f"the {p.side} side's check does not match the scenario's assertions")
+        out.append(verdict)
+    return tuple(out)
+
+
+def score_checks(scenario: Scenario, agent: SideCheck, user: SideCheck | None, calls: list[ExecutedCall],
+                 agent_texts: list[str] | None = None, nl_passed: bool | None = None,
+                 judge_passed: bool | None = None, gold: GoldReplay | None = None) -> Score:
+    """The score from each side's :class:`SideCheck` (``user`` None: no user-side state)."""
     gold = gold or gold_replay(scenario)
-    hashes = state.hashes()  # before predicates, as upstream does
-    predicates = tuple(evaluate_predicate(state, p) for p in scenario.db_state_assertions or ())
+    hashes = {"agent": agent.db_hash, "user": user.db_hash if user is not None else None}
+    predicates = _predicates(scenario, {c.side: c for c in (agent, user) if c is not None})
     actions = check_actions(scenario, calls)
     db_match = hashes["agent"] == gold.agent_hash and hashes["user"] == gold.user_hash
     action_match = all(a.matched_call is not None for a in actions)

@@ -115,6 +115,11 @@ class SideState:
 SyncFn = Callable[[Any, Any], Any]
 
 
+def no_side_state(side: Side) -> ValueError:
+    """The error of asking a scenario for a side it keeps no state for."""
+    return ValueError(f"this scenario has no {side}-side state")
+
+
 class DualState:
     """Both sides of one conversation's world, kept consistent by ``sync``."""
 
@@ -129,7 +134,7 @@ class DualState:
     def side(self, side: Side) -> SideState:
         state = self.agent if side == "agent" else self.user
         if state is None:
-            raise ValueError(f"this scenario has no {side}-side state")
+            raise no_side_state(side)
         return state
 
     def sync(self, after: str) -> SyncEvent | None:

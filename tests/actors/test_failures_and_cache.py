@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 import ray.exceptions as rx
 
-from tauray.actors import conversation as coordinator
 from tauray.actors.failures import classify, is_actor_death
 from tauray.actors.llm import ModelCallError, ModelConfigError
 
@@ -45,25 +44,27 @@ def test_a_bug_keeps_its_name_and_the_message_is_bounded():
 
 
 def test_initial_state_cache_is_bounded_lru():
+    from tauray.scenarios import initial
     from tauray.scenarios import select_scenarios
     from tauray.scenarios.registry import default_registry
 
     reg = default_registry()
-    limit = coordinator.INITIAL_CACHE_TASKS
-    seen: dict[str, object] = {}
+    limit = initial.INITIAL_CACHE_TASKS
+    seen: dict[object, object] = {}
     for entry in select_scenarios(domain="telecom", split="full", variant="manual"):
         s = reg.get(entry.name)
-        if s.upstream_id not in seen:
-            seen[s.upstream_id] = s
+        key = initial._Start(s).key  # tasks that start alike share an entry
+        if key not in seen:
+            seen[key] = s
         if len(seen) > limit + 10:
             break
     tasks = list(seen.values())
-    coordinator.clear_initial_cache()
-    first = coordinator.initial_state(tasks[0])
-    assert coordinator.initial_state(tasks[0]) is first  # a hit
+    initial.clear_initial_cache()
+    first = initial.initial_state(tasks[0])
+    assert initial.initial_state(tasks[0]) is first  # a hit
     for s in tasks[1:]:
-        coordinator.initial_state(s)
-        assert coordinator.initial_cache_size() <= limit
-    assert coordinator.initial_cache_size() == limit
-    assert coordinator.initial_state(tasks[0]) is not first  # the least recently used went first
-    assert coordinator.initial_state(tasks[-1]) is coordinator.initial_state(tasks[-1])
+        initial.initial_state(s)
+        assert initial.initial_cache_size() <= limit
+    assert initial.initial_cache_size() == limit
+    assert initial.initial_state(tasks[0]) is not first  # the least recently used went first
+    assert initial.initial_state(tasks[-1]) is initial.initial_state(tasks[-1])
