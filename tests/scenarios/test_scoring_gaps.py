@@ -1,0 +1,84 @@
+"""Scoring behaviour the mutation run found unpinned (issue 27): a predicate whose
+expected value is False, and verdicts that combine a failing informational signal or
+an unscored gating signal. Each test failed on the mutant its docstring names."""
+
+from __future__ import annotations
+
+from tauray.scenarios import (ExecutedCall, SuccessSignal, SuccessSignals, combine, default_registry, fresh_state,
+                              replay, score)
+from tauray.scenarios.model import Predicate
+from tauray.scenarios.scoring import communicated, evaluate_predicate
+
+SCENARIO = default_registry().get("tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy")
+S = SuccessSignal
+REFUELLED = dict(side="agent", func_name="assert_data_refueling_amount",
+                 arguments={"customer_id": "C1001", "line_id": "L1002", "expected_amount": 2.0})
+
+
+def _with(gating, informational=()):
+    return SCENARIO.model_copy(update={"success_signals": SuccessSignals(gating=tuple(gating),
+                                                                         informational=tuple(informational))})
+
+
+def test_a_predicate_expecting_false_is_met_only_when_the_function_returns_false():
+    """Kills: ``met = value == assert_value`` read as ``met = value`` (the expected value ignored)."""
+    expects_false = Predicate(index=0, assert_value=False, **REFUELLED)
+    expects_true = Predicate(index=1, assert_value=True, **REFUELLED)
+    before = fresh_state(SCENARIO)  # nothing refuelled yet: the function returns False
+    after, _ = replay(SCENARIO)  # the gold actions refuel 2 GB: it returns True
+    v = evaluate_predicate(before, expects_false)
+    assert (v.actual, v.expected, v.met, v.error) == ("false", False, True, None)
+    v = evaluate_predicate(after, expects_false)
+    assert (v.actual, v.expected, v.met, v.error) == ("true", False, False, None)
+    assert evaluate_predicate(before, expects_true).met is False
+    assert evaluate_predicate(after, expects_true).met is True
+
+
+def test_a_failing_informational_signal_never_fails_the_verdict():
+    """Kills: informational signals counted among the gating ones."""
+    scenario = _with([S.DB_STATE_ASSERTION], [S.DB_STATE_MATCH, S.ACTION_MATCH, S.JUDGE_PASSED])
+    v = combine(scenario, {"DB_STATE_ASSERTION": True, "DB_STATE_MATCH": False, "ACTION_MATCH": False,
+                           "JUDGE_PASSED": False})
+    assert v.success is True
+    assert v.reason == "all gating signals passed: DB_STATE_ASSERTION"
+    assert v.gating == ("DB_STATE_ASSERTION",)
+    assert v.excluded == ("DB_STATE_MATCH", "ACTION_MATCH", "JUDGE_PASSED")
+    assert v.signals["JUDGE_PASSED"] is False  # still stored, as a diagnostic
+
+
+def test_an_unscored_gating_signal_leaves_success_unknown_and_a_failure_wins_over_it():
+    """Kills: ``missing`` read as passed (success True before the judge ran), and the
+    order of the failed / not-scored checks swapped."""
+    scenario = _with([S.DB_STATE_ASSERTION, S.NL_ASSERTION, S.JUDGE_PASSED])
+    v = combine(scenario, {"DB_STATE_ASSERTION": True, "NL_ASSERTION": None, "JUDGE_PASSED": True})
+    assert v.success is None and v.reason == "not scored yet: NL_ASSERTION"
+    v = combine(scenario, {"DB_STATE_ASSERTION": True})  # absent counts as not scored
+    assert v.success is None and v.reason == "not scored yet: NL_ASSERTION, JUDGE_PASSED"
+    v = combine(scenario, {"DB_STATE_ASSERTION": False, "NL_ASSERTION": None, "JUDGE_PASSED": False})
+    assert v.success is False and v.reason == "failed: DB_STATE_ASSERTION, JUDGE_PASSED"
+    v = combine(scenario, {"DB_STATE_ASSERTION": True, "NL_ASSERTION": True, "JUDGE_PASSED": True})
+    assert v.success is True
+    assert v.reason == "all gating signals passed: DB_STATE_ASSERTION, NL_ASSERTION, JUDGE_PASSED"
+
+
+def test_score_gates_on_the_judge_only_when_the_scenario_says_so():
+    """The same gold conversation through ``score``: a failed judge is a diagnostic when
+    JUDGE_PASSED is informational, a failure when it gates, unknown when it gates and the
+    judge has not run."""
+    state, outcomes = replay(SCENARIO)
+    calls = [ExecutedCall(side=o.side, name=o.name, arguments=o.arguments) for o in outcomes]
+    informational = score(_with([S.DB_STATE_ASSERTION], [S.JUDGE_PASSED]), state, calls, judge_passed=False)
+    assert informational.verdict.success is True and informational.verdict.signals["JUDGE_PASSED"] is False
+    gating = _with([S.DB_STATE_ASSERTION, S.JUDGE_PASSED])
+    assert score(gating, state, calls, judge_passed=False).verdict.success is False
+    assert score(gating, state, calls, judge_passed=None).verdict.success is None
+    assert score(gating, state, calls, judge_passed=True).verdict.success is True
+    # No NL assertions in this scenario: the NL signal passes vacuously, whatever the judge said.
+    assert score(_with([S.NL_ASSERTION]), state, calls, nl_passed=None).verdict.success is True
+
+
+def test_communicate_ignores_case_and_thousands_separators_and_needs_every_item():
+    assert communicated(["1000 GB", "Paid"], ["Your plan has 1,000 gb.", "the bill is PAID"]) is True
+    assert communicated(["1000 GB", "refund"], ["Your plan has 1,000 gb."]) is False
+    assert communicated(None, []) is True and communicated([], ["x"]) is True
+    assert communicated(["x"], [None, ""]) is False
