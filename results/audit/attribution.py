@@ -5,13 +5,17 @@
   simulator faults found are words (``talk``) whose effect on the agent needs judgement;
 * ``none``: it succeeded (findings are still listed);
 * ``simulator``: it failed and the simulator committed an ``outcome`` fault (changed the
-  phone unasked, skipped or faked an action, ended or handed off the call itself);
+  phone unasked, skipped or faked an action, ended or handed off the call itself) that
+  explains it: correcting it flips the verdict, or it cannot be corrected (the call ended);
 * ``agent``: it failed and no simulator fault was found;
-* ``mixed``: it failed with an outcome fault of the simulator and a fault of the agent.
+* ``mixed``: it failed with an outcome fault of the simulator and a fault of the agent, or
+  with simulator faults whose correction does not rescue the verdict (the failure has
+  another cause too).
 
-The decisive finding is the first ``outcome`` fault (the earliest finding when there is
-none). Not done yet: replaying the recorded actions with the simulator's fault corrected
-and re-scoring, which would say whether correcting it flips the verdict.
+The decisive finding is the first outcome fault whose correction flips the verdict, else
+the first outcome fault that cannot be corrected, else the first outcome fault (the
+earliest finding when there is none). Flips come from ``counterfactual`` (the recorded
+calls replayed with the fault corrected, ignoring how the agent would have reacted).
 """
 
 from __future__ import annotations
@@ -41,7 +45,10 @@ def attribute(success: bool | None, error_kind: str | None, findings: list[Findi
     """The attribution of one conversation (see the module doc)."""
     user = [f for f in findings if f.blamed_side == "user"]
     agent = [f for f in findings if f.blamed_side == "agent"]
-    decisive_user = next((f for f in user if f.effect == "outcome"), None)
+    outcome = [f for f in user if f.effect == "outcome"]
+    decisive_user = next((f for f in outcome if f.flips_verdict), None) or next(
+        (f for f in outcome if f.flips_verdict is None), None) or (outcome[0] if outcome else None)
+    unexplained = bool(outcome) and all(f.flips_verdict is False for f in outcome)
     first = decisive_user or (findings[0] if findings else None)
     if error_kind in _HARNESS_ERRORS:
         return Verdict(attribution="harness", decisive=None, reason=f"ended in a {error_kind} error")
@@ -52,6 +59,10 @@ def attribute(success: bool | None, error_kind: str | None, findings: list[Findi
     if decisive_user is not None and agent:
         return Verdict(attribution="mixed", decisive=decisive_user,
                        reason=f"simulator {decisive_user.fault_class} and agent {agent[0].fault_class}")
+    if decisive_user is not None and unexplained:
+        return Verdict(attribution="mixed", decisive=decisive_user,
+                       reason=f"simulator {decisive_user.fault_class} at turn {decisive_user.turn}, but correcting "
+                       "it does not rescue the verdict")
     if decisive_user is not None:
         return Verdict(attribution="simulator", decisive=decisive_user,
                        reason=f"simulator {decisive_user.fault_class} at turn {decisive_user.turn}")

@@ -41,6 +41,8 @@ class Finding(BaseModel):
     turn: int | None = Field(description="Conversation turn of the fault.")
     message_seq: int | None = Field(description="Message (seq) that shows it.")
     evidence: str = Field(description="What the rule saw, in one line.")
+    flips_verdict: bool | None = Field(default=None, description="Whether correcting the fault and replaying the "
+                                       "recorded calls changes the verdict (``counterfactual``); None: cannot say.")
 
 
 class Detector(BaseModel):

@@ -59,7 +59,10 @@ def _success(value: Any) -> bool | None:
 
 def audit_trajectory(t: Trajectory, detectors: tuple[Detector, ...] = DETECTORS) -> ConversationAudit:
     """Findings and attribution of one conversation."""
-    findings = detect_all(t, detectors)
+    from tauray.results.audit.counterfactual import flips
+
+    findings = [f.model_copy(update={"flips_verdict": flips(t, f)}) if f.effect == "outcome" else f
+                for f in detect_all(t, detectors)]
     success = _success(t.row.get("success"))
     error_kind = t.row.get("error_kind")
     verdict = attribute(success, error_kind if isinstance(error_kind, str) else None, findings)
@@ -88,7 +91,8 @@ def audit_rows(audits: list[ConversationAudit], audit_id: str, at: datetime,
             findings.append(SimFindingRecord(**a.keys, audit_id=audit_id, detector=f.detector,
                                              detector_version=f.detector_version, fault_class=f.fault_class,
                                              blamed_side=f.blamed_side, effect=f.effect, tier=f.tier, turn=f.turn,
-                                             message_seq=f.message_seq, evidence=f.evidence, audited_at=at))
+                                             message_seq=f.message_seq, evidence=f.evidence,
+                                             flips_verdict=f.flips_verdict, audited_at=at))
         d = a.decisive
         attributions.append(SimAttributionRecord(
             **a.keys, audit_id=audit_id, attribution=a.attribution,

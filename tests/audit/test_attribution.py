@@ -22,3 +22,11 @@ def test_attribution_rules():
     assert (both.attribution, both.decisive.fault_class, both.decisive.turn) == ("simulator", "different_action", 5)
     mixed = attribute(False, None, [_f("premature_stop"), _f("agent_fault", side="agent")])
     assert mixed.attribution == "mixed"
+
+
+def test_a_simulator_fault_whose_correction_does_not_rescue_the_verdict_is_mixed():
+    unexplained = _f("unrequested_write").model_copy(update={"flips_verdict": False})
+    assert attribute(False, None, [unexplained]).attribution == "mixed"
+    decisive = _f("different_action", turn=7).model_copy(update={"flips_verdict": True})
+    verdict = attribute(False, None, [unexplained, decisive])
+    assert (verdict.attribution, verdict.decisive.turn) == ("simulator", 7)

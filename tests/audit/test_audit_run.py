@@ -56,6 +56,11 @@ def test_faulty_customer_is_found_attributed_and_stored(tmp_path, capsys, endpoi
     findings = read_audit(tmp_path / "faulty", "sim_findings")
     assert list(findings["fault_class"]) == ["different_action"] * 2
     assert set(findings["detector"]) == {"unasked_write"} and set(findings["tier"]) == {"rule"}
+    # replaying the recorded calls with the asked action instead of the wrong one passes: the fault decided it
+    assert list(findings["flips_verdict"]) == [True, True]
+    attributions = read_audit(tmp_path / "faulty", "sim_attributions")
+    assert set(attributions["attribution"]) == {"simulator"}
+    assert list(attributions["decisive_turn"]) == list(findings["turn"])
     calibration = calibrate_path(tmp_path / "faulty")
     assert calibration.replay_mismatches == 0
     assert calibration.classes["different_action"].recall.k == 2  # found at the replayed injection turn

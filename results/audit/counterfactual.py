@@ -1,0 +1,103 @@
+"""Would the conversation have passed without the simulator's fault? Replay the recorded
+tool calls of both sides on fresh state with the fault corrected, and score again.
+
+The correction ignores how the agent would have reacted: the agent's recorded calls are
+kept as they were. So only faults in the middle of a conversation are corrected (the
+rest of it still happened): a write done instead of the asked one is replaced by the
+asked one, an unasked write is dropped, an action claimed without the call gets the
+call. A fault that ended the call (a premature stop, a transfer) leaves no recorded
+future to replay, and a fault in words changes no state: for those ``flips`` is None.
+The uncorrected replay must reproduce the stored verdict, else nothing is claimed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tauray.results.audit import phone
+from tauray.results.audit.detectors import Finding
+from tauray.results.audit.trajectory import Trajectory
+from tauray.scenarios.conventions import HARNESS_TOOLS
+
+CORRECTABLE = frozenset({"different_action", "unrequested_write", "done_without_call"})
+Call = tuple[str, str, dict[str, Any], int]  # side, tool, arguments, turn
+
+
+def recorded_calls(t: Trajectory) -> list[Call]:
+    """The tool calls the run recorded, in order (harness tools left out)."""
+    out = []
+    for a in t.actions:
+        if a.get("kind") != "tool_call" or a.get("tool") in HARNESS_TOOLS or a.get("tool") is None:
+            continue
+        args = a.get("arguments")
+        try:
+            parsed = json.loads(args) if isinstance(args, str) else (args or {})
+        except ValueError:
+            parsed = {}
+        out.append((str(a["side"]), str(a["tool"]), parsed if isinstance(parsed, dict) else {}, int(a["turn"])))
+    return out
+
+
+def _asked(t: Trajectory, f: Finding) -> tuple[set[str], dict[str, dict[str, Any]]]:
+    """Tools the agent had asked for when the fault was committed, with the tagged arguments."""
+    from tauray.actors.policies import parse_phone_request
+
+    msg = t.agent_text_before(f.message_seq if f.message_seq is not None else 0)
+    text = msg.content if msg else None
+    tagged = parse_phone_request(text)
+    args = {tagged[0]: json.loads(tagged[1])} if tagged else {}
+    return phone.requested_tools(text, t.task.user_tools, need_cue=False), args
+
+
+def corrected_calls(t: Trajectory, f: Finding) -> list[Call] | None:
+    """The recorded calls with one fault corrected; None when the fault cannot be corrected."""
+    if f.fault_class not in CORRECTABLE or f.turn is None:
+        return None
+    calls = recorded_calls(t)
+    asked, tagged = _asked(t, f)
+    turn = f.turn
+    in_turn = [i for i, c in enumerate(calls) if c[0] == "user" and c[3] == turn]
+    unasked = [i for i in in_turn if calls[i][1] in t.task.user_writes and calls[i][1] not in asked]
+    done = {calls[i][1] for i in in_turn}
+    missing = [(  "user", tool, tagged.get(tool, {}), turn) for tool in sorted(asked - done)]
+    if f.fault_class == "unrequested_write":
+        return [c for i, c in enumerate(calls) if i not in unasked]
+    # different_action / done_without_call: the asked calls where the fault was (or at the turn's end)
+    where = unasked[0] if unasked else (in_turn[-1] + 1 if in_turn else next(
+        (i for i, c in enumerate(calls) if c[3] > turn), len(calls)))
+    kept = [c for i, c in enumerate(calls) if i not in unasked]
+    where -= sum(i < where for i in unasked)
+    return kept[:where] + missing + kept[where:]
+
+
+def replay_success(t: Trajectory, calls: list[Call]) -> bool | None:
+    """The verdict of these calls on fresh state (the scenario's own scoring)."""
+    from tauray.scenarios.gold import replay
+    from tauray.scenarios.registry import default_registry
+    from tauray.scenarios.scoring import ExecutedCall, score
+
+    scenario = default_registry().get(str(t.row["scenario"]))
+    state, _ = replay(scenario, [(side, tool, args) for side, tool, args, _ in calls])
+    executed = [ExecutedCall(side=side, name=tool, arguments=args) for side, tool, args, _ in calls]
+    return score(scenario, state, executed).verdict.success
+
+
+def flips(t: Trajectory, f: Finding) -> bool | None:
+    """Whether correcting the fault changes the stored verdict (None: cannot say)."""
+    stored = t.row.get("success")
+    if f.blamed_side != "user" or stored is None or stored != stored:
+        return None
+    corrected = corrected_calls(t, f)
+    if corrected is None:
+        return None
+    try:
+        if replay_success(t, recorded_calls(t)) != bool(stored):
+            return None  # the replay does not reproduce the run: claim nothing
+        fixed = replay_success(t, corrected)
+    except Exception:  # noqa: BLE001 - a replay that breaks says nothing about the fault
+        return None
+    return None if fixed is None else fixed != bool(stored)
+
+
+__all__ = ["CORRECTABLE", "corrected_calls", "flips", "recorded_calls", "replay_success"]
