@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.pipeline.files import ConfigFileError
 from tauray.pipeline.config import SweepConfig
+from tauray.pipeline.quota import shared_limits, with_quota
 from tauray.scenarios.conventions import is_reference
 from tauray.scenarios.model import Frozen
 
@@ -49,7 +50,8 @@ class WorkUnit(Frozen):
 # ModelSpec fields that say how to reach or pace a model, not what it is asked: changing
 # them (a new endpoint port, a higher rate limit) must not change unit ids, or a resumed
 # sweep would redo finished work.
-OPERATIONAL_FIELDS = frozenset({"api_base", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "num_retries"})
+OPERATIONAL_FIELDS = frozenset({"api_base", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "num_retries",
+                                "rate_limit_wait"})
 
 
 def model_identity(spec: dict[str, Any]) -> dict[str, Any]:
@@ -97,16 +99,19 @@ class Cell(BaseModel):
 class SweepPlan:
     """The expanded grid: cells, scenarios, and units generated on demand."""
 
-    def __init__(self, cfg: SweepConfig, scenarios: list[str], rpm_split: dict[str, int] | None = None):
+    def __init__(self, cfg: SweepConfig, scenarios: list[str]):
         self.cfg = cfg
         self.scenarios = scenarios
+        # One quota per provider model: every role of a model is metered against the
+        # tightest rpm/tpm any of its entries sets (tauray.pipeline.quota).
+        self.quotas = shared_limits([entry.spec for entry in cfg.models.values()])
         # in the judge's own config shape (tauray.actors.judge.JudgeConfig), so the
         # coordinator can judge each conversation with them
-        judges = [j.judge_spec(cfg.spec(j.model)) for j in cfg.judge_list]
+        judges = [j.judge_spec(with_quota(cfg.spec(j.model), self.quotas)) for j in cfg.judge_list]
         self.judge_labels = [f"{j.model}:{j.prompt}" for j in cfg.judge_list]
         self.cells: list[Cell] = []
         for a, u in itertools.product(cfg.agents, cfg.users):
-            agent, user = _paced(cfg.spec(a), rpm_split, "agent"), _paced(cfg.spec(u), rpm_split, "user")
+            agent, user = with_quota(cfg.spec(a), self.quotas), with_quota(cfg.spec(u), self.quotas)
             identity = {"agent": _identity(agent), "user": _identity(user),
                         "judges": [_judge_identity(j) for j in judges],
                         "max_steps": cfg.max_steps, "max_errors": cfg.max_errors, "seed": cfg.seed}
@@ -158,19 +163,6 @@ def _identity(spec: dict[str, Any]) -> dict[str, Any]:
     return model_identity(spec)
 
 
-def _paced(spec: dict[str, Any], split: dict[str, int] | None, side: str) -> dict[str, Any]:
-    """Each host process enforces rpm/tpm on its own Router, so a sweep's limit is split
-    evenly over the hosts of the side that uses the model."""
-    n = (split or {}).get(side, 1)
-    if n <= 1:
-        return spec
-    out = dict(spec)
-    for key in ("rpm", "tpm"):
-        if out.get(key):
-            out[key] = max(1, out[key] // n)
-    return out
-
-
 def select(cfg: SweepConfig) -> list[str]:
     """Scenario names of the sweep: the union of its selections, in policy variants, in order."""
     from tauray.scenarios import select_scenarios
@@ -190,8 +182,8 @@ def select(cfg: SweepConfig) -> list[str]:
     return list(names)
 
 
-def plan_sweep(cfg: SweepConfig, host_counts: dict[str, int] | None = None) -> SweepPlan:
-    return SweepPlan(cfg, select(cfg), host_counts)
+def plan_sweep(cfg: SweepConfig) -> SweepPlan:
+    return SweepPlan(cfg, select(cfg))
 
 
 def make_units(name: str, scenarios: list[str], trials: int = 1, agent: dict[str, Any] | None = None,

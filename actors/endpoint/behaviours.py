@@ -35,6 +35,7 @@ from tauray.actors.endpoint.replies import (  # noqa: F401  (re-exported: behavi
 )
 from tauray.actors.endpoint.faulty_user import FAULTY_BEHAVIOURS
 from tauray.actors.endpoint.shapes import SHAPE_BEHAVIOURS
+from tauray.actors.endpoint.roles import ROLE_BEHAVIOURS
 from tauray.actors.endpoint.writers import WRITING_BEHAVIOURS
 from tauray.scenarios.conventions import HARNESS_TOOLS, STOP
 
@@ -206,6 +207,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     **JUDGE_BEHAVIOURS,
     **WRITING_BEHAVIOURS,
     **SHAPE_BEHAVIOURS,
+    **ROLE_BEHAVIOURS,
     **FAULTY_BEHAVIOURS,
 }
 """Behaviour registry: model name (before any ``:param``) to behaviour."""

@@ -42,6 +42,11 @@ _READ_PREFIXES = ("get_", "check_", "find_", "search_", "list_", "lookup_")
 _HARNESS = tuple(sorted(HARNESS_TOOLS))
 
 
+def is_judge_request(body: dict[str, Any]) -> bool:
+    """Whether a request carries a conversation record to judge (tauray's judge prompts do)."""
+    return any(_JUDGE_BEGIN in str(m.get("content") or "") for m in request_messages(body))
+
+
 def _judge_request(body: dict[str, Any]) -> tuple[str, str, list[str]]:
     """(text before the record, the record, assertion texts) of a judge request."""
     text = "\n".join(str(m.get("content") or "") for m in request_messages(body) if m.get("role") in ("system", "user"))

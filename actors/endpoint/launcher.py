@@ -37,6 +37,15 @@ def _fault_kinds(text: str) -> tuple[str, ...]:
     return kinds
 
 
+def _yes_no(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("yes", "true", "1", "on"):
+        return True
+    if value in ("no", "false", "0", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected yes or no, got {text!r}")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the endpoint's options to ``parser`` (e.g. a ``tauray endpoint`` sub-command)."""
     fields = EndpointConfig.model_fields
@@ -59,6 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout-hang-s", type=float, default=None, help=f"how long a 'timeout' fault holds a request (default {default('timeout_hang_s')})"
     )
     g.add_argument("--user-turns", type=int, default=None, help=f"scripted user replies before it stops (default {default('user_turns')})")
+    g.add_argument("--quota-rpm", type=int, default=None, help="requests per minute each model may take; over it: 429 (default: no quota)")
+    g.add_argument("--quota-tpm", type=int, default=None, help="tokens per minute each model may take; over it: 429 (default: no quota)")
+    g.add_argument("--quota-retry-after", type=_yes_no, default=None, metavar="yes|no",
+                   help="whether quota 429s carry a retry-after header (default yes)")
+    g.add_argument("--quota-period-s", type=float, default=None, help=f"the quota's rolling window (default {default('quota_period_s')})")
     g.add_argument("--access-log", action="store_true", help="log every request to stderr (off by default: it costs CPU)")
     g.add_argument("--exit-with-parent", action="store_true", help="exit when stdin closes (used by start_endpoint)")
 
@@ -73,6 +87,8 @@ def config_to_args(config: EndpointConfig) -> list[str]:
     """Command-line options that reproduce ``config`` (the inverse of :func:`config_from_args`)."""
     args: list[str] = []
     for name, value in config.model_dump().items():
+        if value is None:
+            continue
         text = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
         args += [f"--{name.replace('_', '-')}", text]
     return args
@@ -151,6 +167,11 @@ class RunningEndpoint:
     def stats(self) -> dict[str, Any]:
         """The server's counters: requests, in_flight, rejected, by_behaviour, faults."""
         return self._call("GET", "/stats")
+
+    def quota(self) -> dict[str, Any]:
+        """The quota's limits, its 429 count and the log of every arrival
+        ``[t, model, prompt tokens, completion tokens, status]`` (see :mod:`.quota`)."""
+        return self._call("GET", "/quota")
 
     def reset_stats(self) -> None:
         """Zero the counters (requests still running stay counted in ``in_flight``)."""

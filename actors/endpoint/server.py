@@ -28,6 +28,7 @@ from typing import Any, Callable, Literal
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tauray.actors.endpoint.quota import EndpointQuota
 from tauray.actors.endpoint.behaviours import (
     BEHAVIOURS,
     BehaviourError,
@@ -76,6 +77,16 @@ class EndpointConfig(BaseModel):
     user_turns: int = Field(
         3, ge=0, description="Replies a scripted user gives before its next reply ends with the stop token."
     )
+    quota_rpm: int | None = Field(
+        None, gt=0, description="Requests per minute each model may take, as a provider's quota; over it: 429."
+    )
+    quota_tpm: int | None = Field(
+        None, gt=0, description="Tokens (prompt + completion, as reported) per minute each model may take; over it: 429."
+    )
+    quota_retry_after: bool = Field(
+        True, description="Whether a quota 429 carries a retry-after header (some providers send none)."
+    )
+    quota_period_s: float = Field(60.0, gt=0.0, le=3600.0, description="The quota's rolling window in seconds.")
 
     @field_validator("host")
     @classmethod
@@ -123,6 +134,8 @@ class _EndpointState:
         self.fault_rng = random.Random(config.fault_seed)
         # A separate generator so that jitter never shifts the fault sequence.
         self.jitter_rng = random.Random(config.fault_seed + 1)
+        self.quota = EndpointQuota(config.quota_rpm, config.quota_tpm, config.quota_retry_after,
+                                   config.quota_period_s)
         self.reset()
 
     def reset(self) -> None:
@@ -238,6 +251,15 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
                 "model_not_found",
             )
         state.by_behaviour[name] += 1
+        admitted = None
+        if state.quota.active:
+            admitted, wait = state.quota.admit(model, prompt_words(body), body.get("max_tokens")
+                                               or body.get("max_completion_tokens"))
+            if admitted is None:
+                body_ = {"error": {"message": f"Rate limit reached for {model}: over the test quota "
+                                   f"(rpm={state.quota.rpm}, tpm={state.quota.tpm}). Try again later.",
+                                   "type": "rate_limit_error", "param": None, "code": "rate_limit_exceeded"}}
+                return web.json_response(body_, status=429, headers=state.quota.headers(wait))
 
         # Drawn on arrival so that the sequence follows request order, not latency.
         fault = state.draw_fault()
@@ -274,6 +296,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
             state.faults[fault] += 1
 
         completion = _completion(model, reply, prompt_words(body))
+        if admitted is not None:
+            state.quota.settle(admitted, completion["usage"]["completion_tokens"])
         if body.get("stream"):
             options = body.get("stream_options") or {}
             return await _stream(request, completion, bool(options.get("include_usage")))
@@ -289,6 +313,10 @@ async def _list_models(request: web.Request) -> web.Response:
 
 async def _get_stats(request: web.Request) -> web.Response:
     return web.json_response(request.app[_STATE].snapshot())
+
+
+async def _get_quota(request: web.Request) -> web.Response:
+    return web.json_response(request.app[_STATE].quota.snapshot())
 
 
 async def _reset_stats(request: web.Request) -> web.Response:
@@ -308,6 +336,7 @@ def create_app(config: EndpointConfig) -> web.Application:
         app.router.add_get(f"{prefix}/models", _list_models)
         app.router.add_get(f"{prefix}/stats", _get_stats)
         app.router.add_post(f"{prefix}/stats/reset", _reset_stats)
+        app.router.add_get(f"{prefix}/quota", _get_quota)
     return app
 
 

@@ -34,6 +34,9 @@ from tauray.actors.llm.history import adapt_history
 from tauray.actors.llm.cost import is_priced
 from tauray.actors.llm.tool_schemas import strict_tool, tools_for
 from tauray.actors.llm.replies import ModelReply, reply_of
+from tauray.actors.llm.ratelimit import backoff_s, is_rate_limit, prompt_chars, retry_after_s
+from tauray.pipeline.quota import Limits, quota_key
+from tauray.pipeline.quota import gate as quota_gate
 
 
 THINKING_KEPT = 4096
@@ -43,15 +46,17 @@ THINKING_KEPT = 4096
 def retry_policy(num_retries: int) -> Any:
     """Which failures the Router retries (with its exponential backoff) and which it does not.
 
-    Transient provider trouble (429, timeouts, 5xx, unavailable, connection errors,
-    which fall under ``DefaultRetries``) gets ``num_retries``; a request the provider
+    Transient provider trouble (timeouts, 5xx, unavailable, connection errors, which fall
+    under ``DefaultRetries``) gets ``num_retries``. A 429 gets none here: the client waits it
+    out itself (the provider's ``retry-after``, the model paused for every caller, a bounded
+    total wait; :meth:`ModelClient.complete`). A request the provider
     refused for what it is (bad request, context window, content policy, unknown
     model, credentials) gets none, because an identical retry cannot succeed.
     """
     from litellm.types.router import RetryPolicy
 
     return RetryPolicy(
-        RateLimitErrorRetries=num_retries,
+        RateLimitErrorRetries=0,
         TimeoutErrorRetries=num_retries,
         InternalServerErrorRetries=num_retries,
         ServiceUnavailableErrorRetries=num_retries,
@@ -120,11 +125,6 @@ class ModelClient:
             base = spec.api_base if spec.api_base and shares_endpoint else env_api_base(provider)
             if base and not spec.api_key_env and (is_loopback(base) or missing_env(litellm, model)):
                 params["api_key"] = _PLACEHOLDER_KEY
-            if is_main:
-                if spec.rpm is not None:
-                    params["rpm"] = spec.rpm
-                if spec.tpm is not None:
-                    params["tpm"] = spec.tpm
             return {"model_name": model, "litellm_params": params}
 
         model_list = [deployment(spec.model, main_provider, True)]
@@ -140,12 +140,11 @@ class ModelClient:
         router_kwargs["allowed_fails_policy"] = allowed_fails_policy()
         if spec.fallbacks:
             router_kwargs["fallbacks"] = [{spec.model: list(spec.fallbacks)}]
-        if spec.rpm is not None or spec.tpm is not None:
-            # Without this the Router treats rpm/tpm as routing weights only; with it an
-            # over-limit call fails as a rate limit, which the retry policy backs off from.
-            router_kwargs["optional_pre_call_checks"] = ["enforce_model_rate_limits"]
+        # rpm/tpm are not the Router's: its limits are per process and count tokens after the
+        # fact. The model's one quota (tauray.pipeline.quota) admits each call before it is sent.
         self._router = litellm.Router(**router_kwargs)
-
+        limits = Limits(rpm=spec.rpm, tpm=spec.tpm)
+        self._quota = (quota_key(spec.model, spec.api_base), limits) if limits.any else None
 
         # Built once: per call only messages, tools, seed and the key are added.
         self.request = request_params(spec, [main_provider, *fallback_providers])
@@ -214,15 +213,48 @@ class ModelClient:
             kwargs["api_key"] = key
 
         async with self._slots():
+            response, latency, waits = await self._send(messages, kwargs, key)
+        reply = self._reply(response, latency, seed_applied, adapted)
+        return reply.model_copy(update={"retries": reply.retries + waits}) if waits else reply
+
+    async def _send(self, messages: list[dict[str, Any]], kwargs: dict[str, Any],
+                    key: str | None) -> tuple[Any, float, int]:
+        """(response, latency of the answered attempt, 429s waited out): each attempt is
+        admitted by the model's quota first; a 429 pauses the model (for everyone) for the
+        provider's ``retry-after`` or a backoff and tries again, until ``rate_limit_wait``
+        seconds of waiting are spent."""
+        waited, waits = 0.0, 0
+        gate = quota_gate() if self._quota is not None else None
+        chars = prompt_chars(messages, kwargs.get("tools")) if gate is not None and self._quota[1].tpm else 0
+        while True:
+            ticket = await gate.acquire(*self._quota, chars, self.spec.max_tokens) if gate is not None else None
             started = time.perf_counter()
             try:
                 response = await self._router.acompletion(model=self.spec.model, messages=messages, **kwargs)
             except Exception as error:
+                limited = is_rate_limit(error)
+                if ticket is not None:
+                    gate.settle(ticket, None, None, sent=not limited)
+                delay = (retry_after_s(error) or backoff_s(waits)) if limited else None
+                if delay is not None and waited + delay <= self.spec.rate_limit_wait:
+                    waited, waits = waited + delay, waits + 1
+                    if gate is not None:
+                        gate.pause(self._quota[0], delay)  # every caller of the model waits it out
+                    else:
+                        await asyncio.sleep(delay)
+                    continue
                 kind, status = classify(error)
                 text = scrub(f"{self.spec.model}: {type(error).__name__}: {error}", key)
+                if limited and waits:
+                    text += f" (after waiting out {waits} rate limits for {waited:.0f} s; rate_limit_wait={self.spec.rate_limit_wait:g})"
                 raise ModelCallError(kind, text[:4000], status_code=status, error_type=type(error).__name__) from None
             latency = time.perf_counter() - started
-        return self._reply(response, latency, seed_applied, adapted)
+            if ticket is not None:
+                usage = getattr(response, "usage", None)
+                prompt = getattr(usage, "prompt_tokens", None) or None
+                completion = getattr(usage, "completion_tokens", None)
+                gate.settle(ticket, prompt, completion if prompt is not None else None)
+            return response, latency, waits
 
     def _reply(self, response: Any, latency: float, seed_applied: bool | None = None,
                adapted: tuple[str, ...] = ()) -> ModelReply:

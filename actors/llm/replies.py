@@ -98,7 +98,7 @@ class ModelReply(BaseModel):
     completion_tokens: int = Field(0, ge=0, description="Output tokens billed for the successful attempt.")
     cost_usd: float | None = Field(None, description="litellm's cost estimate; None when litellm has no price for the model.")
     latency_s: float = Field(0.0, ge=0.0, description="Seconds from sending the request to the reply, retries included.")
-    retries: int = Field(0, ge=0, description="Router retries the call needed before this reply (0: first attempt).")
+    retries: int = Field(0, ge=0, description="Retries the call needed before this reply: the Router's, plus 429s waited out (0: first attempt).")
     fingerprint: str | None = Field(None, description="What the server said produced the reply (OpenAI's "
                                     "system_fingerprint; a llama.cpp deployment of tauray's names its grammar).")
     model: str = Field(description="litellm model string of the deployment that answered (a fallback if one did).")

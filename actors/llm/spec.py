@@ -48,8 +48,13 @@ class ModelSpec(BaseModel):
         "None uses the provider's standard variable.",
     )
     concurrency: int = Field(64, ge=1, description="Most calls in flight at once through one client.")
-    rpm: int | None = Field(None, gt=0, description="Requests-per-minute limit enforced on the deployment by the Router.")
-    tpm: int | None = Field(None, gt=0, description="Tokens-per-minute limit enforced on the deployment by the Router.")
+    rpm: int | None = Field(None, gt=0, description="The provider's requests-per-minute quota for this model: one "
+                            "limit for every role, host and node that calls the model at this api_base.")
+    tpm: int | None = Field(None, gt=0, description="The provider's tokens-per-minute quota (prompt + completion) for "
+                            "this model, shared like rpm; calls are admitted by estimated tokens before they are sent.")
+    rate_limit_wait: float = Field(300.0, ge=0.0, description="Most seconds one call spends waiting out 429s (the "
+                                   "provider's retry-after, else backoff from 1 s) before it fails as an infra error; "
+                                   "0 fails at the first 429.")
     timeout: float = Field(120.0, gt=0.0, description="Seconds one attempt may take before it counts as a timeout.")
     num_retries: int = Field(3, ge=0, description="Router retries for transient failures (429, 5xx, timeouts, connection).")
     fallbacks: list[str] = Field(

@@ -20,7 +20,7 @@ from tauray.results import layout
 
 # ModelSpec fields the judge flags set (--judge-api-base, --judge-temperature, ...).
 JUDGE_MODEL_FIELDS = ["api_base", "api_key_env", "temperature", "seed", "max_tokens", "timeout", "num_retries",
-                      "rpm", "tpm"]
+                      "rpm", "tpm", "rate_limit_wait"]
 JUDGE_FIELDS = ["samples", "nl_pack", "structured"]
 
 

@@ -197,15 +197,27 @@ def test_fallback_answers_when_model_fails(loop, endpoints):
 # --------------------------------------------------------------------------- errors and retries
 
 
-@pytest.mark.parametrize("fault", ["429", "500"])
-def test_transient_fault_is_retried_by_router_then_infra(loop, endpoints, fault):
-    endpoint = endpoints[fault]
+def test_transient_fault_is_retried_by_router_then_infra(loop, endpoints):
+    endpoint = endpoints["500"]
     endpoint.reset_stats()
     error = _call_error(loop, _spec(endpoint, num_retries=2))
     assert error.kind == "infra"
-    assert error.status_code == int(fault)
+    assert error.status_code == 500
     stats = endpoint.stats()
-    assert stats["requests"] == 3 and stats["faults"] == {fault: 3}
+    assert stats["requests"] == 3 and stats["faults"] == {"500": 3}
+
+
+@pytest.mark.parametrize("wait", [0.0, 1.4])
+def test_a_429_is_waited_out_by_the_client_not_the_router_then_infra(loop, endpoints, wait):
+    """The Router does not retry a 429 (num_retries=2 is for other faults); the client waits
+    it out (no retry-after here: backoff of 1 s, then 2 s) until rate_limit_wait is spent."""
+    endpoint = endpoints["429"]
+    endpoint.reset_stats()
+    error = _call_error(loop, _spec(endpoint, num_retries=2, rate_limit_wait=wait))
+    assert error.kind == "infra" and error.status_code == 429
+    stats = endpoint.stats()
+    expected = 1 if wait == 0 else 2  # one backoff (0.75-1.25 s) fits in 1.4 s, a second (1.5-2.5 s more) does not
+    assert stats["requests"] == expected and stats["faults"] == {"429": expected}
 
 
 def test_intermittent_429_eventually_succeeds(loop, endpoints):

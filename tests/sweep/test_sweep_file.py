@@ -144,12 +144,14 @@ def test_unit_ids_and_seeds_are_deterministic_and_ignore_operational_fields():
     assert "api_base" not in model_identity({"model": "openai/x", "api_base": "http://127.0.0.1:1/v1"})
 
 
-def test_judge_grid_and_rpm_split():
+def test_judge_grid_and_one_quota_per_model():
     cfg = make_sweep("http://127.0.0.1:1/v1", spec={"rpm": 100},
                      judges={"models": ["j"], "prompts": ["overall-plain@1", "overall-rubric"]})
-    plan = plan_sweep(cfg, {"agent": 4, "user": 1})
+    plan = plan_sweep(cfg)
     assert [j["prompt"] for j in plan.cells[0].judge_configs] == ["overall-plain@1", "overall-rubric"]
-    assert plan.cells[0].agent["rpm"] == 25 and plan.cells[0].user["rpm"] == 100
+    # no split per host or role: every caller is metered against the model's one quota
+    assert plan.cells[0].agent["rpm"] == 100 and plan.cells[0].user["rpm"] == 100
+    assert all(j["model"]["rpm"] == 100 for j in plan.cells[0].judge_configs)
 
 
 def test_the_run_folder_keeps_no_secret_from_var_references_headers_or_env_vars(tmp_path, monkeypatch):
