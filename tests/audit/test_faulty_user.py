@@ -64,3 +64,18 @@ def test_flipped_turns_a_state_word_into_its_opposite():
     assert flipped("Airplane Mode is now OFF.\nStatus Bar: x") == "Airplane Mode is now ON.\nStatus Bar: x"
     assert flipped("Your messaging app can send MMS messages.") == "Your messaging app cannot send MMS messages."
     assert flipped("SIM card re-seated successfully.") is None
+
+
+def test_a_fault_that_falls_back_to_the_closing_is_not_committed_twice():
+    model = "faulty-user:identity_invented"
+    opening = faulty_user(_body(model, [{"role": "user", "content": GREETING}], seed=0), None).message["content"]
+    assert "Hi, something is wrong" in opening and opening != scripted_user_writes(
+        _body(model, [{"role": "user", "content": GREETING}], seed=0), None).message["content"]
+    closing = [{"role": "user", "content": GREETING}, {"role": "assistant", "content": opening},
+               {"role": "user", "content": "That was the last step on my side. Is there anything else I can do?"}]
+    body = _body(model, closing, seed=0)
+    assert faulty_user(body, None) == scripted_user_writes(body, None)  # committed at the opening: clean now
+    body_late = _body(model, [*closing[:1], {"role": "assistant", "content": "Hi, my phone is broken."},
+                              *closing[2:]], seed=1)
+    assert "###STOP###" in faulty_user(body_late, None).message["content"]
+    assert faulty_user(body_late, None) != scripted_user_writes(body_late, None)  # the second point, drawn by seed 1
