@@ -34,7 +34,23 @@ def cmd_audit(args: argparse.Namespace) -> int:
     for a in shown:
         f = a.decisive or a.findings[0]
         print(f"  {a.keys['scenario'][:70]:70} {a.attribution:12} turn {f.turn}: {f.fault_class}: {f.evidence[:100]}")
+    if summary.written and summary.conversations:
+        _print_tables(args.path)
     return 0
+
+
+def _print_tables(path: str) -> None:
+    import pandas as pd
+
+    from tauray.results.audit.summary import adjusted_success, faults_per_100
+
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        adjusted = adjusted_success(path)
+        print("\nsuccess, raw and with simulator-caused failures set aside:")
+        print(adjusted[["agent_model", "user_model", "conversations", "raw_rate", "simulator_failures",
+                        "adjusted_rate", "mixed", "undetermined"]].round(3).to_string(index=False))
+        print("\nsimulator faults per 100 conversations:")
+        print(faults_per_100(path).to_string(index=False))
 
 
 def _run_sweep(args: argparse.Namespace) -> None:
