@@ -15,6 +15,7 @@ from tauray.pipeline.cli.main import main
 from tauray.pipeline.plan import make_units
 from tauray.results.audit import read_audit
 from tauray.results.audit.calibrate import calibrate_path
+from tauray.results.audit.summary import adjusted_success, faults_per_100
 from tauray.results.writer import TableWriter
 
 SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
@@ -64,6 +65,9 @@ def test_faulty_customer_is_found_attributed_and_stored(tmp_path, capsys, endpoi
     calibration = calibrate_path(tmp_path / "faulty")
     assert calibration.replay_mismatches == 0
     assert calibration.classes["different_action"].recall.k == 2  # found at the replayed injection turn
+    adjusted = adjusted_success(tmp_path / "faulty").iloc[0]
+    assert (adjusted["raw_rate"], adjusted["simulator_failures"], adjusted["adjusted_rate"]) == (0.0, 2, None)
+    assert faults_per_100(tmp_path / "faulty")["different_action"].tolist() == [100.0]
     # a re-audit supersedes the old one, and an audit that finds nothing still counts
     _audit_json(tmp_path / "faulty", capsys)
     assert len(read_audit(tmp_path / "faulty", "sim_findings")) == 2
