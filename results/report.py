@@ -87,5 +87,8 @@ def build_report(path: Path | str, out: Path | str | None = None, *, k_max: int 
         env.get_template("conversations.html.j2").render(title="Conversations", root="", arms=listing),
         encoding="utf-8")
     n = write_transcripts(src, out_dir, conv, jv, env, progress)
+    from tauray.results.report_audit import write_audit_page
+
+    write_audit_page(src, out_dir, env)  # audit.html, when `tauray audit` has audited the run
     return ReportSummary(out=str(out_dir), index=str(out_dir / "index.html"), conversations=len(conv),
                          transcripts=n, arms=arms, judge_configs=int(jv["judge_config_id"].nunique()))

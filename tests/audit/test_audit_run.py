@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -16,6 +17,7 @@ from tauray.pipeline.plan import make_units
 from tauray.results.audit import read_audit
 from tauray.results.audit.calibrate import calibrate_path
 from tauray.results.audit.summary import adjusted_success, faults_per_100
+from tauray.results.report import build_report
 from tauray.results.writer import TableWriter
 
 SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
@@ -46,6 +48,8 @@ def test_reference_pair_has_no_finding(tmp_path, capsys):
     assert summary["attributions"] == {"none": 2}
     attributions = read_audit(tmp_path / "clean", "sim_attributions")
     assert len(attributions) == 2 and set(attributions["attribution"]) == {"none"}
+    assert main(["audit", str(tmp_path / "clean"), "--no-write"]) == 0  # text output, nothing written
+    assert "findings                     0" in capsys.readouterr().out
 
 
 def test_faulty_customer_is_found_attributed_and_stored(tmp_path, capsys, endpoint):
@@ -68,6 +72,11 @@ def test_faulty_customer_is_found_attributed_and_stored(tmp_path, capsys, endpoi
     adjusted = adjusted_success(tmp_path / "faulty").iloc[0]
     assert (adjusted["raw_rate"], adjusted["simulator_failures"], adjusted["adjusted_rate"]) == (0.0, 2, None)
     assert faults_per_100(tmp_path / "faulty")["different_action"].tolist() == [100.0]
+    build_report(tmp_path / "faulty", tmp_path / "report")
+    page = (tmp_path / "report" / "audit.html").read_text()
+    assert re.search(r'data-metric="raw_success"[^>]*data-value="0"', page)
+    assert re.search(r'data-fault-class="different_action" data-value="100"', page)
+    assert page.count('href="transcripts/') == 2  # the flagged turns link to their transcripts
     # a re-audit supersedes the old one, and an audit that finds nothing still counts
     _audit_json(tmp_path / "faulty", capsys)
     assert len(read_audit(tmp_path / "faulty", "sim_findings")) == 2

@@ -1,0 +1,84 @@
+"""The report's audit page (``audit.html``): success raw and with simulator-caused
+failures set aside per arm, the simulators' faults per 100 conversations by class, and
+the flagged turns with links to their transcripts. Written only for a run that
+``tauray audit`` has audited; it reads the audit's analysis outputs
+(``results.audit.summary``), never the detectors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment
+
+from tauray.results.report_values import fig, records, transcript_href
+
+_PAGE = """{% extends "base.html.j2" %}
+{% block body %}
+<section id="adjusted"><h2>Success, raw and with simulator-caused failures set aside</h2>
+<p>A failure is set aside when the audit attributes it to the user simulator (rule detectors; the fault's
+correction replayed where it can be). 95% Wilson intervals.</p>
+<table><thead><tr><th>agent</th><th>user</th><th>conversations</th><th>raw success</th>
+<th>simulator-caused failures</th><th>adjusted success</th><th>mixed</th><th>undetermined</th></tr></thead><tbody>
+{% for r in adjusted %}<tr><td>{{ r.agent_model }}</td><td>{{ r.user_model }}</td><td>{{ r.conversations }}</td>
+{{ fig(r.raw) }}<td>{{ r.simulator_failures }}</td>{{ fig(r.adjusted) }}<td>{{ r.mixed }}</td>
+<td>{{ r.undetermined }}</td></tr>
+{% endfor %}</tbody></table></section>
+<section id="faults"><h2>Simulator faults per 100 conversations</h2>
+<table><thead><tr><th>user model</th><th>conversations</th>{% for c in classes %}<th>{{ c }}</th>{% endfor %}</tr></thead>
+<tbody>{% for r in faults %}<tr><td>{{ r.user_model }}</td><td>{{ r.conversations }}</td>
+{% for f in r.cells %}{{ fig(f) }}{% endfor %}</tr>{% endfor %}</tbody></table></section>
+<section id="flagged"><h2>Flagged turns</h2>
+<table><thead><tr><th>scenario</th><th>turn</th><th>class</th><th>detector</th><th>flips verdict</th><th>evidence</th>
+</tr></thead><tbody>{% for r in flagged %}<tr><td><a href="{{ r.href }}">{{ r.scenario }}</a></td><td>{{ r.turn }}</td>
+<td>{{ r.fault_class }}</td><td>{{ r.detector }}@{{ r.detector_version }}</td><td>{{ yes_no(r.flips_verdict) }}</td>
+<td>{{ r.evidence }}</td></tr>{% endfor %}</tbody></table>
+{% if more %}<p>{{ more }} more findings are in the <code>sim_findings</code> table.</p>{% endif %}</section>
+{% endblock %}
+"""
+
+
+def _rate(value: Any, low: Any, high: Any, **attrs: Any) -> Any:
+    if value is None or value != value:
+        return fig(None, "–", **attrs)
+    return fig(round(float(value), 4), f"{value:.3f} [{low:.3f}, {high:.3f}]", **attrs)
+
+
+def audit_context(src: Path | str, max_flagged: int = 500) -> dict[str, Any] | None:
+    """The audit page's figures; None when the run has no audit."""
+    from tauray.results.audit.store import read_audit
+    from tauray.results.audit.summary import adjusted_success, faults_per_100
+
+    if read_audit(src, "sim_attributions").empty:
+        return None
+    adjusted = []
+    for r in records(adjusted_success(src)):
+        arm = f"{r['agent_model']} | {r['user_model']}"
+        adjusted.append({**r, "raw": _rate(r["raw_rate"], r["raw_low"], r["raw_high"], metric="raw_success", arm=arm),
+                         "adjusted": _rate(r["adjusted_rate"], r["adjusted_low"], r["adjusted_high"],
+                                           metric="adjusted_success", arm=arm)})
+    per100 = faults_per_100(src)
+    classes = [c for c in per100.columns if c not in ("user_model", "conversations")]
+    faults = [{"user_model": r["user_model"], "conversations": r["conversations"],
+               "cells": [fig(r[c], f"{r[c]:.1f}", metric="faults_per_100", user=r["user_model"], fault_class=c)
+                         for c in classes]} for r in records(per100)]
+    findings = read_audit(src, "sim_findings").sort_values(["scenario", "conversation_id", "message_seq"])
+    flagged = records(findings.head(max_flagged))
+    for r in flagged:
+        r["href"] = transcript_href(r["run_id"], r["conversation_id"])
+    return {"adjusted": adjusted, "classes": classes, "faults": faults, "flagged": flagged,
+            "more": max(0, len(findings) - max_flagged)}
+
+
+def write_audit_page(src: Path | str, out_dir: Path, env: Environment) -> bool:
+    """Write ``audit.html`` when the run has an audit; whether it was written."""
+    context = audit_context(src)
+    if context is None:
+        return False
+    page = env.from_string(_PAGE).render(title="User-simulator audit", root="", **context)
+    (out_dir / "audit.html").write_text(page, encoding="utf-8")
+    return True
+
+
+__all__ = ["audit_context", "write_audit_page"]
