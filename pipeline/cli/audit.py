@@ -58,7 +58,7 @@ def _run_sweep(args: argparse.Namespace) -> None:
 
     out = Path(args.dir)
     text = sweep_toml(name=out.name, endpoint=args.endpoint, split=args.split, telecom_split=args.telecom_split,
-                      limit=args.limit, max_in_flight=args.max_in_flight)
+                      limit=args.limit, max_in_flight=args.max_in_flight, trials=args.trials)
     with tempfile.NamedTemporaryFile("w", suffix=".toml", prefix="tauray-calibration-", delete=False) as fh:
         fh.write(text)
     print(f"tauray audit-calibrate: running the calibration sweep {fh.name} -> {out}", file=sys.stderr, flush=True)
@@ -100,6 +100,8 @@ def register(sub: Any) -> None:
                    help="phrasings the faulty customers use (default: heldout)")
     p.add_argument("--telecom-split", default="base", help="telecom task split (default: base)")
     p.add_argument("--limit", type=int, help="first N scenarios of the split")
+    p.add_argument("--trials", type=int, default=1, help="trials per scenario and customer: each trial draws "
+                   "its own fault point and phrasing (default: 1)")
     p.add_argument("--max-in-flight", type=int, default=6, help="conversations in flight (default: 6)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_calibrate)

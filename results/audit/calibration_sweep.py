@@ -23,10 +23,10 @@ def user_models(split: str) -> dict[str, str]:
 
 
 def sweep_toml(name: str, endpoint: str, split: str = "heldout", telecom_split: str = "base",
-               limit: int | None = None, max_in_flight: int = 6) -> str:
+               limit: int | None = None, max_in_flight: int = 6, trials: int = 1) -> str:
     """The calibration sweep file (TOML)."""
     users = user_models(split)
-    lines = [f'name = "{name}"', "trials = 1", "seed = 0", f"max_in_flight = {max_in_flight}",
+    lines = [f'name = "{name}"', f"trials = {trials}", "seed = 0", f"max_in_flight = {max_in_flight}",
              'agents = ["agent"]', f"users = [{', '.join(repr(u).replace(chr(39), chr(34)) for u in users)}]", "",
              "[[scenarios]]", 'domain = "telecom"', f'split = "{telecom_split}"']
     if limit is not None:
