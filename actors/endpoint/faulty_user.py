@@ -324,6 +324,84 @@ def _correct_identity(view: View, clean: Reply, split: str | None) -> Reply:
     return _with_sentence(clean, _pick(_phrasings(options, split), view))
 
 
+# --- later classes: a repeated write, phone state no tool showed, the fault named early ----------
+
+
+def _after_requested_write(view: View, clean: Reply) -> bool:
+    # right after the result of the write the agent asked for (before reporting it)
+    if view.latest_tool_result() is None:
+        return False
+    own = [m for m in view.messages if m.get("role") == "assistant" and m.get("tool_calls")]
+    asked = next((str(m.get("content") or "") for m in reversed(view.messages) if m.get("role") == "user"), "")
+    if not own:
+        return False
+    name = own[-1]["tool_calls"][0]["function"]["name"]
+    return name.startswith("toggle_") and f"(phone action: {name} " in asked
+
+
+def _commit_repeat(view: View, clean: Reply, split: str | None) -> Reply:
+    own = [m for m in view.messages if m.get("role") == "assistant" and m.get("tool_calls")]
+    name = own[-1]["tool_calls"][0]["function"]["name"]
+    return tool_call_reply(name, "{}", f"phone_d{len(view.messages)}")
+
+
+def _talking(view: View, clean: Reply) -> bool:
+    # a text reply to the agent's words (not a report of a phone result)
+    return _texting(view, clean) and view.last.get("role") == "user"
+
+
+_UNSHOWN = ("By the way, my status bar shows 📵 No Signal.", "Also, Airplane Mode is now ON on my phone.",
+            "Oh, and Mobile Data is now OFF, I noticed.", "Also the speed test said (Poor) earlier.",
+            "I can see Data Disabled in the status bar.", "Also, my messaging app cannot send MMS.")
+
+
+def _commit_unshown(view: View, clean: Reply, split: str | None) -> Reply:
+    return _with_sentence(clean, _pick(_phrasings(_UNSHOWN, split), view))
+
+
+_SUSPECTS = ("APN settings", "SIM card", "network mode", "VPN", "data saver", "Wi-Fi calling", "roaming setting",
+             "airplane mode")
+_SUSPECT_TOPIC = {"APN settings": r"\bapn\b", "SIM card": r"\bsim\b", "network mode": r"network mode",
+                  "VPN": r"\bvpn\b", "data saver": r"data saver", "Wi-Fi calling": r"wi-?fi calling",
+                  "roaming setting": r"roaming", "airplane mode": r"airplane"}
+_NAMED = ("I think it might be my {t}.", "Maybe something is off with the {t}.", "My friend said it's probably the {t}.",
+          "I suspect the {t}.", "It could be the {t}, I guess.", "I have a feeling it's the {t}.")
+
+
+def _unnamed_suspect(view: View) -> str | None:
+    said = (view.system + " " + " ".join(str(m.get("content") or "") for m in view.messages)).lower()
+    options = tuple(t for t in _SUSPECTS if not re.search(_SUSPECT_TOPIC[t], said))
+    return _pick(options, view) if options else None
+
+
+def _can_name(view: View, clean: Reply) -> bool:
+    return _talking(view, clean) and _unnamed_suspect(view) is not None
+
+
+def _commit_named(view: View, clean: Reply, split: str | None) -> Reply:
+    suspect = _unnamed_suspect(view)
+    if suspect is None:  # every setting was already named: nothing to name early
+        return clean
+    return _with_sentence(clean, _pick(_phrasings(_NAMED, split), view).format(t=suspect))
+
+
+def _can_restate(view: View, clean: Reply) -> bool:
+    return _is_closing(view, clean) and _last_result(view) is not None
+
+
+def _last_result(view: View) -> str | None:
+    results = [str(m.get("content") or "") for m in view.messages if m.get("role") == "tool"]
+    return results[-1].splitlines()[0] if results else None
+
+
+_RESTATE = ("Thanks. As I said, my phone showed: {r} {stop}", "Okay. Last I saw: {r} {stop}",
+            "Alright, it showed {r} {stop}", "Thank you. For the record: {r} {stop}")
+
+
+def _commit_restate(view: View, clean: Reply, split: str | None) -> Reply:
+    return text_reply(_pick(_phrasings(_RESTATE, split), view).format(r=_last_result(view), stop=STOP))
+
+
 FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault("premature_stop", _requested, _commit_premature),
     Fault("stop_with_request", lambda v, c: _is_closing(v, c), _commit_asking_stop, points=1),
@@ -339,6 +417,10 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault("recheck", _can_recheck, _commit_recheck, negative=True),
     Fault("stop_after_success", _can_verify, _commit_verify, points=1, negative=True),
     Fault("correct_identity", _texting, _correct_identity, at_closing=True, negative=True),
+    Fault("repeated_write", _after_requested_write, _commit_repeat),
+    Fault("state_without_tool", _talking, _commit_unshown, at_closing=True),
+    Fault("fault_named_early", _can_name, _commit_named, at_closing=True),
+    Fault("restate_result", _can_restate, _commit_restate, points=1, negative=True),
 )}
 """Fault classes (and hard negatives) by name."""
 

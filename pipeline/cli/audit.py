@@ -56,8 +56,10 @@ def _print_tables(path: str) -> None:
 def _run_sweep(args: argparse.Namespace) -> None:
     from tauray.results.audit.calibration_sweep import sweep_toml
 
+    from tauray.pipeline.sweep_file import stored_name
+
     out = Path(args.dir)
-    text = sweep_toml(name=out.name, endpoint=args.endpoint, split=args.split, telecom_split=args.telecom_split,
+    text = sweep_toml(name=stored_name(out) or out.name, endpoint=args.endpoint, split=args.split, telecom_split=args.telecom_split,
                       limit=args.limit, max_in_flight=args.max_in_flight, trials=args.trials)
     with tempfile.NamedTemporaryFile("w", suffix=".toml", prefix="tauray-calibration-", delete=False) as fh:
         fh.write(text)
@@ -65,7 +67,9 @@ def _run_sweep(args: argparse.Namespace) -> None:
     cmd = [sys.executable, "-m", "tauray", "sweep", fh.name, "--out", str(out), "--no-progress", "--no-probe"]
     if (out / "sweep.json").exists():
         cmd.append("--resume")
-    subprocess.run(cmd, check=True, stdout=sys.stderr)
+    done = subprocess.run(cmd, check=False, stdout=sys.stderr)
+    if done.returncode != 0:
+        raise ValueError(f"the calibration sweep {fh.name} failed (tauray sweep exit {done.returncode}); see above")
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

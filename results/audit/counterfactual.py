@@ -5,7 +5,7 @@ The correction ignores how the agent would have reacted: the agent's recorded ca
 kept as they were. So only faults in the middle of a conversation are corrected (the
 rest of it still happened): a write done instead of the asked one is replaced by the
 asked one, an unasked write is dropped, an action claimed without the call gets the
-call. A fault that ended the call (a premature stop, a transfer) leaves no recorded
+call, a write done twice is done once. A fault that ended the call (a premature stop, a transfer) leaves no recorded
 future to replay, and a fault in words changes no state: for those ``flips`` is None.
 The uncorrected replay must reproduce the stored verdict, else nothing is claimed.
 """
@@ -20,7 +20,7 @@ from tauray.results.audit.detectors import Finding
 from tauray.results.audit.trajectory import Trajectory
 from tauray.scenarios.conventions import HARNESS_TOOLS
 
-CORRECTABLE = frozenset({"different_action", "unrequested_write", "done_without_call"})
+CORRECTABLE = frozenset({"different_action", "unrequested_write", "done_without_call", "repeated_write"})
 Call = tuple[str, str, dict[str, Any], int]  # side, tool, arguments, turn
 
 
@@ -63,6 +63,12 @@ def corrected_calls(t: Trajectory, f: Finding) -> list[Call] | None:
     missing = [(  "user", tool, tagged.get(tool, {}), turn) for tool in sorted(asked - done)]
     if f.fault_class == "unrequested_write":
         return [c for i, c in enumerate(calls) if i not in unasked]
+    if f.fault_class == "repeated_write":  # keep the first of each write the customer did in the turn
+        firsts = {}
+        for i in in_turn:
+            firsts.setdefault(calls[i][1], i)
+        return [c for i, c in enumerate(calls) if i not in in_turn or firsts[c[1]] == i
+                or c[1] not in t.task.user_writes]
     # different_action / done_without_call: the asked calls where the fault was (or at the turn's end)
     where = unasked[0] if unasked else (in_turn[-1] + 1 if in_turn else next(
         (i for i, c in enumerate(calls) if c[3] > turn), len(calls)))

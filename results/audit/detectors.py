@@ -232,6 +232,63 @@ class IdentityInvented(Detector):
         return out
 
 
+class RepeatedWrite(Detector):
+    """The customer does the same phone write twice in one turn, the first not having failed
+    (a second toggle undoes the first): more than the agent asked."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out, seen = [], {}
+        calls = [a for a in t.actions if a.get("kind") == "tool_call" and a.get("side") == "user"]
+        for a in calls:
+            key = (int(a["turn"]), str(a["tool"]))
+            if a.get("is_write") and key in seen and not seen[key].get("error"):
+                msg = next((m for m in t.messages if m.side == "user" and m.turn == key[0]
+                            and any(c.get("name") == key[1] for c in m.tool_calls)), None)
+                where = msg or Message(seq=-1, turn=key[0], side="user", role="user", content=None)
+                out.append(self.finding(where, f"{key[1]} done twice in turn {key[0]}"))
+            seen[key] = a
+        return out
+
+
+class StateWithoutTool(Detector):
+    """The customer states a phone state in a turn where it ran no phone tool, and neither an
+    earlier phone result nor its own task's words gave that state (v2: the task's words count;
+    v1 flagged customers opening with their task's symptom, e.g. "speed ... poor")."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        for m in t.user_texts:
+            if any(x.side == "user" and x.role == "tool" and x.turn == m.turn and x.seq < m.seq for x in t.messages):
+                continue
+            shown: set[tuple[str, str]] = set()
+            for x in t.messages:
+                if x.seq < m.seq and x.side == "user" and x.role == "tool":
+                    shown |= set(phone.state_claims(x.content).items())
+            shown |= set(phone.state_claims(t.task.user_text).items())  # the task's own words (its symptom)
+            unshown = [f"{k}={v}" for k, v in phone.state_claims(m.content).items() if (k, v) not in shown]
+            if unshown:
+                out.append(self.finding(m, f"states {', '.join(unshown)} that no phone result showed"))
+        return out
+
+
+class FaultNamedEarly(Detector):
+    """The customer names a phone setting as the cause before anything in the conversation
+    (the agent, a phone result) or its own task mentioned it."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        task = (t.task.user_text or "").lower()
+        for m in t.user_texts:
+            before = " ".join((x.content or "") for x in t.messages if x.seq < m.seq).lower()
+            claimed = " ".join(phone.state_claims(m.content))  # a stated state is state_without_tool's
+            named = [name for name, pattern in phone.SETTING_TOPICS.items()
+                     if re.search(pattern, (m.content or "").lower()) and not re.search(pattern, before)
+                     and not re.search(pattern, task) and not re.search(pattern, claimed)]
+            if named:
+                out.append(self.finding(m, f"names {', '.join(named)} before anything showed it: {m.content!r}"))
+        return out
+
+
 DETECTORS: tuple[Detector, ...] = (
     PrematureStop(name="premature_stop", version=1, fault_class="premature_stop", effect="outcome"),
     StopWithRequest(name="stop_with_request", version=1, fault_class="stop_with_request"),
@@ -242,6 +299,9 @@ DETECTORS: tuple[Detector, ...] = (
     ResultContradiction(name="result_contradiction", version=1, fault_class="result_contradiction"),
     KnownInfoContradicted(name="known_info_contradicted", version=1, fault_class="known_info_contradicted"),
     IdentityInvented(name="identity_invented", version=1, fault_class="identity_invented"),
+    RepeatedWrite(name="repeated_write", version=1, fault_class="repeated_write", effect="outcome"),
+    StateWithoutTool(name="state_without_tool", version=2, fault_class="state_without_tool"),
+    FaultNamedEarly(name="fault_named_early", version=1, fault_class="fault_named_early"),
 )
 """The rule detectors, in the order findings are listed."""
 

@@ -110,6 +110,15 @@ def shows_resolved(issue_type: str | None, tool_result: str | None) -> bool:
     return bool(pattern and tool_result and pattern.search(tool_result))
 
 
+# Phone settings a customer could name as the cause; naming one that nothing showed and its
+# task never mentioned gives away what only the agent's tools (or the task's author) know.
+SETTING_TOPICS: dict[str, str] = {
+    "APN settings": r"\bapn\b", "SIM card": r"\bsim\b", "network mode": r"network mode", "VPN": r"\bvpn\b",
+    "data saver": r"data saver", "Wi-Fi calling": r"wi-?fi calling", "roaming": r"roaming",
+    "airplane mode": r"airplane|flight mode",
+}
+
+
 # --- the customer's known information --------------------------------------------------------
 
 
@@ -146,5 +155,5 @@ INVENTED_KINDS: dict[str, re.Pattern[str]] = {
     "social security number": re.compile(r"\b(?:ssn|social security)\b", re.I),
 }
 
-__all__ = ["AT_HOME", "INVENTED_KINDS", "NAME_CLAIM", "NOT_HOME", "PHONE_NUMBER", "TOPICS", "KnownInfo",
+__all__ = ["AT_HOME", "INVENTED_KINDS", "NAME_CLAIM", "NOT_HOME", "PHONE_NUMBER", "SETTING_TOPICS", "TOPICS", "KnownInfo",
            "contradictions", "known_info", "mentions", "requested_tools", "shows_resolved", "state_claims"]

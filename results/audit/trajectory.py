@@ -36,6 +36,7 @@ class TaskFacts:
     issue_type: str | None
     user_tools: frozenset[str]
     user_writes: frozenset[str]
+    user_text: str | None = None  # the customer's whole prompt: what its task told it
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def task_facts(scenario: str) -> TaskFacts:
         return TaskFacts(known_info=None, issue_type=None, user_tools=frozenset(), user_writes=frozenset())
     return TaskFacts(known_info=s.user.known_info, issue_type=s.issue_type,
                      user_tools=frozenset(t.name for t in s.user_tools),
-                     user_writes=frozenset(t.name for t in s.user_tools if t.is_write))
+                     user_writes=frozenset(t.name for t in s.user_tools if t.is_write), user_text=s.user_prompt)
 
 
 KEY_COLUMNS = ("run_id", "conversation_id", "unit_id", "attempt", "scenario")

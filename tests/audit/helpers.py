@@ -27,9 +27,13 @@ def build(steps: list[tuple], scenario: str = SCENARIO, success: bool | None = T
         calls = tuple({"id": f"c{seq}-{i}", "name": n, "arguments": "{}"} for i, n in enumerate(rest[0] if rest else ()))
         msgs.append(Message(seq=seq, turn=turn, side=side, role=role, content=content, tool_calls=calls,
                             tool_call_id=f"c{seq - 1}-0" if role == "tool" else None))
+    facts = task_facts(scenario)
+    actions = tuple({"kind": "tool_call", "turn": m.turn, "side": m.side, "tool": c["name"], "arguments": "{}",
+                     "error": False, "is_write": c["name"] in facts.user_writes}
+                    for m in msgs for c in m.tool_calls)
     row = {"run_id": "r", "conversation_id": "c", "unit_id": "c", "attempt": 0, "scenario": scenario,
            "success": success, "error_kind": error_kind, "user_model": "test", "seed": 1}
-    return Trajectory(row=row, messages=tuple(msgs), actions=(), task=task_facts(scenario),
+    return Trajectory(row=row, messages=tuple(msgs), actions=actions, task=facts,
                       keys={k: row[k] for k in ("run_id", "conversation_id", "unit_id", "attempt", "scenario")})
 
 

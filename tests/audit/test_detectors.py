@@ -105,3 +105,43 @@ def test_known_information_contradicted_but_not_repeated():
 def test_identity_detail_the_task_never_gave():
     t = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", "My email is js@example.com.")])
     assert classes(t) == [("identity_invented", 1)]
+
+
+def test_the_same_write_twice_in_one_turn():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_roaming")),
+               (3, "user", "user", None, ["toggle_roaming"]), (3, "user", "tool", "Data Roaming is now ON."),
+               *performed(3, "toggle_roaming", "Data Roaming is now OFF.")], success=False)
+    assert classes(t) == [("repeated_write", 3)]
+    next_turn = build([*opening(), (2, "agent", "assistant", ask("toggle_roaming")),
+                       *performed(3, "toggle_roaming", "Data Roaming is now ON."),
+                       (4, "agent", "assistant", ask("toggle_roaming")),
+                       *performed(5, "toggle_roaming", "Data Roaming is now OFF.")])
+    assert classes(next_turn) == []  # asked twice, done twice: no fault
+
+
+def test_phone_state_no_tool_showed_but_not_a_restated_result():
+    t = build([(0, "agent", "assistant", "Hello"),
+               (1, "user", "user", "My data is broken. Also, Airplane Mode is now ON on my phone.")])
+    assert classes(t) == [("state_without_tool", 1)]
+    restated = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                      *performed(3, "toggle_airplane_mode", AIRPLANE_OFF), (4, "agent", "assistant", CLOSING),
+                      (5, "user", "user", "Thanks. As I said, my phone showed: Airplane Mode is now OFF. ###STOP###")])
+    assert classes(restated) == []
+
+
+def test_a_setting_named_before_anything_showed_it():
+    t = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", "My data is broken. I suspect the VPN.")])
+    assert classes(t) == [("fault_named_early", 1)]
+    asked = build([*opening(), (2, "agent", "assistant", "Do you use a VPN? Please check it."),
+                   (3, "user", "user", "Yes, I use a VPN.")])
+    assert classes(asked) == []
+
+
+def test_a_customer_opening_with_its_tasks_own_symptom_states_nothing_new():
+    from tauray.scenarios.registry import get_scenario
+
+    reason = get_scenario("tau2_telecom__mobile_data_issue__user_abroad_roaming_enabled_off").user.reason_for_call
+    assert "poor" in reason  # the task's words name speeds
+    t = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", reason)],
+              scenario="tau2_telecom__mobile_data_issue__user_abroad_roaming_enabled_off")
+    assert classes(t) == []
