@@ -1,0 +1,63 @@
+"""Unit and cell ids are a stored contract (issue 27).
+
+Resume skips a unit whose id is on disk, so an id rule that changes by accident makes
+a resumed sweep redo every finished conversation, and one that forgets an option makes
+two different cells share ids. The mutation run found that no test pinned the rule
+(renaming an identity key, dropping ``judge_gates`` or a judge option, a different hash
+length or seed formula all passed). These values were computed once from the rule; a
+deliberate change of the rule updates them and says so in its commit."""
+
+from __future__ import annotations
+
+import pytest
+
+from tauray.pipeline.plan import cell_id, plan_sweep, unit_id, unit_seed
+from tests.sweep.conftest import make_sweep
+
+URL = "http://127.0.0.1:1/v1"
+ONE = dict(agents=("a1",), users=("u1",), limit=1, trials=1)
+
+
+def _first(**top):
+    plan = plan_sweep(make_sweep(URL, **{**ONE, **top}))
+    cell = plan.cells[0]
+    unit = next(plan.units(cell))
+    return cell.cell_id, unit.unit_id, unit.seed, unit.judge_gates
+
+
+def test_the_id_functions_are_pinned():
+    assert unit_id("c", "s", 1) == "bf330b7cc0a21f04d923"
+    assert cell_id({"b": [1, 2], "a": None}) == cell_id({"a": None, "b": [1, 2]}) == "c5f84d13a25f"
+    assert unit_seed("ffffffff00", 0) == 1  # 0xffffffff mod (2**31 - 1)
+    assert unit_seed("bf330b7cc0a21f04d923", 5) == 1060309890
+
+
+@pytest.mark.parametrize(("top", "expected"), [
+    ({}, ("5b7993763b76", "75df7a6b065dd7e7879f", 1977580139, False)),
+    ({"judge_gates": True}, ("bb2f5ea0c114", "b67b6028192570229140", 914055209, True)),
+    ({"max_steps": 7}, ("137a0289eba9", "f415a0074107966e5398", 1947574280, False)),
+    ({"max_errors": 2}, ("0ac8658d5d34", "bed3e70f7b70e5628380", 1054074640, False)),
+    ({"seed": 3}, ("6253e0da398d", "752a247b1298d5c136ff", 1965696126, False)),
+    ({"spec": {"strict": True}}, ("790a71f555c1", "01f9767ad315642aa0f0", 33126010, False)),
+    ({"judges": [{"model": "j", "prompt": "nl-assertions@1"}]},
+     ("2bdb219866ae", "6d2dfe9f9af55158aee3", 1831730847, False)),
+    ({"judges": [{"model": "j", "prompt": "nl-assertions@1", "nl_pack": "telecom-agent-conduct@1"}]},
+     ("514cb238c471", "984667094863e625663b", 407267082, False)),
+    ({"judges": [{"model": "j", "prompt": "overall-plain@1", "structured": "never"}]},
+     ("62d0d06dbc3b", "595a97292cb39b8659fa", 1499109161, False)),
+    ({"judges": [{"model": "j", "prompt": "overall-plain@1", "samples": 3}]},
+     ("4df7eb8a1b2b", "d12e9165943ef55df750", 1362006374, False)),
+], ids=lambda v: str(v)[:40])
+def test_every_option_that_changes_the_answers_has_its_pinned_ids(top, expected):
+    assert _first(**top) == expected
+
+
+def test_units_skip_only_what_is_done():
+    plan = plan_sweep(make_sweep(URL, agents=("a1",), users=("u1",), limit=2, trials=2))
+    cell = plan.cells[0]
+    every = [u.unit_id for u in plan.units(cell)]
+    assert len(every) == plan.units_per_cell == 4 and plan.total == 4
+    assert [u.unit_id for u in plan.units(cell, skip={every[0]})] == every[1:]
+    assert [u.unit_id for u in plan.units(cell, skip={every[1], every[2]})] == [every[0], every[3]]
+    # trial-major: every scenario once before any twice
+    assert [u.trial for u in plan.units(cell)] == [0, 0, 1, 1]
