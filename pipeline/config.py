@@ -123,9 +123,13 @@ class ClusterConfig(BaseModel):
     """How many actors to start and where."""
 
     model_config = _STRICT
-    coordinators: int | None = Field(default=None, ge=1, description="Coordinator actors; default one per node.")
-    agent_hosts: int | None = Field(default=None, ge=1, description="Agent host actors; default one per node.")
-    user_hosts: int | None = Field(default=None, ge=1, description="User host actors; default one per node.")
+    coordinators: int | None = Field(default=None, ge=1, description="Coordinator actors in all; default: per "
+                                     "node, one per 8 of its CPUs (at least one), nodes that join included.")
+    agent_hosts: int | None = Field(default=None, ge=1, description="Agent host actors in all; default: per node, "
+                                    "one per 4 of its CPUs (at least one), nodes that join included.")
+    user_hosts: int | None = Field(default=None, ge=1, description="User host actors in all; default as agent_hosts.")
+    actor_cpus: float = Field(default=0.25, ge=0.0, description="CPUs each host and coordinator reserves, so Ray "
+                              "places them where there is room and an autoscaler sees the demand.")
     spread: bool = Field(default=True, description="SPREAD scheduling: put actors on different nodes.")
     ship_project: bool = Field(default=True, description="On a cluster, ship this project with py_modules.")
     runtime_env: dict[str, Any] = Field(default_factory=dict, description="Extra Ray runtime_env (e.g. pip).")

@@ -65,7 +65,8 @@ class RunSummary(OutcomeCounts):
     rows: int = Field(description="Units with a row in the tables now (one per unit).")
     by_termination: dict[str, int] = Field(description="Rows this driver wrote, by termination reason.")
     actor_retries: int = Field(description="Units resubmitted after an actor died under them.")
-    actor_generations: int = Field(description="Sets of actors used (1 + replacements after a death).")
+    actor_generations: int = Field(description="Groups of actors started: one per node (or one for configured "
+                                   "counts), plus one per node that joined, plus one per replacement after a death.")
     not_submitted: int = Field(description="Units left unsubmitted (budget reached).")
     budget_usd: float | None
     budget_reached: bool
@@ -203,7 +204,11 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     from tauray.results.writer import remove_temp_files
 
     counts = counts_for_cluster(cfg.cluster)
-    plan = SweepPlan(cfg, scenarios, {"agent": counts[1], "user": counts[2]})
+    plan = SweepPlan(cfg, scenarios)
+    if plan.quotas:  # the cluster's one quota book, owned by this driver (tauray.pipeline.quota)
+        from tauray.pipeline.quota import quota_actor
+
+        ray.get(quota_actor().stats.remote())
     write_manifest(out, cfg)
     moved = remove_temp_files(out)
     state = resume_state(out, cfg.name, retry_errors=opts.retry_errors)
@@ -228,7 +233,7 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
         if to_run:
             sched, generations = drive(
                 queues, limits, out=out, run_id=cfg.name, live=LiveTotals(plan), counts=counts,
-                spread=cfg.cluster.spread, progress=display, spent_usd=spent,
+                spread=cfg.cluster.spread, actor_cpus=cfg.cluster.actor_cpus, progress=display, spent_usd=spent,
                 finish=lambda result, cell: fill_costs(result, cfg, cell.agent_name, cell.user_name), **drive_kw)
             display.tick(sched, force=True)
     finally:
@@ -254,5 +259,6 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
         per_model=per_model,
         per_cell=[c.model_dump(mode="json", exclude={"updated_at"}) for c in cells],
         nodes=sum(1 for n in ray.nodes() if n.get("Alive")),
-        actors=dict(zip(("coordinators", "agent_hosts", "user_hosts"), counts)),
+        actors=sched.actor_counts if sched else {k: c or 0 for k, c in zip(("coordinators", "agent_hosts",
+                                                                            "user_hosts"), counts)},
     )

@@ -1,15 +1,51 @@
-"""The actors of a run: generations of coordinators and hosts spread over the nodes.
+"""The actors of a run: groups of coordinators and hosts on the cluster's nodes.
 
-A generation is one set of hosts and coordinators; when one of its actors dies it
-is retired (the live ones finish what they hold, then are killed) and a fresh
-generation takes new work. The driver owns its pool, or keeps one between runs
-(:data:`KEPT`: tests and benchmarks, because a generation costs seconds of imports).
+By default each node gets its own group, sized from the node's CPUs (a host is one event
+loop, so a bigger node gets more of them; :func:`node_counts`), and the group's
+coordinators talk to the hosts on their own node. Nodes that join while a run goes on get
+a group at the next refill. When an actor dies, only its group is retired (the live ones
+finish what they hold, then are killed) and a fresh group takes its node's work; the
+other nodes' groups go on. With counts set in ``[cluster]``, one group of exactly those
+counts is spread round robin over the nodes instead.
+
+Actors reserve CPU (``cluster.actor_cpus`` each), so Ray places them where there is room
+and an autoscaler sees the demand. The driver owns its pool, or keeps one between runs
+(:data:`KEPT`: tests and benchmarks, because a group costs seconds of imports).
 """
 
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any, Callable
+
+CPUS_PER_HOST = 4
+"""A node gets one agent host and one user host per this many CPUs (at least one each)."""
+
+CPUS_PER_COORDINATOR = 8
+"""... and one coordinator per this many (at least one)."""
+
+GROW_EVERY_S = 5.0
+"""How often a pool looks for nodes that joined."""
+
+
+def node_counts(cpus: float) -> tuple[int, int, int]:
+    """(coordinators, agent hosts, user hosts) for a node with ``cpus`` CPUs."""
+    hosts = max(1, int(cpus // CPUS_PER_HOST))
+    return max(1, int(cpus // CPUS_PER_COORDINATOR)), hosts, hosts
+
+
+def _live_nodes() -> dict[str, float]:
+    """Live nodes and their CPUs."""
+    import ray
+
+    return {n["NodeID"]: float(n.get("Resources", {}).get("CPU", 1.0)) for n in ray.nodes() if n.get("Alive")}
+
+
+def _on_node(node: str) -> dict[str, Any]:
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return {"scheduling_strategy": NodeAffinitySchedulingStrategy(node, soft=False)}
 
 
 def _placement(spread: bool) -> Callable[[int], dict[str, Any]]:
@@ -36,12 +72,19 @@ def default_classes() -> dict[str, Any]:
 
 
 class ActorGeneration:
-    """One set of hosts and coordinators; replaced as a whole when one of them dies."""
+    """One group of hosts and coordinators (one node's, or the configured counts spread over
+    the nodes); replaced as a whole when one of them dies."""
 
     def __init__(self, number: int, coordinators: int, agent_hosts: int, user_hosts: int, spread: bool,
-                 classes: dict[str, Any]):
+                 classes: dict[str, Any], node: str | None = None, actor_cpus: float = 0.0):
         self.number = number
-        place = _placement(spread)
+        self.node = node
+        spread_place = _placement(spread) if node is None else (lambda i: _on_node(node))
+        cpus = {"num_cpus": actor_cpus} if actor_cpus else {}
+
+        def place(i: int) -> dict[str, Any]:
+            return {**spread_place(i), **cpus}
+
         self.agents = [classes["agent"].options(**place(i)).remote() for i in range(agent_hosts)]
         self.users = [classes["user"].options(**place(i)).remote() for i in range(user_hosts)]
         self.coordinators = [classes["coordinator"].options(**place(i)).remote(self.agents, self.users)
@@ -82,28 +125,83 @@ class ActorGeneration:
 
 
 class ActorPool:
-    """The actors of a run or sweep: the current generation and retired ones still
-    finishing their work. Whoever creates it owns it (``with ActorPool(...)``, or
-    ``kill_all``); ``run`` and ``sweep`` take one, or make one for their own lifetime."""
+    """The actors of a run or sweep: the live groups and retired ones still finishing their
+    work. ``ActorPool(c, a, u)`` is one group of those counts; ``ActorPool.per_node()`` one
+    group per node, growing with the cluster. Whoever creates it owns it (``with
+    ActorPool(...)``, or ``kill_all``); ``run`` and ``sweep`` take one, or make one for their
+    own lifetime."""
 
-    def __init__(self, coordinators: int, agent_hosts: int, user_hosts: int, spread: bool = True,
-                 classes: dict[str, Any] | None = None):
+    def __init__(self, coordinators: int | None, agent_hosts: int | None, user_hosts: int | None,
+                 spread: bool = True, classes: dict[str, Any] | None = None, actor_cpus: float = 0.0):
         self.counts = (coordinators, agent_hosts, user_hosts)
+        self.by_node = self.counts == (None, None, None)
         self.spread = spread
+        self.actor_cpus = actor_cpus
         self.classes = classes or default_classes()
         self.started = 0
-        self.current = self._new()
+        self.groups: list[ActorGeneration] = []
         self.retired: list[ActorGeneration] = []
+        self._grown = 0.0
+        if self.by_node:
+            self.grow(force=True)
+        else:
+            self.groups.append(self._new(None, self.counts))
 
-    def _new(self) -> ActorGeneration:
-        gen = ActorGeneration(self.started, *self.counts, spread=self.spread, classes=self.classes)
+    @classmethod
+    def per_node(cls, spread: bool = True, classes: dict[str, Any] | None = None, actor_cpus: float = 0.0) -> ActorPool:
+        return cls(None, None, None, spread=spread, classes=classes, actor_cpus=actor_cpus)
+
+    @property
+    def current(self) -> ActorGeneration:
+        """The first live group (with configured counts: the only one)."""
+        return self.groups[0]
+
+    def _new(self, node: str | None, counts: tuple[int, ...]) -> ActorGeneration:
+        gen = ActorGeneration(self.started, *counts, spread=self.spread, classes=self.classes, node=node,
+                              actor_cpus=self.actor_cpus)
         self.started += 1
         return gen
 
+    def grow(self, force: bool = False) -> int:
+        """Give every live node without a group its own (per-node pools; checked every
+        :data:`GROW_EVERY_S`); returns the groups added."""
+        now = time.monotonic()
+        if not self.by_node or (not force and now - self._grown < GROW_EVERY_S):
+            return 0
+        self._grown = now
+        have = {g.node for g in self.groups}
+        added = 0
+        for node, cpus in sorted(_live_nodes().items()):
+            if node not in have:
+                self.groups.append(self._new(node, node_counts(cpus)))
+                added += 1
+        return added
+
+    def actor_counts(self) -> dict[str, int]:
+        """Live actors per role, over all groups."""
+        return {"coordinators": sum(len(g.coordinators) for g in self.groups),
+                "agent_hosts": sum(len(g.agents) for g in self.groups),
+                "user_hosts": sum(len(g.users) for g in self.groups)}
+
+    def pick(self) -> tuple[ActorGeneration, int]:
+        """The least-loaded coordinator of all live groups."""
+        best = [(g, g.pick()) for g in self.groups]
+        return min(best, key=lambda gi: gi[0].load[gi[1]])
+
     def replace(self, dead: ActorGeneration) -> None:
-        if dead is self.current:
-            self.retired.append(dead)
-            self.current = self._new()
+        """Retire ``dead``'s group; a fresh one takes its place (on its node, if the node lives)."""
+        if dead not in self.groups:
+            return
+        self.groups.remove(dead)
+        self.retired.append(dead)
+        if not self.by_node:
+            self.groups.append(self._new(None, self.counts))
+            return
+        nodes = _live_nodes()
+        if dead.node in nodes:
+            self.groups.append(self._new(dead.node, node_counts(nodes[dead.node])))
+        if not self.groups:  # its node is gone too, and no other group is left
+            self.grow(force=True)
 
     def reap(self) -> None:
         for gen in [g for g in self.retired if g.in_flight == 0]:
@@ -111,9 +209,10 @@ class ActorPool:
             self.retired.remove(gen)
 
     def kill_all(self) -> None:
-        for gen in [self.current, *self.retired]:
+        for gen in [*self.groups, *self.retired]:
             gen.kill()
         self.retired.clear()
+        self.groups.clear()
 
     def __enter__(self) -> ActorPool:
         return self
@@ -130,11 +229,13 @@ class PoolKeeper:
     def __init__(self) -> None:
         self.pool: ActorPool | None = None
 
-    def get(self, counts: tuple[int, int, int], spread: bool) -> ActorPool:
-        if self.pool is not None and (self.pool.counts, self.pool.spread) != (counts, spread):
+    def get(self, counts: tuple[int | None, int | None, int | None], spread: bool,
+            actor_cpus: float = 0.0) -> ActorPool:
+        if self.pool is not None and (self.pool.counts, self.pool.spread, self.pool.actor_cpus) != (
+                counts, spread, actor_cpus):
             self.drop()
         if self.pool is None:
-            self.pool = ActorPool(*counts, spread=spread)
+            self.pool = ActorPool(*counts, spread=spread, actor_cpus=actor_cpus)
         return self.pool
 
     def drop(self) -> None:
@@ -146,9 +247,10 @@ class PoolKeeper:
 KEPT = PoolKeeper()
 
 
-def counts_for_cluster(cluster: Any) -> tuple[int, int, int]:
-    """Actors per role: as configured, else one per live node."""
-    import ray
-
-    nodes = max(1, sum(1 for n in ray.nodes() if n.get("Alive")))
+def counts_for_cluster(cluster: Any) -> tuple[int | None, int | None, int | None]:
+    """Actors per role as configured (a role left unset: one per live node), or, when none is
+    set, ``(None, None, None)``: a group per node sized from its CPUs (:func:`node_counts`)."""
+    if cluster.coordinators is None and cluster.agent_hosts is None and cluster.user_hosts is None:
+        return (None, None, None)
+    nodes = max(1, len(_live_nodes()))
     return (cluster.coordinators or nodes, cluster.agent_hosts or nodes, cluster.user_hosts or nodes)

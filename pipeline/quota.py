@@ -55,9 +55,11 @@ RECENT = 64
 """Replies whose usage sets the estimates (largest ratio and completion among them)."""
 
 GUARD_S = 0.25
-"""The log holds admissions a little longer than the period (at least this, or 1% of it):
-a call admitted here reaches the provider a moment later, and that moment varies between
-calls, so an exact period would let the provider see one call too many at a window's edge."""
+"""The log holds admissions a little longer than the period: a call admitted here reaches
+the provider a moment later, and that moment varies between calls (more on a busy node), so
+an exact period would let the provider see one call too many at a window's edge. The margin
+is the largest such delay the callers reported lately, and at least this (or 1% of the
+period)."""
 
 ACTOR_NAME = "tauray-quota"
 
@@ -106,6 +108,10 @@ class Window:
         self.log: deque[_Entry] = deque()
         self.used = 0.0
         self.tat = -math.inf  # theoretical arrival time of the next unit (GCRA)
+
+    def set_margin(self, delay: float) -> None:
+        """Hold admissions for the period plus ``delay`` (and at least the guard)."""
+        self.hold = self.period + max(GUARD_S, 0.01 * self.period, delay)
 
     def _expire(self, now: float) -> None:
         while self.log and self.log[0].at <= now - self.hold:
@@ -181,6 +187,7 @@ class ModelQuota:
     tokens: Window | None = None
     ratios: deque = field(default_factory=lambda: deque(maxlen=RECENT))
     completions: deque = field(default_factory=lambda: deque(maxlen=RECENT))
+    delays: deque = field(default_factory=lambda: deque(maxlen=RECENT))
     paused_until: float = -math.inf
     held: dict[int, _Held] = field(default_factory=dict)
     admitted: int = 0
@@ -245,12 +252,18 @@ class ModelQuota:
         return Ticket(key=key, number=number, prompt_tokens=prompt, reserved=reserve, waited_s=waited)
 
     def settle(self, number: int, prompt_tokens: int | None, completion_tokens: int | None,
-               sent: bool = True) -> None:
+               sent: bool = True, delay: float | None = None) -> None:
         """The call's real usage (``None`` when the reply reported none: the estimate stands).
-        ``sent=False``: the provider refused it (a 429), so it used no tokens."""
+        ``sent=False``: the provider refused it (a 429), so it used no tokens. ``delay``: at
+        most how long after its admission the call went out (see :data:`GUARD_S`)."""
         held = self.held.pop(number, None)
         if held is None:
             return
+        if delay is not None:
+            self.delays.append(delay)
+            for window in (self.requests, self.tokens):
+                if window is not None:
+                    window.set_margin(max(self.delays))
         if prompt_tokens is not None and held.chars > 0:
             self.ratios.append(prompt_tokens / held.chars)
         if completion_tokens is not None:
@@ -276,7 +289,8 @@ class ModelQuota:
     def stats(self) -> dict[str, Any]:
         return {"rpm": self.limits.rpm, "tpm": self.limits.tpm, "admitted": self.admitted,
                 "in_flight": len(self.held), "waited_s": round(self.waited_s, 3), "pauses": self.pauses,
-                "tokens_per_char": round(max(self.ratios), 4) if self.ratios else None}
+                "tokens_per_char": round(max(self.ratios), 4) if self.ratios else None,
+                "send_delay_s": round(max(self.delays), 3) if self.delays else None}
 
 
 class QuotaBook:
@@ -300,10 +314,10 @@ class QuotaBook:
         return await self._model(key, limits).acquire(next(self._numbers), key, chars, max_tokens)
 
     def settle(self, key: str, number: int, prompt_tokens: int | None, completion_tokens: int | None,
-               sent: bool = True) -> None:
+               sent: bool = True, delay: float | None = None) -> None:
         quota = self.models.get(key)
         if quota is not None:
-            quota.settle(number, prompt_tokens, completion_tokens, sent)
+            quota.settle(number, prompt_tokens, completion_tokens, sent, delay)
 
     def pause(self, key: str, seconds: float) -> None:
         quota = self.models.get(key)
@@ -330,11 +344,11 @@ class Gate:
         return await self.book.acquire(key, limits, chars, max_tokens)
 
     def settle(self, ticket: Ticket, prompt_tokens: int | None, completion_tokens: int | None,
-               sent: bool = True) -> None:
+               sent: bool = True, delay: float | None = None) -> None:
         if self.actor is not None:
-            self.actor.settle.remote(ticket.key, ticket.number, prompt_tokens, completion_tokens, sent)
+            self.actor.settle.remote(ticket.key, ticket.number, prompt_tokens, completion_tokens, sent, delay)
         else:
-            self.book.settle(ticket.key, ticket.number, prompt_tokens, completion_tokens, sent)
+            self.book.settle(ticket.key, ticket.number, prompt_tokens, completion_tokens, sent, delay)
 
     def pause(self, key: str, seconds: float) -> None:
         if self.actor is not None:

@@ -102,6 +102,7 @@ class Scheduler:
         self.outcomes: Counter[str] = Counter()
         self.terminations: Counter[str] = Counter()
         self.config_error: str | None = None
+        self.actor_counts: dict[str, int] = pool.actor_counts()
 
     # --- submitting -------------------------------------------------------------------
     @staticmethod
@@ -138,8 +139,7 @@ class Scheduler:
                 progressed = True
 
     def _submit(self, unit: WorkUnit, cell: Cell) -> None:
-        gen = self.pool.current
-        i = gen.pick()
+        gen, i = self.pool.pick()
         ref = gen.coordinators[i].run.remote(unit)
         gen.in_flight += 1
         gen.load[i] += 1
@@ -224,6 +224,7 @@ class Scheduler:
             for ref in done:
                 self._finish(ref)
             self.pool.reap()
+            self.pool.grow()  # nodes that joined get actors, and take work from the next refill
             self._fill()
             if self.progress is not None:
                 self.progress.tick(self)
@@ -240,7 +241,8 @@ class Scheduler:
 
 
 def drive(queues: list[CellQueue], limits: Limits, *, out: Path, run_id: str, live: Any,
-          counts: tuple[int, int, int], spread: bool = True, pool: ActorPool | None = None,
+          counts: tuple[int | None, int | None, int | None], spread: bool = True, pool: ActorPool | None = None,
+          actor_cpus: float = 0.0,
           keep_actors: bool = False, progress: Any = None, spent_usd: float = 0.0, hooks: Hooks | None = None,
           finish: Callable[[Any, Cell], Any] | None = None) -> tuple[Scheduler, int]:
     """Run the queues to the tables in ``out``; returns the scheduler (its counters) and
@@ -249,7 +251,7 @@ def drive(queues: list[CellQueue], limits: Limits, *, out: Path, run_id: str, li
     from tauray.results.writer import TableWriter
 
     own = pool is None
-    pool = KEPT.get(counts, spread) if own else pool
+    pool = KEPT.get(counts, spread, actor_cpus) if own else pool
     before = pool.started - 1
     sched = None
     try:
@@ -258,6 +260,8 @@ def drive(queues: list[CellQueue], limits: Limits, *, out: Path, run_id: str, li
                               finish=finish)
             sched.run()
     finally:
+        if sched is not None:
+            sched.actor_counts = pool.actor_counts()
         if own and not keep_actors:
             KEPT.drop()
     return sched, pool.started - before

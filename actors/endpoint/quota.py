@@ -14,12 +14,22 @@ read the busiest window of what a client *sent*, not only of what was let throug
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections import deque
 from typing import Any
 
+from tauray.actors.endpoint.replies import prompt_words
+
 PERIOD_S = 60.0
+
+
+def prompt_tokens_of(body: dict[str, Any]) -> int:
+    """The prompt's size as the endpoint reports and meters it: words of the messages and of
+    the tool definitions (providers count tool schemas as prompt tokens too)."""
+    tools = body.get("tools")
+    return prompt_words(body) + (len(json.dumps(tools).split()) if tools else 0)
 
 
 class _Model:
@@ -109,4 +119,4 @@ def busiest_window(rows: list[list[Any]], period: float = PERIOD_S) -> tuple[int
     return most_requests, most_tokens
 
 
-__all__ = ["EndpointQuota", "PERIOD_S", "busiest_window"]
+__all__ = ["EndpointQuota", "PERIOD_S", "busiest_window", "prompt_tokens_of"]

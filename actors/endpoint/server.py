@@ -28,14 +28,13 @@ from typing import Any, Callable, Literal
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tauray.actors.endpoint.quota import EndpointQuota
+from tauray.actors.endpoint.quota import EndpointQuota, prompt_tokens_of
 from tauray.actors.endpoint.behaviours import (
     BEHAVIOURS,
     BehaviourError,
     Reply,
     UnknownBehaviour,
     completion_words,
-    prompt_words,
     resolve,
     text_reply,
     tool_call_reply,
@@ -253,7 +252,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         state.by_behaviour[name] += 1
         admitted = None
         if state.quota.active:
-            admitted, wait = state.quota.admit(model, prompt_words(body), body.get("max_tokens")
+            admitted, wait = state.quota.admit(model, prompt_tokens_of(body), body.get("max_tokens")
                                                or body.get("max_completion_tokens"))
             if admitted is None:
                 body_ = {"error": {"message": f"Rate limit reached for {model}: over the test quota "
@@ -295,7 +294,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         if fault is not None:
             state.faults[fault] += 1
 
-        completion = _completion(model, reply, prompt_words(body))
+        completion = _completion(model, reply, prompt_tokens_of(body))
         if admitted is not None:
             state.quota.settle(admitted, completion["usage"]["completion_tokens"])
         if body.get("stream"):

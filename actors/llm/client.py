@@ -227,14 +227,17 @@ class ModelClient:
         gate = quota_gate() if self._quota is not None else None
         chars = prompt_chars(messages, kwargs.get("tools")) if gate is not None and self._quota[1].tpm else 0
         while True:
+            asked = time.perf_counter()
             ticket = await gate.acquire(*self._quota, chars, self.spec.max_tokens) if gate is not None else None
             started = time.perf_counter()
+            # at most this long between the book admitting the call and the call going out
+            delay = max(0.0, started - asked - ticket.waited_s) if ticket is not None else None
             try:
                 response = await self._router.acompletion(model=self.spec.model, messages=messages, **kwargs)
             except Exception as error:
                 limited = is_rate_limit(error)
                 if ticket is not None:
-                    gate.settle(ticket, None, None, sent=not limited)
+                    gate.settle(ticket, None, None, sent=not limited, delay=delay)
                 delay = (retry_after_s(error) or backoff_s(waits)) if limited else None
                 if delay is not None and waited + delay <= self.spec.rate_limit_wait:
                     waited, waits = waited + delay, waits + 1
@@ -253,7 +256,7 @@ class ModelClient:
                 usage = getattr(response, "usage", None)
                 prompt = getattr(usage, "prompt_tokens", None) or None
                 completion = getattr(usage, "completion_tokens", None)
-                gate.settle(ticket, prompt, completion if prompt is not None else None)
+                gate.settle(ticket, prompt, completion if prompt is not None else None, delay=delay)
             return response, latency, waits
 
     def _reply(self, response: Any, latency: float, seed_applied: bool | None = None,

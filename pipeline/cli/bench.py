@@ -50,6 +50,19 @@ def cmd_bench_memory(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_quota(args: argparse.Namespace) -> int:
+    from tauray.actors.endpoint.launcher import _yes_no
+    from tauray.pipeline.bench.quota import run_quota_bench
+
+    result = run_quota_bench(rpm=args.rpm, tpm=args.tpm, conversations=args.conversations, latency=args.latency,
+                             retry_after=_yes_no(args.retry_after), hosts=args.hosts, coordinators=args.coordinators,
+                             domain=args.domain, progress=not args.json and sys.stderr.isatty(),
+                             log_file=Path(args.log) if args.log else None)
+    print_figures(result, args.json)
+    within = all((result.get(k) or 0) <= 1.02 for k in ("max_window_rpm_ratio", "max_window_tpm_ratio"))
+    return 0 if within and result["lost"] == 0 and result["infra_rows"] == 0 else 1
+
+
 def _int_tuple(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(v) for v in text.split(",") if v.strip())
@@ -107,6 +120,18 @@ def register(sub: Any) -> None:
     p.add_argument("--large", type=int, default=10000, help="units of the large sweep")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_memory)
+    p = bench_sub.add_parser("quota", help="a sweep against a provider-like quota: overshoot, utilisation, 429s")
+    p.add_argument("--rpm", type=int, default=120, help="the endpoint's and the model's requests per minute")
+    p.add_argument("--tpm", type=int, default=60000, help="the endpoint's and the model's tokens per minute")
+    p.add_argument("--conversations", type=int, default=60)
+    p.add_argument("--latency", type=float, default=0.5, help="endpoint latency per call, seconds")
+    p.add_argument("--retry-after", default="yes", metavar="yes|no", help="whether the endpoint's 429s carry retry-after")
+    p.add_argument("--hosts", type=int, default=2, help="agent hosts and user hosts (each)")
+    p.add_argument("--coordinators", type=int, default=2)
+    p.add_argument("--domain", default="mock", choices=("telecom", "airline", "retail", "mock"))
+    p.add_argument("--log", default=None, metavar="FILE", help="also write the endpoint's log of every arrival (JSON lines)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_quota)
     p = bench_sub.add_parser("tau2-profile", help="where upstream `tau2 run` spends its GIL (py-spy)")
     p.add_argument("--concurrency", type=int, default=128, help="tau2 --max-concurrency (default 128)")
     p.add_argument("--tasks", type=int, default=64, help="telecom base tasks (default 64)")

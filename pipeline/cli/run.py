@@ -20,7 +20,7 @@ MODEL_FIELDS = ["model", "api_base", "api_key_env", "temperature", "seed", "max_
                 "rate_limit_wait", "timeout", "num_retries", "strict"]
 MODEL_FLAGS = {"api_key_env": "key_env", "num_retries": "retries"}
 RUN_FIELDS = ["trials", "seed", "max_steps", "max_errors", "max_in_flight", "max_attempts", "budget_usd"]
-CLUSTER_FIELDS = ["coordinators", "agent_hosts", "user_hosts", "spread", "ship_project"]
+CLUSTER_FIELDS = ["coordinators", "agent_hosts", "user_hosts", "spread", "ship_project", "actor_cpus"]
 
 
 def add_selection_arguments(p: argparse.ArgumentParser, limit: bool = True) -> None:

@@ -77,8 +77,10 @@ def test_quota_estimates_learn_from_usage():
     prompt, reserve = quota.estimate(4000, None)
     assert prompt == 2000 and reserve == 1024  # conservative before any usage report
     quota.held[1] = type("H", (), {"request": None, "tokens": quota.tokens.take(0.0, 3024), "chars": 4000})()
-    quota.settle(1, 1000, 40)
+    quota.settle(1, 1000, 40, delay=2.0)
     assert quota.estimate(4000, None) == (1000, 40)
+    # the call went out up to 2 s after its admission: the log holds it 60 + 2 s
+    assert quota.tokens.hold == 62.0
     assert quota.estimate(4000, 256) == (1000, 256)  # max_tokens is reserved when set (OpenAI counts it)
     assert quota.tokens.used == 1040
 
