@@ -271,14 +271,21 @@ class StateWithoutTool(Detector):
         return out
 
 
+_SUSPECTS = re.compile(r"\b(?:think|maybe|perhaps|probably|likely|suspect|might|could|guess|feeling|because|caus\w*|"
+                       r"problem is|blame)\b", re.I)
+
+
 class FaultNamedEarly(Detector):
     """The customer names a phone setting as the cause before anything in the conversation
-    (the agent, a phone result) or its own task mentioned it."""
+    (the agent, a phone result) or its own task mentioned it (v2: only in a message that
+    suspects a cause; v1 also flagged a setting named for another reason, "roaming charges")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
         task = (t.task.user_text or "").lower()
         for m in t.user_texts:
+            if not _SUSPECTS.search(_strip_tokens(m.content or "")):
+                continue
             before = " ".join((x.content or "") for x in t.messages if x.seq < m.seq).lower()
             claimed = " ".join(phone.state_claims(m.content))  # a stated state is state_without_tool's
             named = [name for name, pattern in phone.SETTING_TOPICS.items()
@@ -301,7 +308,7 @@ DETECTORS: tuple[Detector, ...] = (
     IdentityInvented(name="identity_invented", version=1, fault_class="identity_invented"),
     RepeatedWrite(name="repeated_write", version=1, fault_class="repeated_write", effect="outcome"),
     StateWithoutTool(name="state_without_tool", version=2, fault_class="state_without_tool"),
-    FaultNamedEarly(name="fault_named_early", version=1, fault_class="fault_named_early"),
+    FaultNamedEarly(name="fault_named_early", version=2, fault_class="fault_named_early"),
 )
 """The rule detectors, in the order findings are listed."""
 

@@ -145,3 +145,9 @@ def test_a_customer_opening_with_its_tasks_own_symptom_states_nothing_new():
     t = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", reason)],
               scenario="tau2_telecom__mobile_data_issue__user_abroad_roaming_enabled_off")
     assert classes(t) == []
+
+
+def test_a_setting_named_for_another_reason_is_not_a_suspected_cause():
+    t = build([*opening(), (2, "agent", "assistant", CLOSING),
+               (3, "user", "user", "Thanks. Please also send me my roaming charges.")])
+    assert "fault_named_early" not in [c for c, _ in classes(t)]
