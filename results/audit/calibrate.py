@@ -71,6 +71,8 @@ class Calibration(BaseModel):
     classes: dict[str, ClassFigures]
     false_positive_rate: Rate = Field(description="Clean + hard-negative conversations with any finding.")
     false_positives_by_detector: dict[str, Rate]
+    cross_class_by_detector: dict[str, Rate] = Field(description="Conversations injected with another class on "
+                                                     "which the detector fired (confusion between classes).")
     clean_conversations: int
     hard_negatives: dict[str, int]
     attribution_side: Rate = Field(description="Attribution equal to the expected one (none/agent/simulator).")
@@ -107,6 +109,7 @@ def measure(items: list[tuple[Trajectory, Truth, ConversationAudit]], path: str 
     side_ok: list[bool] = []
     turn_ok: list[bool] = []
     confusion: dict[str, Counter] = defaultdict(Counter)
+    faulty: list[tuple[str, ConversationAudit]] = []
     for t, truth, audit in items:
         if truth.mismatch is not None:
             mismatches += 1
@@ -128,6 +131,7 @@ def measure(items: list[tuple[Trajectory, Truth, ConversationAudit]], path: str 
             scenarios[cls].add(str(t.row["scenario"]))
             families[cls][_family(str(t.row["scenario"]))] += 1
             others[cls] += sum(f.fault_class != cls for f in audit.findings)
+            faulty.append((cls, audit))
         if truth.negative:  # whether a refusal's failure is the customer's needs judgement: not scored
             continue
         expected = _expected(truth, audit.success)
@@ -139,13 +143,18 @@ def measure(items: list[tuple[Trajectory, Truth, ConversationAudit]], path: str 
             turn_ok.append(False)
     by_detector = {d.name: Rate.of(sum(any(f.detector == d.name for f in a.findings) for a in negatives),
                                    len(negatives)) for d in DETECTORS}
+    classes_of = {d.name: {d.fault_class} | ({"different_action"} if d.fault_class == "unrequested_write" else set())
+                  for d in DETECTORS}
+    cross = {d.name: Rate.of(sum(any(f.detector == d.name for f in a.findings) for c, a in faulty
+                                 if c not in classes_of[d.name]),
+                             sum(c not in classes_of[d.name] for c, _ in faulty)) for d in DETECTORS}
     return Calibration(
         path=path, conversations=len(items), replay_mismatches=mismatches, not_committed=not_committed,
         classes={c: ClassFigures(recall=Rate.of(sum(v), len(v)), found_anywhere=Rate.of(sum(anywhere[c]), len(v)),
                                  scenarios=len(scenarios[c]), families=dict(families[c]),
                                  other_class_findings=others[c]) for c, v in sorted(found.items())},
         false_positive_rate=Rate.of(sum(bool(a.findings) for a in negatives), len(negatives)),
-        false_positives_by_detector=by_detector, clean_conversations=clean, hard_negatives=dict(hard),
+        false_positives_by_detector=by_detector, cross_class_by_detector=cross, clean_conversations=clean, hard_negatives=dict(hard),
         attribution_side=Rate.of(sum(side_ok), len(side_ok)), decisive_turn=Rate.of(sum(turn_ok), len(turn_ok)),
         attributions={k: dict(v) for k, v in confusion.items()}, detectors=[d.key for d in DETECTORS])
 
@@ -171,8 +180,9 @@ def text_lines(c: Calibration) -> list[str]:
         lines.append(f"{name:26} {str(f.recall):38} {str(f.found_anywhere):34} {f.scenarios:4}  {fam}")
     lines.append(f"false positives (any finding) on {c.clean_conversations} clean + "
                  f"{sum(c.hard_negatives.values())} hard negatives {dict(c.hard_negatives)}: {c.false_positive_rate}")
+    lines.append(f"  {'detector':26} {'on clean + hard negatives':38} on faults of other classes")
     for name, r in c.false_positives_by_detector.items():
-        lines.append(f"  {name:26} {r}")
+        lines.append(f"  {name:26} {str(r):38} {c.cross_class_by_detector[name]}")
     lines.append(f"attribution: right side {c.attribution_side}; decisive turn {c.decisive_turn}")
     lines.append(f"  expected -> predicted: {c.attributions}")
     return lines

@@ -271,8 +271,8 @@ class StateWithoutTool(Detector):
         return out
 
 
-_SUSPECTS = re.compile(r"\b(?:think|maybe|perhaps|probably|likely|suspect|might|could|guess|feeling|because|caus\w*|"
-                       r"problem is|blame)\b", re.I)
+_SUSPECTS = re.compile(r"\b(?:think|maybe|perhaps|probably|likely|suspect|(?:might|could|must|may) be|guess|feeling|"
+                       r"because|caus\w*|problem is|blame)\b", re.I)
 
 
 class FaultNamedEarly(Detector):

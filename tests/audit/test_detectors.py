@@ -149,5 +149,5 @@ def test_a_customer_opening_with_its_tasks_own_symptom_states_nothing_new():
 
 def test_a_setting_named_for_another_reason_is_not_a_suspected_cause():
     t = build([*opening(), (2, "agent", "assistant", CLOSING),
-               (3, "user", "user", "Thanks. Please also send me my roaming charges.")])
+               (3, "user", "user", "Thanks. Could you also look at my roaming charges?")])
     assert "fault_named_early" not in [c for c, _ in classes(t)]
