@@ -4,6 +4,8 @@ an unscored gating signal. Each test failed on the mutant its docstring names.""
 
 from __future__ import annotations
 
+import json
+
 from tauray.scenarios import (ExecutedCall, SuccessSignal, SuccessSignals, combine, default_registry, fresh_state,
                               replay, score)
 from tauray.scenarios.model import Predicate
@@ -82,3 +84,52 @@ def test_communicate_ignores_case_and_thousands_separators_and_needs_every_item(
     assert communicated(["1000 GB", "refund"], ["Your plan has 1,000 gb."]) is False
     assert communicated(None, []) is True and communicated([], ["x"]) is True
     assert communicated(["x"], [None, ""]) is False
+
+
+def test_a_predicate_that_raises_or_returns_no_bool_fails_with_a_precise_error():
+    state = fresh_state(SCENARIO)
+    v = evaluate_predicate(state, Predicate(index=0, side="user", func_name="no_such_function", arguments={}))
+    assert (v.actual, v.met) == (None, False) and v.error.startswith("AttributeError: ")
+    v = evaluate_predicate(state, Predicate(index=1, side="user", func_name="check_status_bar", arguments={}))
+    shown = state.user.call_function("check_status_bar", {})
+    assert isinstance(shown, str)
+    assert v.met is False and v.actual == json.dumps(shown)
+    assert v.error == "check_status_bar returned str, not bool"
+
+
+def test_reference_actions_compare_the_listed_arguments_or_else_every_argument_called():
+    from tauray.scenarios.model import ReferenceAction
+    from tauray.scenarios.scoring import action_matches
+
+    call = ExecutedCall(side="agent", name="refuel_data", arguments={"line_id": "L1", "gb_amount": 2.0})
+    listed = ReferenceAction(action_id="a", side="agent", name="refuel_data",
+                             arguments={"line_id": "L1", "gb_amount": 5.0}, compare_args=("line_id",))
+    assert action_matches(listed, call) is True  # gb_amount is not compared
+    assert action_matches(listed.model_copy(update={"compare_args": None}), call) is False  # every argument is
+    assert action_matches(listed.model_copy(update={"compare_args": ("gb_amount",)}), call) is False
+    assert action_matches(listed.model_copy(update={"compare_args": ()}), call) is True  # the name alone
+    assert action_matches(listed.model_copy(update={"name": "suspend_line", "compare_args": ()}), call) is False
+    same = listed.model_copy(update={"arguments": {"line_id": "L1", "gb_amount": 2.0}, "compare_args": None})
+    assert action_matches(same, call) is True
+
+
+def test_db_state_match_needs_both_sides_equal_to_gold():
+    state, outcomes = replay(SCENARIO)
+    calls = [ExecutedCall(side=o.side, name=o.name, arguments=o.arguments) for o in outcomes]
+    gold = score(SCENARIO, state, calls)
+    assert gold.db_state_match is True and gold.user_hash == gold.gold_user_hash is not None
+    state.execute("user", "toggle_airplane_mode", {})  # the phone changes, the operator's records do not
+    after = score(SCENARIO, state, calls)
+    assert after.agent_hash == after.gold_agent_hash
+    assert after.user_hash == state.hashes()["user"] != after.gold_user_hash
+    assert after.db_state_match is False and after.verdict.signals["DB_STATE_MATCH"] is False
+
+
+def test_communicate_is_unknown_without_the_agent_words_and_vacuous_without_info():
+    state, outcomes = replay(SCENARIO)
+    calls = [ExecutedCall(side=o.side, name=o.name, arguments=o.arguments) for o in outcomes]
+    told = SCENARIO.model_copy(update={"communicate_info": ("2 GB",)})
+    assert score(told, state, calls).communicate is None
+    assert score(told, state, calls, agent_texts=["I added 2 gb."]).communicate is True
+    assert score(told, state, calls, agent_texts=["Done."]).communicate is False
+    assert score(SCENARIO, state, calls).communicate is True
