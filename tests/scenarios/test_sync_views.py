@@ -1,78 +1,103 @@
-"""Sync over the sides' sync views, the initial state each process builds for itself, and
-scoring from per-side checks (what lets the hosts keep their DBs)."""
+"""The telecom sync over hand-written views (issue 27: the mutation run found the
+customer lookup, the error messages and the empty halves of a sync unpinned; the
+random walks only ever use one customer whose contact number is the line's)."""
 
 from __future__ import annotations
 
-import json
-import pickle
-import random
+import pytest
 
-from tauray.scenarios import get_scenario, select_scenarios
-from tauray.scenarios.domains import domain_spec
-from tauray.scenarios.gold import fresh_state, replay
-from tauray.scenarios.initial import initial_db, initial_state
-from tauray.scenarios.scoring import evaluate_predicate, score
-from tauray.scenarios.state import DualState
-from tauray.scenarios.telecom_sync import agent_view, compute_sync, sync_views, user_view
-
-TELECOM = domain_spec("telecom")
+from tauray.scenarios import fresh_state
+from tauray.scenarios.telecom_sync import (SyncError, TelecomSync, apply_agent_sync, apply_user_sync, compute_sync,
+                                          sync_views)
+from tests.scenarios.test_sync_gaps import SCENARIO
 
 
-def _telecom(n: int, seed: int = 0) -> list:
-    entries = select_scenarios(domain="telecom", split="base", variant="manual")
-    return [get_scenario(e.name) for e in random.Random(seed).sample(entries, n)]
+def _agent(**over):
+    agent = {
+        "lines": [
+            {"line_id": "L1", "phone_number": "222", "status": "Active", "roaming_enabled": True,
+             "data_used_gb": 1.0, "data_refueling_gb": 0.0, "plan_id": "P1"},
+            {"line_id": "L2", "phone_number": "444", "status": "Suspended", "roaming_enabled": False,
+             "data_used_gb": 9.0, "data_refueling_gb": 0.0, "plan_id": "P1"},
+        ],
+        "plans": [{"plan_id": "P1", "data_limit_gb": 5.0}],
+        "bills": [
+            {"bill_id": "BA", "status": "Awaiting Payment", "total_due": 10.0},
+            {"bill_id": "BB1", "status": "Awaiting Payment", "total_due": 20.0},
+            {"bill_id": "BB2", "status": "Awaiting Payment", "total_due": 30.0},
+        ],
+        # Customer A's contact number is none of the lines; B owns line L2 (444).
+        "customers": [{"phone_number": "111", "line_ids": ["L1"], "bill_ids": ["BA"]},
+                      {"phone_number": "333", "line_ids": ["L2"], "bill_ids": ["BB1", "BB2"]}],
+    }
+    agent.update(over)
+    return agent
 
 
-def test_views_are_plain_data_that_the_sync_reads_back_into_step():
-    """A synced state stays synced over its views; put out of step (the phone's idea of the
-    line), the sync over the views, after they crossed as plain data, puts it back."""
-    rng = random.Random(7)
-    user_writes = [t.name for t in TELECOM.tool_specs("user") if t.kind == "write"]
-    checked = 0
-    for scenario in _telecom(12):
-        calls = [(a.side, a.name, dict(a.arguments)) for a in scenario.reference_actions]
-        calls += [("user", rng.choice(user_writes), {}) for _ in range(3)]
-        state, _ = replay(scenario, calls[:rng.randint(0, len(calls))])
-        assert sync_views(agent_view(state.agent.db), user_view(state.user.db)).empty
-        phone = state.user.db.surroundings
-        if phone.phone_number is None:
-            continue
-        phone.line_active = not phone.line_active
-        views = {"agent": agent_view(state.agent.db), "user": user_view(state.user.db)}
-        for view in views.values():  # what crosses between actors: no upstream object inside
-            assert json.loads(json.dumps(view)) == view
-        crossed = pickle.loads(pickle.dumps(views))
-        updates = sync_views(crossed["agent"], crossed["user"])
-        line = next(ln for ln in state.agent.db.lines if ln.phone_number == phone.phone_number)
-        assert updates.surroundings == {"line_active": getattr(line.status, "value", line.status) == "Active"}
-        assert updates == compute_sync(state.agent.db, state.user.db)
-        checked += 1
-    assert checked >= 10
+def _user(phone="444", **over):
+    user = {"phone_number": phone, "line_active": True, "roaming_allowed": True,
+            "mobile_data_usage_exceeded": False, "payment_request": None}
+    user.update(over)
+    return user
 
 
-def test_each_process_builds_the_same_initial_state_and_tasks_that_start_alike_share_it():
-    airline = [get_scenario(e.name) for e in select_scenarios(domain="airline")]
-    plain = [s for s in airline if not s.initialization_data and not s.initialization_actions
-             and not any(m.tool_calls for m in s.message_history or ())]
-    assert len(plain) >= 2 and initial_state(plain[0]) is initial_state(plain[1])
-    for scenario in _telecom(5, seed=3):
-        expected = fresh_state(scenario)
-        init = initial_state(scenario)
-        for side in ("agent", "user"):
-            copy = initial_db(scenario, side)
-            assert copy is not initial_db(scenario, side)  # a fresh copy per conversation
-            assert TELECOM.side_from_db(side, copy).db_hash() == expected.side(side).db_hash()
-            assert init.views[side] == TELECOM.sync_view[side](expected.side(side).db)
-        assert [e.model_dump() for e in init.events] == [e.model_dump() for e in expected.sync_events]
+def test_the_line_owner_is_found_through_the_customers_lines():
+    s = sync_views(_agent(), _user("444"))
+    assert s.bills_paid == ()
+    assert s.surroundings == {"line_active": False, "roaming_allowed": False, "mobile_data_usage_exceeded": True,
+                              "payment_request": {"bill_id": "BB1", "amount_due": 20.0, "paid": False}}
+    s = sync_views(_agent(), _user("222", mobile_data_usage_exceeded=False))
+    assert s.surroundings == {"payment_request": {"bill_id": "BA", "amount_due": 10.0, "paid": False}}
 
 
-def test_an_assertion_on_a_side_without_state_fails_as_asking_that_side_does():
-    scenario = next(s for s in _telecom(40, seed=5)
-                    if any(p.side == "user" for p in s.db_state_assertions or ()))
-    state, outcomes = replay(scenario)
-    agent_only = DualState(state.agent, None, None)
-    scored = score(scenario, agent_only, [])
-    direct = [evaluate_predicate(agent_only, p) for p in scenario.db_state_assertions]
-    assert list(scored.predicates) == direct
-    assert any(p.error == "ValueError: this scenario has no user-side state" for p in scored.predicates)
-    assert scored.user_hash is None
+def test_a_contact_number_that_is_also_a_line_finds_its_customer_first():
+    agent = _agent(customers=[{"phone_number": "444", "line_ids": ["L1"], "bill_ids": ["BA"]},
+                              {"phone_number": "333", "line_ids": ["L2"], "bill_ids": ["BB1"]}])
+    assert sync_views(agent, _user("444")).surroundings["payment_request"]["bill_id"] == "BA"
+
+
+def test_a_paid_request_pays_its_bill_and_the_next_awaiting_bill_is_requested():
+    paid = {"bill_id": "BB1", "amount_due": 20.0, "paid": True}
+    s = sync_views(_agent(), _user("444", line_active=False, roaming_allowed=False,
+                                   mobile_data_usage_exceeded=True, payment_request=paid))
+    assert s.bills_paid == ("BB1",)
+    assert s.surroundings == {"payment_request": {"bill_id": "BB2", "amount_due": 30.0, "paid": False}}
+    assert s.for_side("agent") == {"bills_paid": ["BB1"]}
+    # An unpaid request stays as it is: nothing to change on either side.
+    waiting = {"bill_id": "BB2", "amount_due": 30.0, "paid": False}
+    s = sync_views(_agent(), _user("444", line_active=False, roaming_allowed=False,
+                                   mobile_data_usage_exceeded=True, payment_request=waiting))
+    assert s.empty and s.for_side("agent") == {} and s.for_side("user") == {}
+
+
+def test_no_phone_means_nothing_to_sync():
+    s = sync_views(_agent(), _user(None))
+    assert s == TelecomSync() and s.empty
+
+
+@pytest.mark.parametrize(("agent", "user", "message"), [
+    (_agent(), _user("999"), "sync: line with phone number '999' not found in the operator's records"),
+    (_agent(plans=[]), _user("444"), "sync: plan 'P1' not found in the operator's records"),
+    (_agent(), _user("444", payment_request={"bill_id": "B9", "amount_due": 1.0, "paid": True}),
+     "sync: bill 'B9' not found in the operator's records"),
+    (_agent(customers=[{"phone_number": "111", "line_ids": ["L1"], "bill_ids": []}]), _user("444"),
+     "sync: no customer owns phone number '444'"),
+    (_agent(customers=[{"phone_number": "111", "line_ids": ["L7"], "bill_ids": []}]), _user("444"),
+     "sync: line 'L7' not found in the operator's records"),
+    (_agent(customers=[{"phone_number": "333", "line_ids": ["L2"], "bill_ids": ["B8"]}]), _user("444"),
+     "sync: bill 'B8' not found in the operator's records"),
+])
+def test_records_that_cannot_be_reconciled_say_what_is_missing(agent, user, message):
+    with pytest.raises(SyncError) as err:
+        sync_views(agent, user)
+    assert str(err.value) == message
+
+
+def test_applying_an_empty_half_changes_nothing_and_an_unknown_bill_is_refused():
+    state = fresh_state(SCENARIO)
+    before = state.hashes()
+    apply_agent_sync(state.agent.db, {})
+    apply_user_sync(state.user.db, {})
+    assert state.hashes() == before and compute_sync(state.agent.db, state.user.db).empty
+    with pytest.raises(SyncError, match="bill 'B404' not found"):
+        apply_agent_sync(state.agent.db, {"bills_paid": ["B404"]})
