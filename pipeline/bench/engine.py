@@ -1,11 +1,13 @@
 """``tauray bench engine``: how close the engine gets to the latency bound.
 
 Starts the local test endpoint with a fixed latency and runs N conversations at
-concurrency C through the actors, over telecom scenarios, with the writing
+concurrency C through the actors, over telecom scenarios (``--domain``: another
+domain's, where only the agent writes and nothing syncs), with the writing
 scripted behaviours: the agent follows the scenario's reference steps (its
 own writes as tool calls, phone actions asked of the customer), the customer
 performs them. So every conversation runs what a solved one does: writes on
-both sides, a DB pull and a sync after each, updates pushed to both hosts.
+both sides, a sync after each (over the sides' sync views), updates pushed to
+the hosts.
 The wall time is compared with the latency-bound ideal: the sum over
 conversations of their sequential model calls × latency, divided by C.
 
@@ -73,7 +75,7 @@ class EngineBench(BaseModel):
     writes_per_conversation: float = Field(description="Write tool calls (both sides) per conversation.")
     syncs_per_conversation: float = Field(
         description="Syncs after a write that changed a side (updates pushed to its host), per conversation; "
-        "every write also pulls the other side's DB and computes a sync, changed or not.")
+        "every write also computes a sync, changed or not.")
     lost: int
     duplicated: int
     success_rows: int

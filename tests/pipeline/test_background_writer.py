@@ -83,10 +83,10 @@ def test_sigint_during_a_write_waits_for_it_and_the_rerun_adds_nothing_twice(tmp
     w = BackgroundWriter(tmp_path, RUN, flush_rows=1)
     interrupted_at = None
     try:
-        w.add(results[0])
-        assert began.wait(5)
-        os.kill(os.getpid(), signal.SIGINT)  # the driver is interrupted mid-write
         try:
+            w.add(results[0])
+            assert began.wait(5)
+            os.kill(os.getpid(), signal.SIGINT)  # the driver is interrupted mid-write
             time.sleep(5)
         except KeyboardInterrupt:
             interrupted_at = time.monotonic()

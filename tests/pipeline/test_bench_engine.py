@@ -74,3 +74,6 @@ def test_small_engine_bench_writes_syncs_and_counts_every_call(ray_local):
     # each replayed conversation waits on its calls in turn: never faster than the latency bound
     assert bench.litellm_wall_seconds >= bench.ideal_seconds * 0.99
     assert bench.ratio_vs_litellm == pytest.approx(bench.wall_seconds / bench.litellm_wall_seconds, rel=0.01)
+    # what crossed between the coordinator and the hosts, weighed: words, calls and sync views, no DB
+    assert bench.bytes_conversations == 8 and set(bench.bytes_by_method) == {"open", "step", "apply_sync", "close"}
+    assert 0 < bench.bytes_per_conversation < 20_000
