@@ -11,7 +11,7 @@ export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
 export RAY_AUTH_MODE := disabled
 export RAY_USAGE_STATS_ENABLED := 0
 
-.PHONY: install demo test validate docs clean
+.PHONY: install demo test validate docs clean mutate
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "tauray needs Python >= 3.11 (set PYTHON=...)")'
@@ -42,6 +42,16 @@ validate: install
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest
+
+# `make mutate`: mutation testing of the pure core with mutmut (docs/mutation.md), run under
+# nice; not part of `make test`. Ends with `mutation score: P% (killed K of N, equivalent E)`.
+MUTATE_STAMP := $(VENV)/.tauray-mutate-installed
+$(MUTATE_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --quiet -e '.[test,mutate]'
+	@touch $(MUTATE_STAMP)
+
+mutate: $(MUTATE_STAMP)
+	nice -n 10 $(PY) mutation/run.py $(MUTATE_ARGS)
 
 docs: install
 	$(PY) -c "from tauray.results.schemas import schema_markdown as m; p='docs/tables.md'; t=open(p).read(); h=t[:t.index('#### ')]; open(p,'w').write(h + m())"

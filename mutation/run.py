@@ -1,0 +1,233 @@
+"""`make mutate`: mutation testing of tauray's pure core with mutmut, and its score.
+
+Why a wrapper: tauray installs its top-level folders as sub-packages of ``tauray``
+(``scenarios/`` is imported as ``tauray.scenarios``, see pyproject's package-dir).
+mutmut names each mutant after the file's path and only activates it when the
+running function's ``__module__`` matches that name, so it cannot work on the
+repository as laid out. This script lays the package out as it is imported
+(``build/mutation/tauray/scenarios/...``) with the test pool beside it, runs mutmut
+there (mutmut copies that tree once more into ``build/mutation/mutants/`` and puts
+it first on ``sys.path``, ahead of the editable install), so the working tree is never
+touched and other test runs in it are not disturbed. It then reads mutmut's results,
+takes out the mutants listed in ``mutation/equivalent.toml`` (each with its reason,
+checked against the mutant's actual diff), and prints a score per module and the
+closing line::
+
+    mutation score: P% (killed K of N, equivalent E)
+
+where N counts every mutant made, E the listed equivalents among them, K those a test
+failed on (a timeout counts as killed, as mutmut counts it), and P = K / (N - E).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+WORK = ROOT / "build" / "mutation"
+PACKAGE = "tauray"
+KILLED = {"killed", "timeout", "caught by type check", "segfault"}
+
+
+def _toml(value) -> str:
+    """TOML for the few value shapes this script writes (strings, numbers, bools, lists)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    return "[" + ", ".join(_toml(v) for v in value) + "]"
+
+
+def staged(repo_path: str, package_dirs: dict[str, str]) -> str:
+    """Where a repository file lies in the staged package (``scenarios/x.py`` -> ``tauray/scenarios/x.py``)."""
+    best = max(((pkg, d) for pkg, d in package_dirs.items() if Path(repo_path).is_relative_to(d) or d == "."),
+               key=lambda kv: len(kv[1]))
+    pkg, d = best
+    rel = Path(repo_path).relative_to(d) if d != "." else Path(repo_path)
+    return str(Path(*pkg.split(".")) / rel)
+
+
+def stage(scope: dict, project: dict, jobs: int) -> None:
+    """Lay the package out as imported, the test pool beside it, and mutmut's config."""
+    if WORK.exists():
+        shutil.rmtree(WORK)
+    WORK.mkdir(parents=True)
+    package_dirs: dict[str, str] = project["tool"]["setuptools"]["package-dir"]
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    # Copy the outermost mapped folders; nested ones (tauray.actors.llm) come along inside.
+    for pkg, d in sorted(package_dirs.items(), key=lambda kv: kv[0].count(".")):
+        target = WORK / Path(*pkg.split("."))
+        if target.exists():
+            continue
+        shutil.copytree(ROOT / d, target, ignore=ignore)
+    shutil.copytree(ROOT / "tests", WORK / "tests", ignore=ignore)
+    for extra in scope.get("also_copy", []):  # repository files the tests read (docs/tables.md)
+        src = ROOT / extra
+        (shutil.copytree(src, WORK / extra, ignore=ignore) if src.is_dir()
+         else shutil.copy2(src, WORK / extra))
+
+    only = [staged(m, package_dirs) for m in scope["modules"]]
+    selection = list(scope["tests"])
+    for d in scope.get("deselect", []):
+        selection += ["--deselect", d]
+    pytest_cfg = project["tool"].get("pytest", {}).get("ini_options", {})
+    lines = [
+        "# Written by mutation/run.py for one run; edit mutation/scope.toml instead.",
+        "[tool.mutmut]",
+        f"source_paths = {_toml([PACKAGE])}",
+        f"only_mutate = {_toml(only)}",
+        f"also_copy = {_toml(scope.get('also_copy', []))}",
+        f"pytest_add_cli_args = {_toml(['-p', 'no:cacheprovider', '-q'])}",
+        f"pytest_add_cli_args_test_selection = {_toml(selection)}",
+        "",
+        "[tool.pytest.ini_options]",
+    ]
+    for key, value in pytest_cfg.items():
+        if key == "addopts":
+            continue  # mutmut passes its own flags; -ra summaries only slow it down
+        lines.append(f"{key} = {_toml(value)}")
+    (WORK / "pyproject.toml").write_text("\n".join(lines) + "\n")
+
+
+def load_equivalents() -> dict[str, dict]:
+    path = HERE / "equivalent.toml"
+    if not path.exists():
+        return {}
+    data = tomllib.loads(path.read_text())
+    out = {}
+    for entry in data.get("mutant", []):
+        for field in ("name", "mutated", "reason"):
+            if not entry.get(field):
+                raise SystemExit(f"{path}: an [[mutant]] entry lacks '{field}': {entry}")
+        out[entry["name"]] = entry
+    return out
+
+
+@contextmanager
+def _cwd(path: Path):
+    old = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def collect(scope: dict, project: dict) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """mutmut's verdict of every mutant, by repo module, and each survivor's diff."""
+    with _cwd(WORK):
+        sys.path.insert(0, str(WORK))
+        from mutmut.mutation.diff_apply import get_diff_for_mutant
+        from mutmut.mutation.data import SourceFileMutationData
+        from mutmut.stats import status_by_exit_code
+
+        package_dirs = project["tool"]["setuptools"]["package-dir"]
+        by_module: dict[str, dict[str, str]] = {}
+        diffs: dict[str, str] = {}
+        for module in scope["modules"]:
+            path = Path(staged(module, package_dirs))
+            data = SourceFileMutationData(path=path)
+            data.load()
+            by_module[module] = {k: status_by_exit_code[v] for k, v in data.exit_code_by_key.items()}
+            for name, status in by_module[module].items():
+                if status not in KILLED:
+                    diffs[name] = get_diff_for_mutant(name, path=path)
+    return by_module, diffs
+
+
+def _mutated_lines(diff: str) -> list[str]:
+    return [line[1:].strip() for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+
+
+def report(by_module: dict[str, dict[str, str]], diffs: dict[str, str], equivalents: dict[str, dict],
+           seconds: float, survivors_file: Path) -> float:
+    stale = []
+    rows = []
+    tot = Counter()
+    survivors: list[str] = []
+    for module, statuses in by_module.items():
+        n = len(statuses)
+        k = sum(s in KILLED for s in statuses.values())
+        e = 0
+        for name, status in statuses.items():
+            if status in KILLED:
+                continue
+            eq = equivalents.get(name)
+            if eq and eq["mutated"].strip() in _mutated_lines(diffs[name]):
+                e += 1
+                continue
+            if eq:
+                stale.append(name)
+            survivors.append(f"# {name}: {status}\n{diffs[name]}\n")
+        score = 100.0 * k / (n - e) if n - e else 100.0
+        rows.append((module, n, k, e, score))
+        tot.update(n=n, k=k, e=e)
+
+    survivors_file.write_text("\n".join(survivors))
+    width = max(len(r[0]) for r in rows)
+    print(f"\n{'module':<{width}}  {'mutants':>7}  {'killed':>6}  {'equiv':>5}  {'score':>6}")
+    for module, n, k, e, score in rows:
+        print(f"{module:<{width}}  {n:>7}  {k:>6}  {e:>5}  {score:>5.1f}%")
+    if stale:
+        print(f"\n{len(stale)} entries of mutation/equivalent.toml no longer match their mutant's diff "
+              f"(the code moved): {', '.join(stale)}")
+    print(f"\nsurvivors ({len(survivors)}): {survivors_file.relative_to(ROOT)}  (mutmut show NAME, run in build/mutation)")
+    print(f"time: {seconds:.0f} s")
+    n, k, e = tot["n"], tot["k"], tot["e"]
+    p = 100.0 * k / (n - e) if n - e else 100.0
+    print(f"mutation score: {p:.1f}% (killed {k} of {n}, equivalent {e})")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("MUTATE_JOBS", "2")),
+                    help="mutants checked at once (default 2, or $MUTATE_JOBS)")
+    ap.add_argument("--module", action="append", default=None,
+                    help="only this repo module (repeatable), e.g. scenarios/scoring.py")
+    ap.add_argument("--report-only", action="store_true", help="re-read the last run's results")
+    args = ap.parse_args(argv)
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    scope = tomllib.loads((HERE / "scope.toml").read_text())
+    if args.module:
+        unknown = sorted(set(args.module) - set(scope["modules"]))
+        if unknown:
+            raise SystemExit(f"--module: not in mutation/scope.toml: {unknown}; known: {scope['modules']}")
+        scope["modules"] = args.module
+    equivalents = load_equivalents()
+
+    t0 = time.monotonic()
+    if not args.report_only:
+        stage(scope, project, args.jobs)
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)]
+        log = WORK / "mutmut.log"
+        print(f"mutmut over {len(scope['modules'])} modules, {args.jobs} jobs; log: {log.relative_to(ROOT)}",
+              flush=True)
+        with open(log, "w") as fh:
+            rc = subprocess.call(cmd, cwd=WORK, env=env, stdout=fh, stderr=subprocess.STDOUT)
+        if rc != 0:
+            sys.stdout.write(log.read_text()[-4000:])
+            print(f"mutmut exited {rc}; see {log}")
+            return rc
+    by_module, diffs = collect(scope, project)
+    report(by_module, diffs, equivalents, time.monotonic() - t0, WORK / "survivors.txt")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
