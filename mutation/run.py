@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -143,7 +144,7 @@ def collect(scope: dict, project: dict) -> tuple[dict[str, dict[str, str]], dict
             data.load()
             by_module[module] = {k: status_by_exit_code[v] for k, v in data.exit_code_by_key.items()}
             for name, status in by_module[module].items():
-                if status not in KILLED:
+                if status not in KILLED and status != "not checked":
                     diffs[name] = get_diff_for_mutant(name, path=path)
     return by_module, diffs
 
@@ -153,12 +154,15 @@ def _mutated_lines(diff: str) -> list[str]:
 
 
 def report(by_module: dict[str, dict[str, str]], diffs: dict[str, str], equivalents: dict[str, dict],
-           seconds: float, survivors_file: Path) -> float:
+           seconds: float | None, survivors_file: Path) -> float:
     stale = []
     rows = []
     tot = Counter()
     survivors: list[str] = []
+    unchecked = 0
     for module, statuses in by_module.items():
+        unchecked += sum(s == "not checked" for s in statuses.values())
+        statuses = {name: s for name, s in statuses.items() if s != "not checked"}
         n = len(statuses)
         k = sum(s in KILLED for s in statuses.values())
         e = 0
@@ -172,7 +176,7 @@ def report(by_module: dict[str, dict[str, str]], diffs: dict[str, str], equivale
             if eq:
                 stale.append(name)
             survivors.append(f"# {name}: {status}\n{diffs[name]}\n")
-        score = 100.0 * k / (n - e) if n - e else 100.0
+        score = 100.0 * k / (n - e) if n - e else (100.0 if n else math.nan)
         rows.append((module, n, k, e, score))
         tot.update(n=n, k=k, e=e)
 
@@ -180,14 +184,18 @@ def report(by_module: dict[str, dict[str, str]], diffs: dict[str, str], equivale
     width = max(len(r[0]) for r in rows)
     print(f"\n{'module':<{width}}  {'mutants':>7}  {'killed':>6}  {'equiv':>5}  {'score':>6}")
     for module, n, k, e, score in rows:
-        print(f"{module:<{width}}  {n:>7}  {k:>6}  {e:>5}  {score:>5.1f}%")
+        shown = "-" if math.isnan(score) else f"{score:.1f}%"
+        print(f"{module:<{width}}  {n:>7}  {k:>6}  {e:>5}  {shown:>6}")
     if stale:
         print(f"\n{len(stale)} entries of mutation/equivalent.toml no longer match their mutant's diff "
               f"(the code moved): {', '.join(stale)}")
     print(f"\nsurvivors ({len(survivors)}): {survivors_file.relative_to(ROOT)}  (mutmut show NAME, run in build/mutation)")
-    print(f"time: {seconds:.0f} s")
+    print(f"time: {seconds:.0f} s" if seconds is not None else "time: run still going (or interrupted)")
+    if unchecked:
+        print(f"INCOMPLETE: {unchecked} mutants not checked yet (run interrupted or still going); "
+              f"the score below counts only the {tot['n']} checked")
     n, k, e = tot["n"], tot["k"], tot["e"]
-    p = 100.0 * k / (n - e) if n - e else 100.0
+    p = 100.0 * k / (n - e) if n - e else (100.0 if n else 0.0)  # nothing checked proves nothing
     print(f"mutation score: {p:.1f}% (killed {k} of {n}, equivalent {e})")
     return p
 
@@ -224,8 +232,13 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(log.read_text()[-4000:])
             print(f"mutmut exited {rc}; see {log}")
             return rc
+        (WORK / "duration_s").write_text(f"{time.monotonic() - t0:.0f}\n")
+    elif args.module:
+        raise SystemExit("--report-only reads the last run whole; --module does not apply")
+    duration = WORK / "duration_s"
+    seconds = float(duration.read_text()) if duration.exists() else None
     by_module, diffs = collect(scope, project)
-    report(by_module, diffs, equivalents, time.monotonic() - t0, WORK / "survivors.txt")
+    report(by_module, diffs, equivalents, seconds, WORK / "survivors.txt")
     return 0
 
 
