@@ -71,3 +71,39 @@ def test_the_same_unit_added_twice_to_one_writer_is_two_attempts(tmp_path):
     # A new writer on the same folder carries on from what is on disk.
     with TableWriter(tmp_path, RUN) as w:
         assert w.next_attempt("c0") == 2 and w.next_attempt("c9") == 0
+
+
+def test_a_flush_is_due_at_exactly_flush_rows_rows_in_one_table(tmp_path):
+    """Each result adds 3 messages; with flush_rows=6 the second add reaches 6 and flushes."""
+    w = TableWriter(tmp_path, RUN, flush_rows=6, flush_seconds=3600)
+    w.add(result("c0"))
+    assert w.pending_rows == 1 + 2 + 2 + 3 and w.stats.total_files == 0
+    w.add(result("c1"))
+    assert w.pending_rows == 0 and w.stats.rows["messages"] == 6
+    assert w.stats.total_files == 4 and w.stats.files == {
+        "predicate_verdicts": 1, "actions": 1, "messages": 1, "nl_assertion_verdicts": 0, "judge_verdicts": 0,
+        "conversations": 1}
+    w.close()
+    w.close()  # closing twice is harmless
+    with pytest.raises(ValueError, match="flush_rows must be at least 1"):
+        TableWriter(tmp_path, RUN, flush_rows=0)
+    with pytest.raises(ValueError, match="flush_seconds must not be negative"):
+        TableWriter(tmp_path, RUN, flush_seconds=-1)
+    with TableWriter(tmp_path, RUN, flush_rows=1):  # the refused writers released the folder's lock
+        pass
+
+
+def test_attempts_continue_past_detail_rows_of_a_killed_flush(tmp_path, monkeypatch):
+    """A flush that died after the details and before the conversation row: the next
+    writer numbers the unit's next attempt past those details."""
+    w = TableWriter(tmp_path, RUN, flush_rows=10_000, flush_seconds=3600)
+    w.add(result("c0"))
+    _fail_once_on(monkeypatch, "conversations")
+    with pytest.raises(OSError):
+        w.flush()
+    w._lock.release()  # the process "dies" here: nothing else of this writer runs
+    with TableWriter(tmp_path, RUN) as again:
+        assert again.next_attempt("c0") == 1
+        assert again.add(result("c0", n_messages=1)) == 1
+    assert len(messages_df(tmp_path)) == 1 and len(messages_df(tmp_path, all_attempts=True)) == 4
+    assert conversations_df(tmp_path)["attempt"].tolist() == [1]
