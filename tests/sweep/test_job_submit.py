@@ -1,15 +1,15 @@
 """The cluster recipe of docs/sweeps.md, for real: a two-node Ray cluster on loopback
-(``ray start`` head + worker), a sweep sent with ``ray job submit`` writing to a folder
+(a head and a worker node), a sweep sent with ``ray job submit`` writing to a folder
 outside the job's working directory, then the same job again with ``--resume``: every unit
 exactly once. Bounded: each step has a timeout and the cluster is stopped at the end."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -33,39 +33,59 @@ model = "scripted"
 """
 
 
+CLUSTER = textwrap.dedent("""
+    import json, sys
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": int(sys.argv[1])})
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    print(json.dumps({"address": cluster.address}), flush=True)
+    sys.stdin.read()  # up until the test closes the pipe
+    cluster.shutdown()
+""")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def _ray(*args: str, env: dict, timeout: float) -> subprocess.CompletedProcess:
-    ray = Path(sys.executable).with_name("ray")
-    return subprocess.run([str(ray), *args], env=env, capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.fixture()
 def two_nodes(tmp_path):
-    """A head and a worker node on 127.0.0.1 (their own temp dir, never the suite's Ray)."""
-    if shutil.which("ray", path=str(Path(sys.executable).parent)) is None:
-        pytest.fail("the ray CLI is not installed next to this Python")
+    """A head and a worker node on 127.0.0.1, in a process of their own (never the suite's Ray).
+
+    Why not two ``ray start`` commands: Ray's CLI refuses to start a worker node while
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (the setting that keeps every port on loopback),
+    and with it set to 1 it rewrites the head's 127.0.0.1 address to the machine's external
+    IP. ``ray.cluster_utils.Cluster`` starts the same head and worker processes on loopback.
+    """
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled",
                LITELLM_LOCAL_MODEL_COST_MAP="True")
-    port, dash = _free_port(), _free_port()
-    temp = Path("/tmp") / f"tauray-job-{os.getpid()}"  # short: Ray's socket paths must fit 107 bytes
-    head = _ray("start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=1",
-                "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}",
-                f"--temp-dir={temp}", "--disable-usage-stats", env=env, timeout=120)
+    dash = _free_port()
+    script = tmp_path / "cluster.py"
+    script.write_text(CLUSTER)
+    proc = subprocess.Popen([sys.executable, str(script), str(dash)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
     try:
-        assert head.returncode == 0, head.stderr[-3000:]
-        worker = _ray("start", f"--address=127.0.0.1:{port}", "--node-ip-address=127.0.0.1", "--num-cpus=1",
-                      env=env, timeout=120)
-        assert worker.returncode == 0, worker.stderr[-3000:]
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read()[-3000:] if proc.poll() is not None else "the cluster printed nothing"
         yield env, f"http://127.0.0.1:{dash}"
     finally:
-        _ray("stop", "--force", env=env, timeout=120)
-        shutil.rmtree(temp, ignore_errors=True)
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def _ray(*args: str, env: dict, timeout: float) -> subprocess.CompletedProcess:
+    ray = Path(sys.executable).with_name("ray")
+    return subprocess.run([str(ray), *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def test_ray_job_submit_to_two_nodes_then_resume_leaves_each_unit_once(two_nodes, tmp_path):
@@ -77,12 +97,13 @@ def test_ray_job_submit_to_two_nodes_then_resume_leaves_each_unit_once(two_nodes
     def submit(limit: int, *flags: str) -> subprocess.CompletedProcess:
         (job_dir / "sweep.toml").write_text(SWEEP.format(limit=limit))
         return _ray("job", "submit", f"--address={dashboard}", f"--working-dir={job_dir}", "--",
-                    "python", "-m", "tauray", "sweep", "sweep.toml", "--out", str(out), "--no-progress", "--json",
+                    sys.executable, "-m", "tauray", "sweep", "sweep.toml", "--out", str(out), "--no-progress", "--json",
                     *flags, env=env, timeout=300)
 
     first = submit(3)
     assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
     assert len(conversations_df(out)) == 3
+    assert '"nodes": 2' in first.stdout  # the job's driver joined the two-node cluster
     # the sweep grows (more scenarios) and is sent again: only the new units run
     again = submit(5, "--resume")
     assert again.returncode == 0, (again.stdout + again.stderr)[-3000:]
