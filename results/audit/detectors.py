@@ -159,13 +159,15 @@ _CLAIM_DONE = re.compile(r"\b(?:done|did (?:it|that)|i'?ve (?:done|did|toggled|t
 
 
 class DoneWithoutCall(Detector):
-    """The customer says it did the asked phone action, but made no phone call in that turn."""
+    """The customer says it did the asked phone action, but made no phone call in that turn
+    (v2: a message that ends the call is no such claim; v1 read "I'm done with the bot.
+    ###TRANSFER###" as one, on the held-out half)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
         for m in t.user_texts:
-            if m.tool_calls or STOP in (m.content or ""):
-                continue
+            if m.tool_calls or any(token in (m.content or "") for token in (STOP, TRANSFER, OUT_OF_SCOPE)):
+                continue  # a message that ends the call claims nothing done ("I'm done with the bot")
             asked = t.agent_text_before(m.seq)
             if asked is None or not phone.requested_tools(asked.content, t.task.user_tools):
                 continue
@@ -251,9 +253,10 @@ class RepeatedWrite(Detector):
 
 
 class StateWithoutTool(Detector):
-    """The customer states a phone state in a turn where it ran no phone tool, and neither an
-    earlier phone result nor its own task's words gave that state (v2: the task's words count;
-    v1 flagged customers opening with their task's symptom, e.g. "speed ... poor")."""
+    """The customer states a phone state in a turn where it ran no phone tool, and no earlier
+    phone result showed it, unless the statement repeats its own task's words (v3: the task's
+    exact words; v2 excused any state the task named, and missed "the speed test said (Poor)"
+    on the held-out half; v1 flagged customers opening with their task's symptom)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -264,8 +267,9 @@ class StateWithoutTool(Detector):
             for x in t.messages:
                 if x.seq < m.seq and x.side == "user" and x.role == "tool":
                     shown |= set(phone.state_claims(x.content).items())
-            shown |= set(phone.state_claims(t.task.user_text).items())  # the task's own words (its symptom)
-            unshown = [f"{k}={v}" for k, v in phone.state_claims(m.content).items() if (k, v) not in shown]
+            task = (t.task.user_text or "").lower()
+            unshown = sorted({f"{k}={v}" for k, v, words in phone.claim_spans(m.content)
+                              if (k, v) not in shown and words.lower() not in task})  # not the task's own words
             if unshown:
                 out.append(self.finding(m, f"states {', '.join(unshown)} that no phone result showed"))
         return out
@@ -275,10 +279,18 @@ _SUSPECTS = re.compile(r"\b(?:think|maybe|perhaps|probably|likely|suspect|(?:mig
                        r"because|caus\w*|problem is|blame)\b", re.I)
 
 
+def _seen_by_user(m: Message) -> bool:
+    """Whether the customer saw the message: the agent's words, its own messages and phone results
+    (never the agent's tool calls or their results)."""
+    return m.side == "user" or (m.role == "assistant" and not m.tool_calls)
+
+
 class FaultNamedEarly(Detector):
-    """The customer names a phone setting as the cause before anything in the conversation
-    (the agent, a phone result) or its own task mentioned it (v2: only in a message that
-    suspects a cause; v1 also flagged a setting named for another reason, "roaming charges")."""
+    """The customer names a phone setting as the cause before anything it saw (the agent's
+    words, a phone result) or its own task mentioned it (v3: only what the customer saw
+    counts, v2 also counted the agent's tool results, and missed "roaming" after the agent's
+    own roaming call on the held-out half; v2: only in a message that suspects a cause, v1
+    also flagged a setting named for another reason, "roaming charges")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -286,7 +298,7 @@ class FaultNamedEarly(Detector):
         for m in t.user_texts:
             if not _SUSPECTS.search(_strip_tokens(m.content or "")):
                 continue
-            before = " ".join((x.content or "") for x in t.messages if x.seq < m.seq).lower()
+            before = " ".join((x.content or "") for x in t.messages if x.seq < m.seq and _seen_by_user(x)).lower()
             claimed = " ".join(phone.state_claims(m.content))  # a stated state is state_without_tool's
             named = [name for name, pattern in phone.SETTING_TOPICS.items()
                      if re.search(pattern, (m.content or "").lower()) and not re.search(pattern, before)
@@ -302,13 +314,13 @@ DETECTORS: tuple[Detector, ...] = (
     TransferWithoutAgent(name="transfer_without_agent", version=1, fault_class="transfer_without_agent",
                          effect="outcome"),
     UnaskedWrite(name="unasked_write", version=1, fault_class="unrequested_write", effect="outcome"),
-    DoneWithoutCall(name="done_without_call", version=1, fault_class="done_without_call", effect="outcome"),
+    DoneWithoutCall(name="done_without_call", version=2, fault_class="done_without_call", effect="outcome"),
     ResultContradiction(name="result_contradiction", version=1, fault_class="result_contradiction"),
     KnownInfoContradicted(name="known_info_contradicted", version=1, fault_class="known_info_contradicted"),
     IdentityInvented(name="identity_invented", version=1, fault_class="identity_invented"),
     RepeatedWrite(name="repeated_write", version=1, fault_class="repeated_write", effect="outcome"),
-    StateWithoutTool(name="state_without_tool", version=2, fault_class="state_without_tool"),
-    FaultNamedEarly(name="fault_named_early", version=2, fault_class="fault_named_early"),
+    StateWithoutTool(name="state_without_tool", version=3, fault_class="state_without_tool"),
+    FaultNamedEarly(name="fault_named_early", version=3, fault_class="fault_named_early"),
 )
 """The rule detectors, in the order findings are listed."""
 

@@ -73,10 +73,10 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-def state_claims(text: str | None) -> dict[str, str]:
-    """The phone-state facts a text states (``feature -> value``), from the fixed result
-    templates' words (``Airplane Mode is now OFF``, ``Data Enabled``, ``(Excellent)``...)."""
-    out: dict[str, str] = {}
+def claim_spans(text: str | None) -> list[tuple[str, str, str]]:
+    """(feature, value, the words that state it) of every phone-state fact a text states, from
+    the fixed result templates' words (``Airplane Mode is now OFF``, ``Data Enabled``, ``(Excellent)``...)."""
+    out = []
     for kind, pattern in _CLAIMS:
         for m in pattern.finditer(text or ""):
             groups = [g for g in m.groups() if g]
@@ -86,7 +86,15 @@ def state_claims(text: str | None) -> dict[str, str]:
                 feature, value = kind, groups[-1].lower()
             if kind == "mms":
                 value = "yes" if value == "can" else "no"
-            out.setdefault(feature, value)
+            out.append((feature, value, m.group(0)))
+    return out
+
+
+def state_claims(text: str | None) -> dict[str, str]:
+    """The phone-state facts a text states (``feature -> value``; the first statement of each)."""
+    out: dict[str, str] = {}
+    for feature, value, _ in claim_spans(text):
+        out.setdefault(feature, value)
     return out
 
 
@@ -156,4 +164,4 @@ INVENTED_KINDS: dict[str, re.Pattern[str]] = {
 }
 
 __all__ = ["AT_HOME", "INVENTED_KINDS", "NAME_CLAIM", "NOT_HOME", "PHONE_NUMBER", "SETTING_TOPICS", "TOPICS", "KnownInfo",
-           "contradictions", "known_info", "mentions", "requested_tools", "shows_resolved", "state_claims"]
+           "claim_spans", "contradictions", "known_info", "mentions", "requested_tools", "shows_resolved", "state_claims"]

@@ -151,3 +151,24 @@ def test_a_setting_named_for_another_reason_is_not_a_suspected_cause():
     t = build([*opening(), (2, "agent", "assistant", CLOSING),
                (3, "user", "user", "Thanks. Could you also look at my roaming charges?")])
     assert "fault_named_early" not in [c for c, _ in classes(t)]
+
+
+def test_a_message_that_ends_the_call_claims_nothing_done():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_roaming")),
+               (3, "user", "user", "I'm done with the bot, human please. ###TRANSFER###")], success=False)
+    assert classes(t) == [("transfer_without_agent", 3)]
+
+
+def test_a_stated_speed_the_task_named_in_other_words_is_still_unshown():
+    t = build([(0, "agent", "assistant", "Hello"),
+               (1, "user", "user", "Hi. Also the speed test said (Poor) earlier.")],
+              scenario="tau2_telecom__mobile_data_issue__user_abroad_roaming_enabled_off")
+    assert classes(t) == [("state_without_tool", 1)]
+
+
+def test_what_only_the_agents_tools_said_does_not_count_as_shown_to_the_customer():
+    t = build([*opening(), (2, "agent", "assistant", None, ["enable_roaming"]),
+               (2, "agent", "tool", "Roaming enabled successfully"), (2, "agent", "assistant", CLOSING),
+               (3, "user", "user", "I suspect the roaming setting. Thanks. ###STOP###")],
+              scenario="tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card")
+    assert classes(t) == [("fault_named_early", 3)]
