@@ -36,7 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
-WORK = ROOT / "build" / "mutation"
+WORK = Path(os.environ.get("MUTATE_WORK") or ROOT / "build" / "mutation").resolve()  # mutmut's working folder
 PACKAGE = "tauray"
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 
@@ -189,7 +189,7 @@ def report(by_module: dict[str, dict[str, str]], diffs: dict[str, str], equivale
     if stale:
         print(f"\n{len(stale)} entries of mutation/equivalent.toml no longer match their mutant's diff "
               f"(the code moved): {', '.join(stale)}")
-    print(f"\nsurvivors ({len(survivors)}): {survivors_file.relative_to(ROOT)}  (mutmut show NAME, run in build/mutation)")
+    print(f"\nsurvivors ({len(survivors)}): {survivors_file}  (diffs; `mutmut show NAME` in {WORK})")
     print(f"time: {seconds:.0f} s" if seconds is not None else "time: run still going (or interrupted)")
     if unchecked:
         print(f"INCOMPLETE: {unchecked} mutants not checked yet (run interrupted or still going); "
@@ -200,6 +200,21 @@ def report(by_module: dict[str, dict[str, str]], diffs: dict[str, str], equivale
     return p
 
 
+def check(mutant: str, tests: list[str]) -> int:
+    """One mutant against the given tests, in the last run's mutated tree (mutmut's trampolines
+    switch the mutant on by name). Do not use while a run is going: it refreshes its tests."""
+    mutants = WORK / "mutants"
+    if not mutants.is_dir():
+        raise SystemExit("no mutation run to check against: run `make mutate` first")
+    shutil.copytree(ROOT / "tests", mutants / "tests", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    env = {**os.environ, "MUTANT_UNDER_TEST": mutant, "PYTHONDONTWRITEBYTECODE": "1"}
+    rc = subprocess.call([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", *tests],
+                         cwd=mutants, env=env)
+    print(f"{mutant}: {'killed' if rc else 'survived'} by {' '.join(tests) or 'the whole suite'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("MUTATE_JOBS", "2")),
@@ -207,7 +222,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--module", action="append", default=None,
                     help="only this repo module (repeatable), e.g. scenarios/scoring.py")
     ap.add_argument("--report-only", action="store_true", help="re-read the last run's results")
-    args = ap.parse_args(argv)
+    ap.add_argument("--check", metavar="MUTANT", help="run tests (the paths after --) against one mutant of the "
+                    "last run, with the working tree's tests copied in: see a new test fail on its mutant")
+    args, rest = ap.parse_known_args(argv)
+    if args.check:
+        return check(args.check, [a for a in rest if a != "--"])
+    if rest:
+        ap.error(f"unrecognized arguments: {' '.join(rest)}")
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     scope = tomllib.loads((HERE / "scope.toml").read_text())
@@ -224,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)]
         log = WORK / "mutmut.log"
-        print(f"mutmut over {len(scope['modules'])} modules, {args.jobs} jobs; log: {log.relative_to(ROOT)}",
+        print(f"mutmut over {len(scope['modules'])} modules, {args.jobs} jobs; log: {log}",
               flush=True)
         with open(log, "w") as fh:
             rc = subprocess.call(cmd, cwd=WORK, env=env, stdout=fh, stderr=subprocess.STDOUT)
