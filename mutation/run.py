@@ -114,7 +114,24 @@ def load_equivalents() -> dict[str, dict]:
             if not entry.get(field):
                 raise SystemExit(f"{path}: an [[mutant]] entry lacks '{field}': {entry}")
         out[entry["name"]] = entry
+    for entry in data.get("import_time", []):
+        for field in ("function", "reason"):
+            if not entry.get(field):
+                raise SystemExit(f"{path}: an [[import_time]] entry lacks '{field}': {entry}")
+        out[entry["function"] + "__mutmut_*"] = entry
     return out
+
+
+def _equivalent(name: str, diff: str, equivalents: dict[str, dict]) -> tuple[bool, bool]:
+    """(listed as equivalent and still matching, listed but stale) for one surviving mutant."""
+    function = name.rsplit("__mutmut_", 1)[0] + "__mutmut_*"
+    if function in equivalents:  # every mutant of a function that runs only at import
+        return True, False
+    eq = equivalents.get(name)
+    if eq is None:
+        return False, False
+    matches = eq["mutated"].strip() in _mutated_lines(diff)
+    return matches, not matches
 
 
 @contextmanager
@@ -169,11 +186,11 @@ def report(by_module: dict[str, dict[str, str]], diffs: dict[str, str], equivale
         for name, status in statuses.items():
             if status in KILLED:
                 continue
-            eq = equivalents.get(name)
-            if eq and eq["mutated"].strip() in _mutated_lines(diffs[name]):
+            listed, is_stale = _equivalent(name, diffs[name], equivalents)
+            if listed:
                 e += 1
                 continue
-            if eq:
+            if is_stale:
                 stale.append(name)
             survivors.append(f"# {name}: {status}\n{diffs[name]}\n")
         score = 100.0 * k / (n - e) if n - e else (100.0 if n else math.nan)
