@@ -61,3 +61,57 @@ def test_units_skip_only_what_is_done():
     assert [u.unit_id for u in plan.units(cell, skip={every[1], every[2]})] == [every[0], every[3]]
     # trial-major: every scenario once before any twice
     assert [u.trial for u in plan.units(cell)] == [0, 0, 1, 1]
+
+
+def test_reference_policies_and_make_units_defaults_are_pinned():
+    """make_units: one trial of an oracle agent and a scripted user unless told otherwise
+    (tests and benchmarks share these ids with `tauray run`)."""
+    import datetime
+    import pathlib
+
+    from tauray.pipeline.plan import make_units
+
+    [unit] = make_units("r", ["tau2_mock__update_task_with_message_history"])
+    assert (unit.unit_id, unit.cell_id, unit.seed) == ("b424583c05822bf40cd9", "0ad56e47d498", 874797117)
+    assert (unit.agent, unit.user, unit.run_id, unit.trial) == ({"model": "oracle"}, {"model": "scripted"}, "r", 0)
+    assert unit.scenario == "tau2_mock__update_task_with_message_history"
+    assert len(make_units("r", ["tau2_mock__update_task_with_message_history"], trials=3)) == 3
+    # a cell may hold values JSON has no type for: they hash by their text
+    assert cell_id({"p": pathlib.Path("/x"), "d": datetime.date(2025, 1, 2)}) == "9b369aec4f5b"
+
+
+def test_judge_options_at_their_defaults_leave_the_identity_alone():
+    from tauray.pipeline.plan import _judge_identity
+
+    base = {"model": {"model": "openai/j"}, "prompt": "overall-plain@1", "samples": 1}
+    assert _judge_identity(base) == _judge_identity({**base, "structured": "auto", "nl_pack": None})
+    assert _judge_identity({**base, "structured": "never"})["structured"] == "never"
+    assert _judge_identity({**base, "nl_pack": "p@1"})["nl_pack"] == "p@1"
+
+
+def test_selection_patterns_limits_and_errors():
+    from tauray.pipeline.files import ConfigFileError
+
+    plan = plan_sweep(make_sweep(URL, patterns=["*roaming*"], limit=2))
+    assert plan.scenarios == ["tau2_telecom__mobile_data_issue__user_abroad_roaming_enabled_off",
+                              "tau2_telecom__mobile_data_issue__user_abroad_roaming_disabled_on__persona_easy"]
+    assert len(plan_sweep(make_sweep(URL, limit=None, split="small")).scenarios) > 2
+    with pytest.raises(ConfigFileError) as err:
+        plan_sweep(make_sweep(URL, patterns=["nope_*"]))
+    assert str(err.value) == "t: field 'scenarios': the selections match no scenario"
+    with pytest.raises(ConfigFileError) as err:
+        plan_sweep(make_sweep(URL, split="nosuchsplit"))
+    assert str(err.value).startswith("t: field 'scenarios[0]': unknown split 'nosuchsplit'; available here: ")
+
+
+def test_a_served_model_is_identified_by_what_it_serves_not_where(tmp_path):
+    from tauray.actors.llm import ModelSpec
+    from tauray.pipeline.plan import model_identity
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    spec = {"model": "openai/m", "serve": {"backend": "llamacpp", "gguf": str(gguf), "n_threads": 1}}
+    ident = model_identity(spec)
+    assert ident["serve"] == ModelSpec.model_validate(spec).serve.identity()
+    assert "serve" not in model_identity({"model": "openai/m"}) and "strict" not in model_identity({"model": "openai/m"})
+    assert model_identity({"model": "openai/m", "strict": True})["strict"] is True
