@@ -94,3 +94,18 @@ def test_the_default_interval_is_2000_resamples_from_seed_0():
     assert metrics.rate_interval([2, 3], [1, 3]) == metrics.rate_interval([2, 3], [1, 3], 2000, 0.95, 0)
     assert metrics.breakdown(df, "domain").equals(metrics.breakdown(df, "domain", n_boot=1000, seed=0))
     assert (metrics.paired_comparison(df, "m", "n") == metrics.paired_comparison(df, "m", "n", n_boot=2000, seed=0))
+
+
+def test_stop_reasons_count_every_bad_reply_kind_per_group():
+    df = _rows(_trials("m", "A", [True, False, True]) + _trials("n", "A", [False]))
+    df["truncated_replies"] = [1, None, 2, 0]
+    df["refused_replies"] = [0, 1, 0, 3]
+    df = df.drop(columns=[c for c in ("empty_replies",) if c in df.columns])  # an older run's table
+    per = metrics.stop_reasons(df, "agent_model").set_index("agent_model")
+    assert per.loc["m", "conversations"] == 3 and per.loc["n", "conversations"] == 1
+    assert per.loc["m", "truncated_replies"] == 3 and per.loc["m", "refused_replies"] == 1
+    assert per.loc["n", "refused_replies"] == 3 and per.loc["n", "empty_replies"] == 0
+    assert list(per.columns) == ["conversations", *metrics.STOP_COLUMNS]
+    total = metrics.stop_reasons(df)
+    assert len(total) == 1 and "agent_model" not in total.columns
+    assert total.iloc[0][["conversations", "truncated_replies", "refused_replies"]].tolist() == [4, 3, 4]
