@@ -7,11 +7,11 @@ the flagged turns with links to their transcripts. Written only for a run that
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment
-
 from tauray.results.report_values import fig, records, transcript_href
 
 _PAGE = """{% extends "base.html.j2" %}
@@ -40,7 +40,7 @@ correction replayed where it can be). 95% Wilson intervals.</p>
 
 
 def _rate(value: Any, low: Any, high: Any, **attrs: Any) -> Any:
-    if value is None or value != value:
+    if value is None or math.isnan(float(value)):
         return fig(None, "–", **attrs)
     return fig(round(float(value), 4), f"{value:.3f} [{low:.3f}, {high:.3f}]", **attrs)
 

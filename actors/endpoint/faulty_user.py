@@ -22,10 +22,10 @@ fault was committed at.
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from tauray.actors.endpoint.replies import (
     BehaviourError,
@@ -502,5 +502,15 @@ def reply_signature(message: dict[str, Any]) -> tuple[str, tuple[tuple[str, str]
 FAULTY_BEHAVIOURS = {"faulty-user": faulty_user}
 """Registered into the endpoint's behaviour registry under this name."""
 
-__all__ = ["FAULTS", "FAULT_CLASSES", "FAULTY_BEHAVIOURS", "HARD_NEGATIVES", "SPLITS", "Fault", "faulty_user",
-           "flipped", "parse_param", "reply_signature"]
+__all__ = [
+    "FAULTS",
+    "FAULTY_BEHAVIOURS",
+    "FAULT_CLASSES",
+    "HARD_NEGATIVES",
+    "SPLITS",
+    "Fault",
+    "faulty_user",
+    "flipped",
+    "parse_param",
+    "reply_signature",
+]

@@ -41,7 +41,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def _print_tables(path: str) -> None:
     import pandas as pd
-
     from tauray.results.audit.summary import adjusted_success, faults_per_100
 
     with pd.option_context("display.width", 200, "display.max_columns", 30):
@@ -54,9 +53,8 @@ def _print_tables(path: str) -> None:
 
 
 def _run_sweep(args: argparse.Namespace) -> None:
-    from tauray.results.audit.calibration_sweep import sweep_toml
-
     from tauray.pipeline.sweep_file import stored_name
+    from tauray.results.audit.calibration_sweep import sweep_toml
 
     out = Path(args.dir)
     text = sweep_toml(name=stored_name(out) or out.name, endpoint=args.endpoint, split=args.split, telecom_split=args.telecom_split,

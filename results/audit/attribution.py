@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from tauray.results.audit.detectors import Finding
 
 Attribution = Literal["none", "agent", "simulator", "mixed", "harness", "undetermined"]

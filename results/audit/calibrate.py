@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from tauray.results.audit.detectors import DETECTORS
 from tauray.results.audit.groundtruth import Truth, replay
 from tauray.results.audit.runner import ConversationAudit, audit_trajectory
@@ -172,17 +171,17 @@ def calibrate_path(path: Path | str) -> Calibration:
 
 def text_lines(c: Calibration) -> list[str]:
     """The figures as aligned lines."""
-    lines = [f"calibration of {c.path}: {c.conversations} conversations ({c.replay_mismatches} replay mismatches, "
-             f"{c.not_committed} faulty ones where the fault never came, left out)",
+    lines = [(f"calibration of {c.path}: {c.conversations} conversations ({c.replay_mismatches} replay mismatches, "
+              f"{c.not_committed} faulty ones where the fault never came, left out)"),
              f"{'class':26} {'recall at the injected turn':38} {'found anywhere':34} scen  families"]
     for name, f in c.classes.items():
         fam = ", ".join(f"{k.split('_')[0]} {v}" for k, v in sorted(f.families.items()))
-        lines.append(f"{name:26} {str(f.recall):38} {str(f.found_anywhere):34} {f.scenarios:4}  {fam}")
+        lines.append(f"{name:26} {f.recall!s:38} {f.found_anywhere!s:34} {f.scenarios:4}  {fam}")
     lines.append(f"false positives (any finding) on {c.clean_conversations} clean + "
                  f"{sum(c.hard_negatives.values())} hard negatives {dict(c.hard_negatives)}: {c.false_positive_rate}")
     lines.append(f"  {'detector':26} {'on clean + hard negatives':38} on faults of other classes")
     for name, r in c.false_positives_by_detector.items():
-        lines.append(f"  {name:26} {str(r):38} {c.cross_class_by_detector[name]}")
+        lines.append(f"  {name:26} {r!s:38} {c.cross_class_by_detector[name]}")
     lines.append(f"attribution: right side {c.attribution_side}; decisive turn {c.decisive_turn}")
     lines.append(f"  expected -> predicted: {c.attributions}")
     return lines

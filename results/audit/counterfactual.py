@@ -89,10 +89,16 @@ def replay_success(t: Trajectory, calls: list[Call]) -> bool | None:
     return score(scenario, state, executed).verdict.success
 
 
+def _missing(value: Any) -> bool:
+    import pandas as pd
+
+    return value is None or bool(pd.isna(value))
+
+
 def flips(t: Trajectory, f: Finding) -> bool | None:
     """Whether correcting the fault changes the stored verdict (None: cannot say)."""
     stored = t.row.get("success")
-    if f.blamed_side != "user" or stored is None or stored != stored:
+    if f.blamed_side != "user" or _missing(stored):
         return None
     corrected = corrected_calls(t, f)
     if corrected is None:

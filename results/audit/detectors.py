@@ -17,7 +17,6 @@ import re
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from tauray.results.audit import phone
 from tauray.results.audit.trajectory import Message, Trajectory
 from tauray.scenarios.conventions import OUT_OF_SCOPE, STOP, TRANSFER, TRANSFER_TO_HUMAN
@@ -104,7 +103,7 @@ class PrematureStop(Detector):
         return out
 
 
-_ASKS = re.compile(r"\?|\b(?:can|could|would|will) you\b|\bplease\b|\bI (?:also )?(?:need|want|would like)\b", re.I)
+_ASKS = re.compile(r"\?|\b(?:can|could|would|will) you\b|\bplease\b|\bI (?:also )?(?:need|want|would like)\b", re.IGNORECASE)
 
 
 class StopWithRequest(Detector):
@@ -155,7 +154,7 @@ class UnaskedWrite(Detector):
 
 _CLAIM_DONE = re.compile(r"\b(?:done|did (?:it|that)|i'?ve (?:done|did|toggled|turned|switched|restarted|rebooted|"
                          r"reset|set|granted|made|connected|disconnected|re-?seated|run|ran)|it'?s done|all set|"
-                         r"finished|completed|my phone now shows)\b", re.I)
+                         r"finished|completed|my phone now shows)\b", re.IGNORECASE)
 
 
 class DoneWithoutCall(Detector):
@@ -276,7 +275,7 @@ class StateWithoutTool(Detector):
 
 
 _SUSPECTS = re.compile(r"\b(?:think|maybe|perhaps|probably|likely|suspect|(?:might|could|must|may) be|guess|feeling|"
-                       r"because|caus\w*|problem is|blame)\b", re.I)
+                       r"because|caus\w*|problem is|blame)\b", re.IGNORECASE)
 
 
 def _seen_by_user(m: Message) -> bool:

@@ -15,7 +15,6 @@ import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from tauray.results.audit.trajectory import Trajectory
 
 FAULTY_PREFIX = "faulty-user:"

@@ -36,7 +36,7 @@ TOPICS: dict[str, str] = {
     "check_status_bar": r"status bar|signal|bars",
 }
 # Words that make a sentence a request for the customer to act.
-_CUE = re.compile(r"\b(?:could|can|would|will) you\b|\bplease\b|\btry\b|\bgo ahead\b|\blet'?s\b|\?", re.I)
+_CUE = re.compile(r"\b(?:could|can|would|will) you\b|\bplease\b|\btry\b|\bgo ahead\b|\blet'?s\b|\?", re.IGNORECASE)
 
 
 def requested_tools(text: str | None, tools: frozenset[str] | set[str], *, need_cue: bool = True) -> set[str]:
@@ -50,26 +50,27 @@ def requested_tools(text: str | None, tools: frozenset[str] | set[str], *, need_
         return {tagged[0]}
     if need_cue and not _CUE.search(text):
         return set()
-    return {t for t in tools if t in TOPICS and re.search(TOPICS[t], text, re.I)}
+    return {t for t in tools if t in TOPICS and re.search(TOPICS[t], text, re.IGNORECASE)}
 
 
 def mentions(text: str | None, tool: str) -> bool:
     """Whether the text mentions the tool's topic (or names the tool)."""
     if not text:
         return False
-    return bool(re.search(rf"\b{re.escape(tool)}\b", text)) or bool(TOPICS.get(tool) and re.search(TOPICS[tool], text, re.I))
+    named = re.search(rf"\b{re.escape(tool)}\b", text)
+    return bool(named) or bool(TOPICS.get(tool) and re.search(TOPICS[tool], text, re.IGNORECASE))
 
 
 # --- state words of the phone's fixed result templates ---------------------------------------
 
 _CLAIMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("switch", re.compile(r"\b(airplane mode|mobile data|data roaming|data saver mode|wi-?fi calling|wi-?fi|vpn)\s+is\s+"
-                          r"(?:now\s+|currently\s+)?(?:turned\s+)?(on|off)\b", re.I)),
-    ("data_indicator", re.compile(r"\bdata (enabled|disabled)\b", re.I)),
-    ("mms", re.compile(r"\b(cannot|can't|can not|can)\s+send\s+mms\b", re.I)),
-    ("speed", re.compile(r"\((very poor|poor|fair|good|excellent)\)", re.I)),
-    ("speed", re.compile(r"\bspeed\b[^.\n]{0,40}?\b(very poor|poor|fair|good|excellent)\b", re.I)),
-    ("signal", re.compile(r"📶\S*\s*(poor|fair|good|excellent)|(no signal)", re.I)),
+                          r"(?:now\s+|currently\s+)?(?:turned\s+)?(on|off)\b", re.IGNORECASE)),
+    ("data_indicator", re.compile(r"\bdata (enabled|disabled)\b", re.IGNORECASE)),
+    ("mms", re.compile(r"\b(cannot|can't|can not|can)\s+send\s+mms\b", re.IGNORECASE)),
+    ("speed", re.compile(r"\((very poor|poor|fair|good|excellent)\)", re.IGNORECASE)),
+    ("speed", re.compile(r"\bspeed\b[^.\n]{0,40}?\b(very poor|poor|fair|good|excellent)\b", re.IGNORECASE)),
+    ("signal", re.compile(r"📶\S*\s*(poor|fair|good|excellent)|(no signal)", re.IGNORECASE)),
 )
 
 
@@ -151,16 +152,16 @@ def known_info(text: str | None) -> KnownInfo:
 
 PHONE_NUMBER = re.compile(r"\b\d{3}-\d{3}-\d{4}\b")
 NAME_CLAIM = re.compile(r"\b(?:[Mm]y name is|[Tt]his is|I am|I'm)\s+(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)")
-NOT_HOME = re.compile(r"\b(?:abroad|travell?ing|overseas|out of the country)\b", re.I)
-AT_HOME = re.compile(r"\b(?:at home|in the (?:united states|us|usa)|not (?:abroad|travell?ing))\b", re.I)
+NOT_HOME = re.compile(r"\b(?:abroad|travell?ing|overseas|out of the country)\b", re.IGNORECASE)
+AT_HOME = re.compile(r"\b(?:at home|in the (?:united states|us|usa)|not (?:abroad|travell?ing))\b", re.IGNORECASE)
 
 # Identity details the telecom customer is never given: saying one is inventing it.
 INVENTED_KINDS: dict[str, re.Pattern[str]] = {
-    "date of birth": re.compile(r"\b(?:date of birth|born on|birth ?date|birthday)\b", re.I),
+    "date of birth": re.compile(r"\b(?:date of birth|born on|birth ?date|birthday)\b", re.IGNORECASE),
     "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
-    "account number": re.compile(r"\baccount (?:number|no\.?|id)\b[^.\n]*\d", re.I),
+    "account number": re.compile(r"\baccount (?:number|no\.?|id)\b[^.\n]*\d", re.IGNORECASE),
     "postal address": re.compile(r"\b\d+\s+[A-Z][a-z]+\s+(?:Street|St\.|Avenue|Ave\.|Road|Rd\.|Lane|Drive|Boulevard)\b"),
-    "social security number": re.compile(r"\b(?:ssn|social security)\b", re.I),
+    "social security number": re.compile(r"\b(?:ssn|social security)\b", re.IGNORECASE),
 }
 
 __all__ = ["AT_HOME", "INVENTED_KINDS", "NAME_CLAIM", "NOT_HOME", "PHONE_NUMBER", "SETTING_TOPICS", "TOPICS", "KnownInfo",

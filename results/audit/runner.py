@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from tauray.results.audit.attribution import attribute
 from tauray.results.audit.detectors import DETECTORS, Detector, Finding, detect_all
 from tauray.results.audit.trajectory import Trajectory, trajectories
@@ -51,8 +50,10 @@ class AuditSummary(BaseModel):
 
 
 def _success(value: Any) -> bool | None:
+    import pandas as pd
+
     try:
-        return None if value is None or value != value else bool(value)  # NaN / pd.NA
+        return None if value is None or pd.isna(value) else bool(value)  # NaN / pd.NA
     except TypeError:
         return None
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-
 from tauray.results.audit.store import read_audit
 from tauray.results.metrics import wilson_interval
 

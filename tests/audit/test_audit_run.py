@@ -8,8 +8,6 @@ import asyncio
 import json
 import re
 
-import pytest
-
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.pipeline.cli.main import main

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tauray.results.audit.detectors import DETECTORS, detect_all
+
 from tests.audit.helpers import ask, build, opening, performed
 
 AIRPLANE_OFF = "Airplane Mode is now OFF.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%"

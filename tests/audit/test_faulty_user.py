@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import pytest
-
 from tauray.actors.endpoint.behaviours import BEHAVIOURS, BehaviourError
-from tauray.actors.endpoint.faulty_user import _ASKING_STOP, _phrasings, faulty_user, flipped
+from tauray.actors.endpoint.faulty_user import (
+    _ASKING_STOP,
+    _phrasings,
+    faulty_user,
+    flipped,
+)
 from tauray.actors.endpoint.writers import scripted_user_writes
 from tauray.scenarios.registry import get_scenario
+
 from tests.audit.helpers import GREETING, SCENARIO, ask
 
 
