@@ -289,7 +289,7 @@ def measure_bytes(pool: Any, cfg: Any, out: Path) -> tuple[float, dict[str, floa
 
     from tauray.pipeline.driver import execute
 
-    coordinators = pool.current.coordinators  # the timed run's actors, kept
+    coordinators = [c for group in pool.groups for c in group.coordinators]  # the timed run's actors, kept
     ray.get([c.measure_traffic.remote(True) for c in coordinators])
     try:
         execute(cfg, out=out, probe=False, progress=False, keep_actors=True)
