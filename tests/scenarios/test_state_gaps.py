@@ -86,3 +86,11 @@ def test_results_render_as_upstream_renders_them():
     assert json.loads(render_result(value)) == {"n": "3", "ok": "True", "none": None, "when": "2025-01-02",
                                                 "colour": "red", "pair": ["1", "a"], "items": ["1.5", {"x": "False"}]}
     assert render_result(7) == '"7"' and render_result(None) == "null"
+
+
+def test_a_dump_is_plain_json():
+    """dump() is what crosses to disk and between actors: dates and enums as their JSON text."""
+    dumped = fresh_state(TELECOM).agent.dump()
+    assert json.loads(json.dumps(dumped)) == dumped  # no default= needed
+    bill = dumped["bills"][0]
+    assert isinstance(bill["status"], str) and isinstance(bill["issue_date"], str)
