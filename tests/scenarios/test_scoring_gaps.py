@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tauray.scenarios import (ExecutedCall, SuccessSignal, SuccessSignals, combine, default_registry, fresh_state,
                               replay, score)
 from tauray.scenarios.model import Predicate
@@ -133,3 +135,49 @@ def test_communicate_is_unknown_without_the_agent_words_and_vacuous_without_info
     assert score(told, state, calls, agent_texts=["I added 2 gb."]).communicate is True
     assert score(told, state, calls, agent_texts=["Done."]).communicate is False
     assert score(SCENARIO, state, calls).communicate is True
+
+
+def test_checks_from_the_sides_must_match_the_scenario_and_a_missing_side_fails_its_assertions():
+    from tauray.scenarios.scoring import check_side, score_checks
+
+    state, outcomes = replay(SCENARIO)
+    calls = [ExecutedCall(side=o.side, name=o.name, arguments=o.arguments) for o in outcomes]
+    agent, user = check_side(SCENARIO, state.agent), check_side(SCENARIO, state.user)
+    assert [p.side for p in user.predicates] == ["user", "user"] and len(agent.predicates) == 1
+    full = score_checks(SCENARIO, agent, user, calls)
+    assert full.verdict.success is True and [p.index for p in full.predicates] == [0, 1, 2]
+    # no user-side state: the user's assertions fail with the error asking that side raises
+    alone = score_checks(SCENARIO, agent, None, calls)
+    first = alone.predicates[0]
+    assert (first.index, first.side, first.function, first.arguments, first.expected, first.actual, first.met) == (
+        0, "user", "assert_mobile_data_status", {"expected_status": True}, True, None, False)
+    assert first.error == "ValueError: this scenario has no user-side state"
+    assert alone.predicates[2] == full.predicates[2] and alone.verdict.success is False
+    assert alone.user_hash is None and alone.db_state_match is False
+    # a side's check that does not line up with the scenario's assertions is refused
+    for wrong in (user.model_copy(update={"predicates": user.predicates[:1]}),
+                  user.model_copy(update={"predicates": user.predicates[::-1]})):
+        with pytest.raises(ValueError, match="^the user side's check does not match the scenario's assertions$"):
+            score_checks(SCENARIO, agent, wrong, calls)
+    on_agent = evaluate_predicate(state.agent, SCENARIO.db_state_assertions[0])  # a user assertion
+    assert on_agent.met is False
+    assert on_agent.error == "ValueError: the assertion is on the user side, not the agent side"
+
+
+def test_score_passes_the_judge_nl_verdict_and_a_given_gold_through():
+    from tauray.scenarios.gold import GoldReplay
+
+    state, outcomes = replay(SCENARIO)
+    calls = [ExecutedCall(side=o.side, name=o.name, arguments=o.arguments) for o in outcomes]
+    nl = SCENARIO.model_copy(update={"nl_assertions": ("The agent apologised.",)})
+    gated = _with([S.NL_ASSERTION]).model_copy(update={"nl_assertions": ("The agent apologised.",)})
+    assert score(gated, state, calls, nl_passed=False).verdict.success is False
+    assert score(gated, state, calls, nl_passed=True).verdict.success is True
+    assert score(nl, state, calls, nl_passed=False).verdict.signals["NL_ASSERTION"] is False
+    other = GoldReplay(domain="telecom", upstream_id="x", agent_hash="a", user_hash="u", failed_actions=())
+    s = score(SCENARIO, state, calls, gold=other)
+    assert (s.gold_agent_hash, s.gold_user_hash, s.db_state_match) == ("a", "u", False)
+    mock = default_registry().get("tau2_mock__update_task_with_message_history")
+    mstate, mout = replay(mock)
+    m = score(mock, mstate, [ExecutedCall(side=o.side, name=o.name, arguments=o.arguments) for o in mout])
+    assert m.user_hash is None and m.db_state_match is True
