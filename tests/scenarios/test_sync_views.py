@@ -101,3 +101,33 @@ def test_applying_an_empty_half_changes_nothing_and_an_unknown_bill_is_refused()
     assert state.hashes() == before and compute_sync(state.agent.db, state.user.db).empty
     with pytest.raises(SyncError, match="bill 'B404' not found"):
         apply_agent_sync(state.agent.db, {"bills_paid": ["B404"]})
+
+
+def test_the_operator_view_finds_the_owner_through_the_lines_of_a_real_db():
+    """A customer whose contact number is not the phone's line is found through its lines."""
+    from tauray.scenarios.telecom_sync import agent_view
+
+    state = fresh_state(SCENARIO)
+    phone = state.user.db.surroundings.phone_number
+    owner = next(c for c in state.agent.db.customers if c.phone_number == phone or any(
+        ln.phone_number == phone for ln in state.agent.db.lines if ln.line_id in c.line_ids))
+    owner.phone_number = "000-000-0000"
+    state.user.db.surroundings.payment_request = None
+    view = agent_view(state.agent.db)
+    assert {"line_id", "phone_number", "status", "plan_id"} <= set(view["lines"][0])
+    assert isinstance(view["lines"][0]["status"], str)
+    s = compute_sync(state.agent.db, state.user.db)  # no error: the owner is found by line
+    awaiting = [b for b in owner.bill_ids
+                if next(x for x in state.agent.db.bills if x.bill_id == b).status.value == "Awaiting Payment"]
+    assert s.surroundings.get("payment_request", {"bill_id": None})["bill_id"] == (awaiting[0] if awaiting else None)
+
+
+def test_status_values_read_from_enums_and_plain_text():
+    import enum
+
+    from tauray.scenarios.telecom_sync import _status_value
+
+    class Status(enum.Enum):
+        ACTIVE = "Active"
+
+    assert _status_value(Status.ACTIVE) == "Active" and _status_value("Suspended") == "Suspended"
