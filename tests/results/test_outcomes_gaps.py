@@ -28,7 +28,8 @@ def test_the_vectorised_outcomes_agree_with_the_row_rule():
     conv = pd.DataFrame(rows, columns=["error_kind", "success"])
     got = outcomes(conv)
     assert list(got) == [outcome(k, s) for k, s in rows]
-    assert list(got.cat.categories) == list(OUTCOMES)
+    assert list(got.cat.categories) == list(OUTCOMES) and got.name == "outcome"
+    assert list(got.index) == list(conv.index)
 
 
 def test_tally_counts_every_outcome_even_absent_ones():
