@@ -161,13 +161,32 @@ def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | N
 
         cfg, served = serve_for_sweep(cfg, probe=opts.probe)  # `serve:` models up (docs/serve.md)
         return _drive(cfg, scenarios, out, opts, ray, started, progress=progress, hooks=hooks, pool=pool,
-                      keep_actors=keep_actors)
+                      keep_actors=keep_actors, notes=notes)
     finally:
         if served is not None:
             served.stop()
         if created:
             _remove_if_unused(out)
         lock.release()
+
+
+def _warn_cap_before_quota(sched: Any, quotas: dict[str, Any], notes: Callable[[str], None]) -> None:
+    """A model with a quota that never made a call wait, while an in-flight cap held work
+    back most of the time: the cap, not the quota, bound the run; say which."""
+    from tauray.pipeline.quota import quota_actor
+
+    cap = sched.binding_cap()
+    if cap is None:
+        return
+    import ray
+
+    stats = ray.get(quota_actor().stats.remote())
+    for key in quotas:
+        s = stats.get(key)
+        if s and s["admitted"] and s["waited_s"] / s["admitted"] < 0.05:
+            notes(f"warning: {cap} bound this run before the quota of {key} (rpm={s['rpm']}, tpm={s['tpm']}) "
+                  f"did: its calls waited {s['waited_s']:.1f} s for the quota in all; raise {cap.split('=')[0]} "
+                  "to spend the quota")
 
 
 def _check_resumable(out: Path, cfg: SweepConfig, resuming: bool) -> None:
@@ -202,6 +221,8 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     from tauray.pipeline.resume import resume_state
     from tauray.pipeline.scheduler import CellQueue, Limits, drive
     from tauray.results.writer import remove_temp_files
+
+    notes = drive_kw.pop("notes")
 
     counts = counts_for_cluster(cfg.cluster)
     plan = SweepPlan(cfg, scenarios)
@@ -239,6 +260,8 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     finally:
         display.close()
     seconds = time.perf_counter() - t0
+    if sched is not None and plan.quotas:
+        _warn_cap_before_quota(sched, plan.quotas, notes)
     cells, per_model, oc = table_totals(out, plan)
     write_cells(out, cfg.name, cells)
     costs = [c.cost_usd for c in cells if c.cost_usd is not None]

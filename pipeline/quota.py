@@ -54,6 +54,11 @@ FIRST_COMPLETION = 1024
 RECENT = 64
 """Replies whose usage sets the estimates (largest ratio and completion among them)."""
 
+HEADROOM = 0.02
+"""Share of the quota left unused: admission timing as the provider sees it varies by
+more than any margin measured here (a busy node delays a call between its admission and
+its arrival), and one call too many in a window is a 429 for everyone."""
+
 GUARD_S = 0.25
 """The log holds admissions a little longer than the period: a call admitted here reaches
 the provider a moment later, and that moment varies between calls (more on a busy node), so
@@ -100,8 +105,10 @@ class Window:
     """One dimension of a per-minute quota: a log of what was admitted in the last period
     (hard cap) and a GCRA schedule (pacing at the quota's rate, ``burst`` of it at once)."""
 
-    def __init__(self, limit: float, period: float = PERIOD_S, burst: float = BURST) -> None:
-        self.limit = float(limit)
+    def __init__(self, limit: float, period: float = PERIOD_S, burst: float = BURST,
+                 headroom: float = HEADROOM) -> None:
+        self.quota = float(limit)
+        self.limit = max(1.0, float(limit) * (1.0 - headroom))  # what admission aims at
         self.period = period
         self.hold = period + max(GUARD_S, 0.01 * period)
         self.tolerance = burst * period
@@ -201,9 +208,9 @@ class ModelQuota:
 
     def set_limits(self, limits: Limits) -> None:
         self.limits = limits
-        if limits.rpm and (self.requests is None or self.requests.limit != limits.rpm):
+        if limits.rpm and (self.requests is None or self.requests.quota != limits.rpm):
             self.requests = Window(limits.rpm, self.period)
-        if limits.tpm and (self.tokens is None or self.tokens.limit != limits.tpm):
+        if limits.tpm and (self.tokens is None or self.tokens.quota != limits.tpm):
             self.tokens = Window(limits.tpm, self.period)
         self._wake()
 
@@ -370,11 +377,20 @@ def _ray_job() -> str | None:
 
 
 def gate() -> Gate:
-    """This process's gate: the cluster's book when this process runs on Ray, else a local one."""
+    """This process's gate: the cluster's book when this process runs on Ray and the driver
+    started one, else a book of this process's own (no Ray, or a coordinator driven directly)."""
     global _GATE
     job = _ray_job()
     if _GATE is None or _GATE[0] != job:
-        _GATE = (job, Gate(actor=quota_actor()) if job is not None else Gate(book=QuotaBook()))
+        actor = None
+        if job is not None:
+            import ray
+
+            try:  # looked up, never created here: a worker must not own the cluster's book
+                actor = ray.get_actor(ACTOR_NAME)
+            except ValueError:
+                actor = None
+        _GATE = (job, Gate(actor=actor) if actor is not None else Gate(book=QuotaBook()))
     return _GATE[1]
 
 
@@ -386,12 +402,21 @@ def reset_gate(book: QuotaBook | None = None) -> None:
 
 
 def quota_actor() -> Any:
-    """The cluster's quota book (created by whichever process asks first; it lives as long
-    as the job that created it)."""
+    """The cluster's quota book, created by the driver before any actor calls a model (it
+    lives as long as the driver's job)."""
     import ray
 
-    cls = ray.remote(num_cpus=0, max_restarts=-1, max_concurrency=100_000)(QuotaBook)
-    return cls.options(name=ACTOR_NAME, get_if_exists=True, lifetime=None).remote()
+    global _BOOK
+    job = _ray_job()
+    if _BOOK is None or _BOOK[0] != job:
+        cls = ray.remote(num_cpus=0, max_restarts=-1, max_concurrency=100_000)(QuotaBook)
+        # The creating handle is kept for the driver's lifetime: Ray ends an actor once its
+        # owner's handles are gone, whatever handles others looked up.
+        _BOOK = (job, cls.options(name=ACTOR_NAME, get_if_exists=True, lifetime=None).remote())
+    return _BOOK[1]
+
+
+_BOOK: tuple[str | None, Any] | None = None
 
 
 # --------------------------------------------------------------------------- one quota per model

@@ -102,6 +102,8 @@ class Scheduler:
         self.outcomes: Counter[str] = Counter()
         self.terminations: Counter[str] = Counter()
         self.config_error: str | None = None
+        self.fills = 0
+        self.capped: Counter[str] = Counter()  # refills that left work waiting, by the cap that held it
         self.actor_counts: dict[str, int] = pool.actor_counts()
 
     # --- submitting -------------------------------------------------------------------
@@ -110,12 +112,13 @@ class Scheduler:
         """The models a conversation of ``cell`` uses, each once (one model may play both sides)."""
         return {cell.agent_name, cell.user_name}
 
-    def _room(self, cell: Cell) -> bool:
+    def _room(self, cell: Cell) -> str | None:
+        """None when a conversation of ``cell`` may start, else the cap that holds it."""
         for name in self._models(cell):
             limit = self.limits.per_model.get(name)
             if limit is not None and self.model_in_flight[name] >= limit:
-                return False
-        return True
+                return f"models.{name}.concurrency={limit}"
+        return None
 
     def _fill(self) -> None:
         if self.config_error is not None:
@@ -125,18 +128,33 @@ class Scheduler:
             self.budget_reached = True
             return
         progressed = True
+        held: set[str] = set()
         while progressed and len(self.pending) < self.limits.max_in_flight:
             progressed = False
             for q in self.queues:
                 if len(self.pending) >= self.limits.max_in_flight:
                     break
-                if q.empty or not self._room(q.cell):
+                cap = None if q.empty else self._room(q.cell)
+                if cap is not None:
+                    held.add(cap)
+                if q.empty or cap is not None:
                     continue
                 unit = q.pop()
                 if unit is None:
                     continue
                 self._submit(unit, q.cell)
                 progressed = True
+        if len(self.pending) >= self.limits.max_in_flight and any(not q.empty for q in self.queues):
+            held.add(f"max_in_flight={self.limits.max_in_flight}")
+        self.fills += 1
+        self.capped.update(held)
+
+    def binding_cap(self) -> str | None:
+        """The cap that held work back in most refills, when that was most of them."""
+        if not self.capped or not self.fills:
+            return None
+        cap, count = self.capped.most_common(1)[0]
+        return cap if count >= self.fills / 2 else None
 
     def _submit(self, unit: WorkUnit, cell: Cell) -> None:
         gen, i = self.pool.pick()
@@ -248,14 +266,14 @@ def drive(queues: list[CellQueue], limits: Limits, *, out: Path, run_id: str, li
     """Run the queues to the tables in ``out``; returns the scheduler (its counters) and
     the actor generations used. A given ``pool`` is the caller's and stays alive;
     otherwise the kept pool is used (and kept if ``keep_actors``, else dropped)."""
-    from tauray.results.writer import TableWriter
+    from tauray.pipeline.writing import BackgroundWriter
 
     own = pool is None
     pool = KEPT.get(counts, spread, actor_cpus) if own else pool
     before = pool.started - 1
     sched = None
     try:
-        with TableWriter(out, run_id) as writer:
+        with BackgroundWriter(out, run_id) as writer:
             sched = Scheduler(limits, pool, writer, queues, live, progress, spent_usd=spent_usd, hooks=hooks,
                               finish=finish)
             sched.run()

@@ -146,6 +146,7 @@ def test_the_cluster_shares_one_book(ray_local):
         assert ray.get(book.stats.remote())["shared@test"]["admitted"] == 80
     finally:
         ray.kill(book)
+        quota._BOOK = None  # the next driver creates a fresh one
 
 
 # --------------------------------------------------------------------------- the endpoint's quota
@@ -240,3 +241,25 @@ def test_a_spec_with_a_quota_is_admitted_before_sending_so_the_endpoint_refuses_
         reset_gate()
     assert all(not isinstance(r, Exception) for r in replies)
     assert (refused == 0) if metered else (refused >= 6)
+
+
+def test_a_cap_that_binds_before_the_quota_is_named(ray_local, tmp_path):
+    """max_in_flight=1 against a quota far above what one conversation at a time can use:
+    the run says the cap, not the quota, bound it; when the quota binds too, no warning."""
+    from tauray.pipeline.config import SweepConfig
+    from tauray.pipeline.driver import execute
+
+    def run(max_in_flight: int, rpm: int, name: str) -> list[str]:
+        notes: list[str] = []
+        with start_endpoint() as ep:
+            cfg = SweepConfig.model_validate({
+                "name": name, "models": {"a": {"model": "openai/scripted-agent", "api_base": ep.base_url,
+                                               "rpm": rpm}},
+                "agents": ["a"], "users": ["scripted"], "scenarios": [{"domain": "mock", "limit": 4}],
+                "max_in_flight": max_in_flight})
+            execute(cfg, out=tmp_path / name, probe=False, progress=False, notes=notes.append)
+        return [n for n in notes if "bound this run before the quota" in n]
+
+    warned = run(1, 60_000, "capped")
+    assert len(warned) == 1 and "max_in_flight=1" in warned[0] and "openai/scripted-agent@" in warned[0]
+    assert run(1, 30, "quota-bound") == []  # the same cap, but a call every 2 s: the quota made calls wait
