@@ -104,7 +104,7 @@ class Scheduler:
         self.config_error: str | None = None
         self.fills = 0
         self.capped: Counter[str] = Counter()  # refills that left work waiting, by the cap that held it
-        self.actor_counts: dict[str, int] = pool.actor_counts()
+        self.actor_counts: dict[str, int] = {}  # filled by drive() from the pool at the end
 
     # --- submitting -------------------------------------------------------------------
     @staticmethod
