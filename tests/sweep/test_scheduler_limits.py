@@ -18,7 +18,7 @@ class _Coordinator:
 
 def _pool() -> SimpleNamespace:
     generation = SimpleNamespace(coordinators=[_Coordinator()], in_flight=0, load=[0], pick=lambda: 0)
-    return SimpleNamespace(current=generation)
+    return SimpleNamespace(current=generation, pick=lambda: (generation, 0))
 
 
 def _pending(agent: dict, user: dict, limit: int) -> int:
