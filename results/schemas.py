@@ -97,15 +97,13 @@ def schema_for(table: str) -> pa.Schema:
         raise UnknownTableError(f"unknown table {table!r}; known tables: {known}") from None
 
 
-def schema_markdown() -> str:
-    """The tables as README documents them (a test keeps README in step with this)."""
-    from tauray.results.records import TABLES
-
+def tables_markdown(tables: dict[str, Any], schemas: dict[str, pa.Schema]) -> str:
+    """Markdown of ``tables`` (name to record class): each with its doc and columns."""
     lines = []
-    for table, record in TABLES.items():
+    for table, record in tables.items():
         lines.append(f"#### `{table}`\n\n{(record.__doc__ or '').strip()}\n")
         lines.append("| column | type | description |\n|---|---|---|")
-        for field in SCHEMAS[table]:
+        for field in schemas[table]:
             info = record.model_fields[field.name]
             kind = str(field.type).replace("timestamp[us, tz=UTC]", "timestamp (UTC)").replace(
                 "list<item: string>", "list<string>")
@@ -113,6 +111,13 @@ def schema_markdown() -> str:
             lines.append(f"| `{field.name}` | {kind} | {info.description or ''} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def schema_markdown() -> str:
+    """The tables as README documents them (a test keeps README in step with this)."""
+    from tauray.results.records import TABLES
+
+    return tables_markdown(TABLES, SCHEMAS)
 
 
 if __name__ == "__main__":
@@ -135,14 +140,4 @@ def audit_schema_for(table: str) -> pa.Schema:
 
 def audit_schema_markdown() -> str:
     """The audit tables as docs/audit.md documents them."""
-    lines = []
-    for table, record in AUDIT_TABLES.items():
-        lines.append(f"#### `{table}`\n\n{(record.__doc__ or '').strip()}\n")
-        lines.append("| column | type | description |\n|---|---|---|")
-        for field in AUDIT_SCHEMAS[table]:
-            info = record.model_fields[field.name]
-            kind = str(field.type).replace("timestamp[us, tz=UTC]", "timestamp (UTC)").replace(
-                "list<item: string>", "list<string>") + (", nullable" if field.nullable else "")
-            lines.append(f"| `{field.name}` | {kind} | {info.description or ''} |")
-        lines.append("")
-    return "\n".join(lines)
+    return tables_markdown(AUDIT_TABLES, AUDIT_SCHEMAS)
