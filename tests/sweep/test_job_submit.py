@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -96,9 +97,16 @@ def test_ray_job_submit_to_two_nodes_then_resume_leaves_each_unit_once(two_nodes
 
     def submit(limit: int, *flags: str) -> subprocess.CompletedProcess:
         (job_dir / "sweep.toml").write_text(SWEEP.format(limit=limit))
-        return _ray("job", "submit", f"--address={dashboard}", f"--working-dir={job_dir}", "--",
-                    sys.executable, "-m", "tauray", "sweep", "sweep.toml", "--out", str(out), "--no-progress", "--json",
-                    *flags, env=env, timeout=300)
+        deadline = time.monotonic() + 90
+        while True:
+            done = _ray("job", "submit", f"--address={dashboard}", f"--working-dir={job_dir}", "--",
+                        sys.executable, "-m", "tauray", "sweep", "sweep.toml", "--out", str(out), "--no-progress",
+                        "--json", *flags, env=env, timeout=300)
+            # the head's job agent registers a few seconds after the cluster is up; until then
+            # Ray refuses the submission (nothing ran), so it is sent again
+            if "No available agent to submit job" not in done.stdout + done.stderr or time.monotonic() > deadline:
+                return done
+            time.sleep(3)
 
     first = submit(3)
     assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
