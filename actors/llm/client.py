@@ -238,13 +238,13 @@ class ModelClient:
                 limited = is_rate_limit(error)
                 if ticket is not None:
                     gate.settle(ticket, None, None, sent=not limited, delay=delay)
-                delay = (retry_after_s(error) or backoff_s(waits)) if limited else None
-                if delay is not None and waited + delay <= self.spec.rate_limit_wait:
-                    waited, waits = waited + delay, waits + 1
+                pause = (retry_after_s(error) or backoff_s(waits)) if limited else None
+                if pause is not None and waited + pause <= self.spec.rate_limit_wait:
+                    waited, waits = waited + pause, waits + 1
                     if gate is not None:
-                        gate.pause(self._quota[0], delay)  # every caller of the model waits it out
+                        gate.pause(self._quota[0], pause)  # every caller of the model waits it out
                     else:
-                        await asyncio.sleep(delay)
+                        await asyncio.sleep(pause)
                     continue
                 kind, status = classify(error)
                 text = scrub(f"{self.spec.model}: {type(error).__name__}: {error}", key)
