@@ -38,9 +38,13 @@ CLUSTER = textwrap.dedent("""
     import json, sys
     from ray.cluster_utils import Cluster
 
+    dash, head_agent, worker_agent = (int(a) for a in sys.argv[1:4])
+    # Own agent ports: the defaults (52365) are taken when another Ray runs here, e.g. the suite's,
+    # and a head without its agent refuses every job ("No available agent to submit job").
     cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 1, "include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": int(sys.argv[1])})
-    cluster.add_node(num_cpus=1)
+        "num_cpus": 1, "include_dashboard": True, "dashboard_host": "127.0.0.1", "dashboard_port": dash,
+        "dashboard_agent_listen_port": head_agent})
+    cluster.add_node(num_cpus=1, dashboard_agent_listen_port=worker_agent)
     cluster.wait_for_nodes()
     print(json.dumps({"address": cluster.address}), flush=True)
     sys.stdin.read()  # up until the test closes the pipe
@@ -69,7 +73,8 @@ def two_nodes(tmp_path):
     dash = _free_port()
     script = tmp_path / "cluster.py"
     script.write_text(CLUSTER)
-    proc = subprocess.Popen([sys.executable, str(script), str(dash)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    ports = [str(dash), str(_free_port()), str(_free_port())]
+    proc = subprocess.Popen([sys.executable, str(script), *ports], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline()
