@@ -33,6 +33,7 @@ from tauray.actors.endpoint.replies import (  # noqa: F401  (re-exported: behavi
     text_reply,
     tool_call_reply,
 )
+from tauray.actors.endpoint.faulty_agent import FAULTY_AGENT_BEHAVIOURS
 from tauray.actors.endpoint.faulty_user import FAULTY_BEHAVIOURS
 from tauray.actors.endpoint.shapes import SHAPE_BEHAVIOURS
 from tauray.actors.endpoint.roles import ROLE_BEHAVIOURS
@@ -209,6 +210,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     **SHAPE_BEHAVIOURS,
     **ROLE_BEHAVIOURS,
     **FAULTY_BEHAVIOURS,
+    **FAULTY_AGENT_BEHAVIOURS,
 }
 """Behaviour registry: model name (before any ``:param``) to behaviour."""
 
