@@ -49,6 +49,10 @@ class CoordinatorHost:
             self.traffic.conversations += measuring
             if unit.judge_configs:
                 result = await self._judged(unit, result)
+            if unit.audit:  # after judging: the attribution reads the final verdict
+                from tauray.results.audit.inloop import audit_result
+
+                result = audit_result(result)
             return result
         finally:
             self.in_flight -= 1

@@ -82,6 +82,9 @@ class RunSummary(OutcomeCounts):
     per_cell: list[dict[str, Any]]
     nodes: int
     actors: dict[str, int]
+    attributions: dict[str, int] = Field(default_factory=dict, description="Conversations by who failed, from the "
+                                         "run's newest audit (docs/audit.md); empty when it has none.")
+    audit_findings: int = Field(0, description="User-simulator and agent faults that audit found.")
 
 
 def _stderr(line: str) -> None:
@@ -262,6 +265,7 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     seconds = time.perf_counter() - t0
     if sched is not None and plan.quotas:
         _warn_cap_before_quota(sched, plan.quotas, notes)
+    attributions, audit_findings = _audit(out, cfg, ran=sched.written if sched else 0, notes=notes)
     cells, per_model, oc = table_totals(out, plan)
     write_cells(out, cfg.name, cells)
     costs = [c.cost_usd for c in cells if c.cost_usd is not None]
@@ -284,4 +288,26 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
         nodes=sum(1 for n in ray.nodes() if n.get("Alive")),
         actors=sched.actor_counts if sched else {k: c or 0 for k, c in zip(("coordinators", "agent_hosts",
                                                                             "user_hosts"), counts)},
+        attributions=attributions, audit_findings=audit_findings,
     )
+
+
+def _audit(out: Path, cfg: SweepConfig, ran: int, notes: Callable[[str], None]) -> tuple[dict[str, int], int]:
+    """Audit the run's stored conversations when this driver added any (the audit's tables,
+    docs/audit.md), and count its newest audit. An audit that fails is a warning, never a
+    lost run: `tauray audit` redoes it from the tables."""
+    if not cfg.audit:
+        return {}, 0
+    from tauray.results.audit.store import read_audit
+
+    try:
+        if ran:
+            from tauray.results.audit.runner import audit_path
+
+            audit_path(out)
+        rows = read_audit(out, "sim_attributions")
+        findings = read_audit(out, "sim_findings")
+    except Exception as exc:  # noqa: BLE001 - the run's rows are written; only the audit is missing
+        notes(f"warning: the audit of {out} failed ({type(exc).__name__}: {exc}); `tauray audit {out}` redoes it")
+        return {}, 0
+    return {str(k): int(v) for k, v in rows["attribution"].value_counts().items()}, len(findings)

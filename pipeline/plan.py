@@ -45,6 +45,8 @@ class WorkUnit(Frozen):
                          "died get the same id and seed.")
     max_steps: int = Field(ge=1, description="Policy replies allowed before the conversation is cut.")
     max_errors: int = Field(ge=1, description="Tool errors allowed before the conversation is cut.")
+    audit: bool = Field(default=False, description="Audit the finished conversation (who failed) on the "
+                        "coordinator, into its row's attribution columns.")
 
 
 # ModelSpec fields that say how to reach or pace a model, not what it is asked: changing
@@ -143,7 +145,7 @@ class SweepPlan:
             yield WorkUnit(unit_id=uid, run_id=cfg.name, sweep_id=cfg.name, cell_id=cell.cell_id, scenario=name,
                            trial=trial, seed=unit_seed(uid, cfg.seed), agent=cell.agent, user=cell.user,
                            judge_configs=cell.judge_configs, judge_gates=cell.judge_gates, max_steps=cfg.max_steps,
-                           max_errors=cfg.max_errors)
+                           max_errors=cfg.max_errors, audit=cfg.audit)
 
 
 def _judge_identity(judge: dict[str, Any]) -> dict[str, Any]:

@@ -49,7 +49,7 @@ CATEGORICAL = frozenset({
     "persona", "agent_model", "agent_kind", "user_model", "user_kind", "judge_model", "termination_reason",
     "error_kind", "success_reason", "tauray_version", "upstream_version", "side", "role", "kind", "tool",
     "function", "prompt_id", "prompt_version", "prompt_hash", "judge_config_id", "assertion", "unscored_reason",
-    "gold_agent_db_hash", "gold_user_db_hash", "matched_action_id",
+    "gold_agent_db_hash", "gold_user_db_hash", "matched_action_id", "attribution", "decisive_finding",
 })
 
 
@@ -206,6 +206,36 @@ def counted_rows(dirs: list[Path], table: str, *, all_attempts: bool = False,
     return t
 
 
+AUDIT_COLUMNS = ("attribution", "decisive_finding", "decisive_turn")
+
+
+def _with_newest_audit(dirs: list[Path], conv: pa.Table) -> pa.Table:
+    """The conversations with the attribution of the newest stored audit of their run,
+    where one exists (``tauray audit`` with newer detectors supersedes what the in-loop
+    audit wrote into the rows; a conversation that audit did not cover keeps its own)."""
+    from tauray.results.layout import SIM_ATTRIBUTIONS
+
+    if conv.num_rows == 0 or not any(data_files(table_dir(d, SIM_ATTRIBUTIONS)) for d in dirs):
+        return conv
+    from tauray.results.audit.store import read_audit
+
+    audit = pd.concat([read_audit(d, SIM_ATTRIBUTIONS) for d in dirs], ignore_index=True)
+    if audit.empty:
+        return conv
+    on = ["run_id", "conversation_id", "attempt"]
+    audit = audit[on + list(AUDIT_COLUMNS)].astype({"run_id": str, "conversation_id": str, "attempt": "int64"})
+    audit = audit.drop_duplicates(on, keep="last")
+    keys = conv.select(on).to_pandas().astype({"run_id": str, "conversation_id": str, "attempt": "int64"})
+    merged = keys.merge(audit, on=on, how="left", indicator=True)
+    found = (merged["_merge"] == "both").to_numpy()
+    for name in AUDIT_COLUMNS:
+        i = conv.schema.get_field_index(name)
+        field = conv.schema.field(i)
+        new = pa.array(merged[name].astype(object).where(merged[name].notna(), None).tolist(), type=field.type)
+        conv = conv.set_column(i, field, pc.if_else(pa.array(found), new, conv.column(i)))
+    return conv
+
+
 def _read(path: Path | str, table: str, *, all_attempts: bool, columns: list[str] | None, decode_json: bool,
           sweep: Filter, cell: Filter, model: Filter, run: Filter, scenario: Filter,
           equals: dict[str, Any]) -> pd.DataFrame:
@@ -224,7 +254,10 @@ def _read(path: Path | str, table: str, *, all_attempts: bool, columns: list[str
     # never brings back a superseded attempt.
     # Readers are lenient where run_dirs is strict: a folder nothing was written to yet
     # (or that does not exist) reads as empty tables with their declared columns.
-    t = counted_rows(child_run_dirs(path), table, all_attempts=all_attempts, unit_filters=named)
+    dirs = child_run_dirs(path)
+    t = counted_rows(dirs, table, all_attempts=all_attempts, unit_filters=named)
+    if table == "conversations":
+        t = _with_newest_audit(dirs, t)
     if equals:
         t = t.filter(_expression(schema, equals))
     df = _glob(_to_frame(t, decode_json, table), _as_list(scenario)).reset_index(drop=True)

@@ -59,6 +59,9 @@ def print_summary(s: Any) -> None:
         c = "n/a" if m.cost_usd is None else f"{m.cost_usd:.4f}"
         print(f"  {name[:24]:<24} {m.conversations:>6} {m.as_agent:>6} {m.as_user:>6} {m.as_judge:>6} "
               f"{m.prompt_tokens:>11} {m.completion_tokens:>10} {c:>10}")
+    if getattr(s, "attributions", None):
+        print("  who failed (audit): " + ", ".join(f"{k} {v}" for k, v in sorted(s.attributions.items()))
+              + f"; {s.audit_findings} findings (`tauray audit {s.out} --no-write` lists them)")
     if len(s.per_cell) > 1:
         print(f"  {'cell':<14} {'agent':<28} {'user':<30} {'done':>5} {'ok':>5} {'fail':>5} {'infra':>5}")
         for c in s.per_cell:
