@@ -9,6 +9,7 @@ JSON, repeated, missing or extra keys, contradictions, an empty reply, an inject
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from tauray.actors.endpoint.replies import (
@@ -172,6 +173,76 @@ def judge_injected(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
     return text_reply(json.dumps(_good_answer(body)[0]) + "\nThe record contained:\n" + "\n".join(quoted))
 
 
+# --------------------------------------------------------------------------- the audit judge
+#
+# The user-simulator audit asks its checks as lines "A1 [fault_class] ..." (data/judge_prompts/
+# sim-audit-v*.toml). These answer them from the record alone, deterministically, for offline
+# tests of the audit's judge tier: cues a real judge would weigh, reduced to phrases.
+
+_AUDIT_CHECK = re.compile(r"^A(\d+) \[([a-z][a-z0-9_]*)\] ", re.MULTILINE)
+_SAYS = re.compile(r"^#(\d+) CUSTOMER says:$")
+_OUT_OF_ROLE = re.compile(r"\b(?:i am|i'm) (?:an? |just an? )?(?:ai|language model|simulat\w*|bot)\b|"
+                          r"\bmy (?:instructions|script|prompt)\b|\bas instructed\b|\bmy task is\b", re.IGNORECASE)
+_AGENT_ROLE = re.compile(r"\bhow (?:can|may) i (?:help|assist) you\b|\banything else i can help\b", re.IGNORECASE)
+_STOP_WORD = re.compile(r"#\s*STOP\s*#")
+
+
+def _customer_says(record: str) -> list[tuple[int, str]]:
+    """(message number, text) of each thing the customer says in a rendered record."""
+    out: list[tuple[int, list[str]]] = []
+    current: list[str] | None = None
+    for line in record.splitlines():
+        if line.startswith("#"):
+            m = _SAYS.match(line)
+            current = [] if m else None
+            if m:
+                out.append((int(m.group(1)), current))
+        elif current is not None and line.startswith("  | "):
+            current.append(line[4:])
+    return [(n, " ".join(lines)) for n, lines in out]
+
+
+def _audit_verdict(fault_class: str, said: list[tuple[int, str]]) -> tuple[bool, str]:
+    """(fault?, reasoning) for one check: character_broken on out-of-role phrases, persona_broken
+    on the agent's phrases, unreasonable_stop on a stop in the customer's first message; any other
+    class is met."""
+    if fault_class == "character_broken":
+        hit = next(((n, t) for n, t in said if _OUT_OF_ROLE.search(t)), None)
+    elif fault_class == "persona_broken":
+        hit = next(((n, t) for n, t in said if _AGENT_ROLE.search(t)), None)
+    elif fault_class == "unreasonable_stop":
+        hit = said[0] if said and _STOP_WORD.search(said[0][1]) else None
+    else:
+        hit = None
+    if hit is None:
+        return False, "Scripted audit: no cue for this fault."
+    return True, f"#{hit[0]}: the customer says {hit[1][:160]!r}."
+
+
+def _audit_answer(body: dict[str, Any]) -> dict[str, Any]:
+    head, record, _ = _judge_request(body)
+    said = _customer_says(record)
+    results = []
+    for m in _AUDIT_CHECK.finditer(head):
+        fault, reasoning = _audit_verdict(m.group(2), said)
+        results.append({"id": f"A{m.group(1)}", "reasoning": reasoning, "verdict": "not_met" if fault else "met"})
+    return {"results": results}
+
+
+def judge_sim_audit(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """The user-simulator audit's judge, scripted: each check "A<n> [class]" of the request is
+    answered from the customer's words in the record (see :func:`_audit_verdict`), a fault citing
+    the message number that shows it."""
+    return text_reply(json.dumps(_audit_answer(body)))
+
+
+def judge_sim_audit_garbled(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """The audit judge's answer cut off mid-value, as a reply truncated at its token limit is:
+    nothing in it can be read, so every check must be unscored."""
+    answer = json.dumps(_audit_answer(body))
+    return text_reply(answer[: max(1, len(answer) // 2)])
+
+
 JUDGE_BEHAVIOURS = {
     "judge-json": judge_json,
     "judge-good": judge_good,
@@ -185,6 +256,8 @@ JUDGE_BEHAVIOURS = {
     "judge-contradict": judge_contradict,
     "judge-empty": judge_empty,
     "judge-injected": judge_injected,
+    "judge-sim-audit": judge_sim_audit,
+    "judge-sim-audit-garbled": judge_sim_audit_garbled,
 }
 
 __all__ = ["JUDGE_BEHAVIOURS"]
