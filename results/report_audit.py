@@ -66,7 +66,9 @@ def audit_context(src: Path | str, max_flagged: int = 500) -> dict[str, Any] | N
     findings = read_audit(src, "sim_findings").sort_values(["scenario", "conversation_id", "message_seq"])
     flagged = records(findings.head(max_flagged))
     for r in flagged:
-        r["href"] = transcript_href(r["run_id"], r["conversation_id"])
+        seq = r.get("message_seq")  # straight to the flagged message on the transcript page
+        r["href"] = transcript_href(r["run_id"], r["conversation_id"]) + ("" if seq is None or seq != seq
+                                                                         else f"#seq-{int(seq)}")
     return {"adjusted": adjusted, "classes": classes, "faults": faults, "flagged": flagged,
             "more": max(0, len(findings) - max_flagged)}
 

@@ -25,14 +25,23 @@ def _pretty(text: Any) -> str | None:
         return str(text)
 
 
+def _attribution(c: dict[str, Any]) -> str:
+    who = c.get("attribution")
+    if missing(who):
+        return "not audited"
+    decisive = c.get("decisive_finding")
+    return str(who) + ("" if missing(decisive) else f' ({decisive} at turn {c.get("decisive_turn")})')
+
+
 def page_context(c: dict[str, Any], arm: str, messages: list[dict[str, Any]], actions: list[dict[str, Any]],
                   predicates: list[dict[str, Any]], judges: list[dict[str, Any]], nl: list[dict[str, Any]],
-                  dd: analysis.DbDiff) -> dict[str, Any]:
+                  dd: analysis.DbDiff, findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     err = f'{c["error_kind"]}: {c.get("error_message") or ""}' if not missing(c.get("error_kind")) else ""
     info = [("scenario", c["scenario"]), ("arm", arm), ("run", c["run_id"]), ("unit / attempt",
             f'{c["unit_id"]} / {c["attempt"]}'), ("trial / seed", f'{c["trial"]} / {c["seed"]}'),
             ("policy variant", c["policy_variant"]), ("termination", c["termination_reason"]),
-            ("verdict", c["success_reason"]), ("turns", c["turns"]), ("error", err)]
+            ("verdict", c["success_reason"]), ("turns", c["turns"]), ("error", err),
+            ("who failed (audit)", _attribution(c))]
     preds = [{**p, "met": bool(p["met"])} for p in predicates]
     sides = [{"name": side, "rows": records(dd.rows[dd.rows["side"] == side])} if len(dd.rows) else
              {"name": side, "rows": []} for side in ("agent", "user")]
@@ -42,18 +51,31 @@ def page_context(c: dict[str, Any], arm: str, messages: list[dict[str, Any]], ac
     acts = [{**a, "arguments": _pretty(a["arguments"]),
              "result": a["result"] if a["kind"] == "sync" else _pretty(a["result"]),
              "sync_agent": _pretty(a["sync_agent"]), "sync_user": _pretty(a["sync_user"])} for a in actions]
+    flagged: dict[int, list[dict[str, Any]]] = {}
+    for f in findings or []:  # an audit finding is shown on the message that shows it
+        if not missing(f.get("message_seq")):
+            flagged.setdefault(int(f["message_seq"]), []).append(f)
     msgs = []
     for m in messages:
         calls = json.loads(m["tool_calls"]) if isinstance(m["tool_calls"], str) else []
         msgs.append({**m, "who": {"assistant": "agent", "user": "customer"}.get(m["role"], f"tool result ({m['side']})"),
                      "content": _pretty(m["content"]) if m["role"] == "tool" else m["content"],
-                     "calls": [{"name": k["name"], "arguments": str(k["arguments"])} for k in calls]})
+                     "calls": [{"name": k["name"], "arguments": str(k["arguments"])} for k in calls],
+                     "findings": flagged.get(int(m["seq"]), [])})
     return {"c": c, "arm": arm, "anchor": arm_anchor(arm), "info": info, "predicates": preds,
             "failed_predicates": [f'{p["side"]}:{p["function"]}' for p in preds if not p["met"]],
             "db": {"note": note, "bad": "" if dd.note or dd.reproduced else
                    "the rebuilt DBs do not reproduce the recorded hashes.", "sides": sides},
             "actions": acts, "messages": msgs, "judges": [{**j, "agreement": fmt_rate(j["agreement"])} for j in judges],
             "nl": nl}
+
+
+def _findings(src: Path) -> pd.DataFrame:
+    """The newest audit's findings, keyed like the other detail tables (by unit)."""
+    from tauray.results.audit.store import read_audit
+
+    found = read_audit(src, "sim_findings")
+    return found.assign(unit_id=found["unit_id"].astype(str)) if len(found) else found
 
 
 def write_transcripts(src: Path, out_dir: Path, conv: pd.DataFrame, jv: pd.DataFrame, env: Environment,
@@ -66,7 +88,7 @@ def write_transcripts(src: Path, out_dir: Path, conv: pd.DataFrame, jv: pd.DataF
 
     frames = {"messages": (readers.messages_df(src), "seq"), "actions": (readers.actions_df(src), "seq"),
               "predicates": (readers.predicates_df(src), "index"), "judge": (jv, "sample_index"),
-              "nl": (readers.nl_verdicts_df(src), "assertion_index")}
+              "nl": (readers.nl_verdicts_df(src), "assertion_index"), "findings": (_findings(src), "message_seq")}
     grouped = {name: by_conv(df, order) for name, (df, order) in frames.items()}
     columns = {name: list(df.columns) for name, (df, _) in frames.items()}
     columns_only = {name: df.head(0) for name, (df, _) in frames.items()}
@@ -80,7 +102,7 @@ def write_transcripts(src: Path, out_dir: Path, conv: pd.DataFrame, jv: pd.DataF
                    else pd.DataFrame(rows["actions"], columns=columns["actions"]))
         dd = analysis.db_diff(row["scenario"], actions, recorded, gold)
         context = page_context(row, row["arm"], rows["messages"], rows["actions"], rows["predicates"],
-                                rows["judge"], rows["nl"], dd)
+                                rows["judge"], rows["nl"], dd, rows["findings"])
         target = out_dir / transcript_href(row["run_id"], row["conversation_id"])
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(template.render(title=f"Transcript · {row['scenario']} · trial {row['trial']}",

@@ -15,7 +15,7 @@ font-size:12px;max-width:460px}code{font-size:12px}dl.summary{display:grid;grid-
 gap:2px 14px;font-size:13px}dl.summary dt{color:#5b6670}dl.summary dd{margin:0}.chat{max-width:900px}
 .msg{border-radius:8px;padding:6px 10px;margin:6px 0;border:1px solid #d7dde4}.msg p{margin:2px 0;white-space:pre-wrap}
 .msg.agent.assistant{background:#eef4fb;margin-right:120px}.msg.user.user{background:#fff4e8;margin-left:120px}
-.msg.tool{background:#f6f7f9;font-size:12px}.msg.user.tool{margin-left:120px}.msg.agent.tool{margin-right:120px}
+.msg.tool{background:#f6f7f9;font-size:12px}.msg.flagged{border:2px solid #c0262d}.flag{color:#c0262d;font-size:12px;margin-top:4px}.msg.user.tool{margin-left:120px}.msg.agent.tool{margin-right:120px}
 .who{font-size:11px;color:#5b6670;display:block}.call{font-family:monospace;font-size:12px;color:#1f5fa8}
 .verdict{font-size:16px}.confusions{display:flex;flex-wrap:wrap;gap:18px}table.confusion caption{font-size:12px;
 text-align:left;color:#3d4852}svg{display:block;margin:8px 0;max-width:100%;height:auto}

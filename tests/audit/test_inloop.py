@@ -38,6 +38,15 @@ def test_every_row_says_who_failed_and_the_findings_land(ray_local, endpoint, tm
     findings = read_audit(out, "sim_findings").sort_values("conversation_id")
     # the row's decisive turn is the stored finding's: one audit, two places
     assert list(rows.sort_values("conversation_id")["decisive_turn"]) == list(findings["turn"])
+    # the report marks the flagged message on each transcript page, and the audit page links to it
+    from tauray.results.report import build_report
+
+    build_report(out, tmp_path / "report")
+    for f in findings.to_dict("records"):
+        page = next((tmp_path / "report" / "transcripts").rglob(f"{f['conversation_id']}*.html")).read_text()
+        assert page.count('class="flag" data-fault-class="different_action"') == 1
+        assert f'id="seq-{f["message_seq"]}"' in page and "simulator (unasked_write@1 at turn" in page
+    assert (tmp_path / "report" / "audit.html").read_text().count("#seq-") == 2
 
 
 def test_no_audit_leaves_the_columns_empty_and_a_later_audit_shows_through(ray_local, endpoint, tmp_path, capsys):
