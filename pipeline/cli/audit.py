@@ -1,7 +1,9 @@
 """``tauray audit RUN_OR_SWEEP``: audit stored runs for user-simulator faults (nothing is
 re-run) and write the ``sim_findings`` and ``sim_attributions`` tables next to the run's;
 ``tauray audit-calibrate DIR``: measure the detectors on the calibration sweep (faulty
-endpoint customers, clean ones and hard negatives), running it first when asked."""
+endpoint customers, clean ones and hard negatives), running it first when asked;
+``tauray audit-calibrate DIR --mixed``: measure attribution on the mixed set (faulty agents,
+faulty customers, both, neither)."""
 
 from __future__ import annotations
 
@@ -57,8 +59,16 @@ def _run_sweep(args: argparse.Namespace) -> None:
     from tauray.results.audit.calibration_sweep import sweep_toml
 
     out = Path(args.dir)
-    text = sweep_toml(name=stored_name(out) or out.name, endpoint=args.endpoint, split=args.split, telecom_split=args.telecom_split,
-                      limit=args.limit, max_in_flight=args.max_in_flight, trials=args.trials)
+    if args.mixed:
+        from tauray.results.audit.mixed import sweep_toml as mixed_toml
+
+        text = mixed_toml(name=stored_name(out) or out.name, endpoint=args.endpoint, per_family=args.per_family,
+                          trials=args.trials, split=args.split, telecom_split=args.telecom_split,
+                          max_in_flight=args.max_in_flight)
+    else:
+        text = sweep_toml(name=stored_name(out) or out.name, endpoint=args.endpoint, split=args.split,
+                          telecom_split=args.telecom_split, limit=args.limit, max_in_flight=args.max_in_flight,
+                          trials=args.trials)
     with tempfile.NamedTemporaryFile("w", suffix=".toml", prefix="tauray-calibration-", delete=False) as fh:
         fh.write(text)
     print(f"tauray audit-calibrate: running the calibration sweep {fh.name} -> {out}", file=sys.stderr, flush=True)
@@ -75,6 +85,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     if args.endpoint:
         _run_sweep(args)
+    if args.mixed:
+        from tauray.results.audit import mixed
+
+        figures, _ = mixed.measure_path(args.dir, args.endpoint)
+        if args.json:
+            print_json(figures.model_dump(mode="json"))
+        else:
+            print("\n".join(mixed.text_lines(figures)))
+        return 0
     result = calibrate_path(args.dir)
     if args.json:
         print_json(result.model_dump(mode="json"))
@@ -105,5 +124,10 @@ def register(sub: Any) -> None:
     p.add_argument("--trials", type=int, default=1, help="trials per scenario and customer: each trial draws "
                    "its own fault point and phrasing (default: 1)")
     p.add_argument("--max-in-flight", type=int, default=6, help="conversations in flight (default: 6)")
+    p.add_argument("--mixed", action="store_true", help="measure attribution on the mixed set instead: faulty "
+                   "agents (faulty-agent:<class>) alone, faulty customers alone, both in one conversation, and "
+                   "neither; right side and decisive turn against the replayed behaviours")
+    p.add_argument("--per-family", type=int, default=20, help="with --mixed: first N scenarios of each telecom "
+                   "family (default: 20)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_calibrate)

@@ -7,19 +7,27 @@
 * ``simulator``: it failed and the simulator committed an ``outcome`` fault (changed the
   phone unasked, skipped or faked an action, ended or handed off the call itself) that
   explains it: correcting it flips the verdict, or it cannot be corrected (the call ended);
-* ``agent``: it failed and no simulator fault was found;
-* ``mixed``: it failed with an outcome fault of the simulator and a fault of the agent, or
-  with simulator faults whose correction does not rescue the verdict (the failure has
-  another cause too).
+* ``agent``: it failed with an agent fault (``agent_faults``: a skipped, wrong or unrequested
+  write, a wrong instruction, an early end) and no simulator outcome fault that matters, or
+  with no fault found at all (then without a decisive finding);
+* ``mixed``: it failed with outcome faults of both sides that matter, or with simulator
+  faults whose correction does not rescue the verdict (the failure has another cause too).
 
-The decisive finding is the first outcome fault whose correction flips the verdict, else
-the first outcome fault that cannot be corrected, else the first outcome fault (the
+When both sides have outcome faults, a fault *matters* unless applying it alone to the
+reference run still passes (``alone``: a harmless extra write does not); if only one side's
+faults matter, that side failed it; if both do, the side whose correction alone rescues the
+recorded calls failed it; otherwise it is ``mixed`` and the decisive finding is the earlier
+of the two sides' decisive ones.
+
+The decisive finding of a side is its first outcome fault whose correction flips the verdict,
+else its first outcome fault that cannot be corrected, else its first outcome fault (the
 earliest finding when there is none). Flips come from ``counterfactual`` (the recorded
-calls replayed with the fault corrected, ignoring how the agent would have reacted).
+calls replayed with the fault corrected, ignoring how the other side would have reacted).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -40,13 +48,31 @@ class Verdict(BaseModel):
     reason: str = Field(description="Why, in one line.")
 
 
-def attribute(success: bool | None, error_kind: str | None, findings: list[Finding]) -> Verdict:
-    """The attribution of one conversation (see the module doc)."""
+FindingKey = tuple[str, int | None, str]
+
+
+def finding_key(f: Finding) -> FindingKey:
+    """How ``alone`` names a finding."""
+    return (f.detector, f.message_seq, f.fault_class)
+
+
+def _decisive(faults: list[Finding]) -> Finding | None:
+    """The first fault whose correction flips the verdict, else the first that cannot be
+    corrected, else the first."""
+    return next((f for f in faults if f.flips_verdict), None) or next(
+        (f for f in faults if f.flips_verdict is None), None) or (faults[0] if faults else None)
+
+
+def attribute(success: bool | None, error_kind: str | None, findings: list[Finding],
+              alone: Mapping[FindingKey, bool | None] | None = None) -> Verdict:
+    """The attribution of one conversation (see the module doc). ``alone`` says, per finding
+    (``finding_key``), whether its fault by itself fails the reference run (None: cannot say,
+    taken as mattering); it is asked only when both sides have outcome faults."""
+    alone = alone or {}
     user = [f for f in findings if f.blamed_side == "user"]
     agent = [f for f in findings if f.blamed_side == "agent"]
     outcome = [f for f in user if f.effect == "outcome"]
-    decisive_user = next((f for f in outcome if f.flips_verdict), None) or next(
-        (f for f in outcome if f.flips_verdict is None), None) or (outcome[0] if outcome else None)
+    decisive_user = _decisive(outcome)
     unexplained = bool(outcome) and all(f.flips_verdict is False for f in outcome)
     first = decisive_user or (findings[0] if findings else None)
     if error_kind in _HARNESS_ERRORS:
@@ -55,9 +81,27 @@ def attribute(success: bool | None, error_kind: str | None, findings: list[Findi
         return Verdict(attribution="undetermined", decisive=first, reason="no verdict")
     if success:
         return Verdict(attribution="none", decisive=None, reason="succeeded")
-    if decisive_user is not None and agent:
-        return Verdict(attribution="mixed", decisive=decisive_user,
-                       reason=f"simulator {decisive_user.fault_class} and agent {agent[0].fault_class}")
+    agent_outcome = [f for f in agent if f.effect == "outcome"]
+    if decisive_user is not None and agent_outcome:
+        matters_a = [f for f in agent_outcome if alone.get(finding_key(f)) is not False]
+        matters_u = [f for f in outcome if alone.get(finding_key(f)) is not False]
+        du, da = _decisive(matters_u), _decisive(matters_a)
+        if da is None:  # the agent's faults fail nothing by themselves: the simulator's rules decide
+            agent_outcome = []
+        elif du is None:
+            return Verdict(attribution="agent", decisive=da, reason=f"agent {da.fault_class} at turn {da.turn}; "
+                           f"simulator {decisive_user.fault_class} fails nothing by itself")
+        elif du.flips_verdict and not da.flips_verdict:
+            return Verdict(attribution="simulator", decisive=du, reason=f"simulator {du.fault_class} at turn "
+                           f"{du.turn}; correcting it rescues the verdict despite agent {da.fault_class}")
+        elif da.flips_verdict and not du.flips_verdict:
+            return Verdict(attribution="agent", decisive=da, reason=f"agent {da.fault_class} at turn {da.turn}; "
+                           f"correcting it rescues the verdict despite simulator {du.fault_class}")
+        else:
+            early = min((du, da), key=lambda f: (f.message_seq if f.message_seq is not None else -1))
+            return Verdict(attribution="mixed", decisive=early,
+                           reason=f"simulator {du.fault_class} (turn {du.turn}) and agent {da.fault_class} "
+                           f"(turn {da.turn}) both matter")
     if decisive_user is not None and unexplained:
         return Verdict(attribution="mixed", decisive=decisive_user,
                        reason=f"simulator {decisive_user.fault_class} at turn {decisive_user.turn}, but correcting "
@@ -66,11 +110,12 @@ def attribute(success: bool | None, error_kind: str | None, findings: list[Findi
         return Verdict(attribution="simulator", decisive=decisive_user,
                        reason=f"simulator {decisive_user.fault_class} at turn {decisive_user.turn}")
     if agent:
-        return Verdict(attribution="agent", decisive=agent[0], reason=f"agent {agent[0].fault_class}")
+        da = _decisive(agent_outcome) or agent[0]
+        return Verdict(attribution="agent", decisive=da, reason=f"agent {da.fault_class} at turn {da.turn}")
     if user:
         return Verdict(attribution="undetermined", decisive=user[0],
                        reason=f"failed; only simulator talk faults ({user[0].fault_class})")
     return Verdict(attribution="agent", decisive=None, reason="failed with no simulator fault found")
 
 
-__all__ = ["ATTRIBUTIONS", "Attribution", "Verdict", "attribute"]
+__all__ = ["ATTRIBUTIONS", "Attribution", "FindingKey", "Verdict", "attribute", "finding_key"]

@@ -8,6 +8,13 @@ asked one, an unasked write is dropped, an action claimed without the call gets 
 call, a write done twice is done once. A fault that ended the call (a premature stop, a transfer) leaves no recorded
 future to replay, and a fault in words changes no state: for those ``flips`` is None.
 The uncorrected replay must reproduce the stored verdict, else nothing is claimed.
+
+Agent faults (``agent_faults``) are corrected the same way, keeping the customer's calls: a
+skipped reference action is put where the agent went past it, a wrong write gets the
+reference's arguments, an unrequested one is dropped, a wrong instruction's phone call is
+replaced by the one that was due; an early end has no future to replay. ``alone`` asks the
+other question attribution needs when both sides erred: does this fault by itself fail the
+reference run?
 """
 
 from __future__ import annotations
@@ -97,10 +104,12 @@ def _missing(value: Any) -> bool:
 
 def flips(t: Trajectory, f: Finding) -> bool | None:
     """Whether correcting the fault changes the stored verdict (None: cannot say)."""
+    from tauray.results.audit import agent_faults
+
     stored = t.row.get("success")
-    if f.blamed_side != "user" or _missing(stored):
+    if f.blamed_side not in ("user", "agent") or _missing(stored):
         return None
-    corrected = corrected_calls(t, f)
+    corrected = corrected_calls(t, f) if f.blamed_side == "user" else agent_faults.corrected_calls(t, f)
     if corrected is None:
         return None
     try:
@@ -112,4 +121,59 @@ def flips(t: Trajectory, f: Finding) -> bool | None:
     return None if fixed is None else fixed != bool(stored)
 
 
-__all__ = ["CORRECTABLE", "corrected_calls", "flips", "recorded_calls", "replay_success"]
+def user_alone_calls(t: Trajectory, f: Finding) -> list[Call] | None:
+    """The reference run with this one simulator fault in it (the agent doing the reference):
+    the asked reference action dropped, doubled or replaced by what the customer did, or an
+    unasked write added where the conversation was. None for faults that ended the call or
+    changed no state (those are taken to matter, or are not asked about)."""
+    from tauray.results.audit.agent_faults import align, gold_run
+
+    if f.fault_class not in CORRECTABLE or f.turn is None or f.message_seq is None:
+        return None
+    al = align(t)
+    before = [j for j, mv in enumerate(al.moves) if mv.message.seq < f.message_seq]
+    handled = [al.target[j].index for j in before if al.target[j] is not None]
+    frontier = max(handled, default=-1)
+    ask = next((j for j in reversed(before) if al.moves[j].kind == "ask"), None)
+    due = al.target[ask] if ask is not None and al.status[ask] == "ok" else None
+    gold = gold_run(t, al)
+    asked, _ = _asked(t, f)
+    unasked = [c for c in recorded_calls(t) if c[0] == "user" and c[3] == f.turn and c[1] in t.task.user_writes
+               and c[1] not in asked]
+    extra = [(None, (side, tool, args)) for side, tool, args, _ in unasked]
+    cut = next((i for i, (idx, _) in enumerate(gold) if idx is not None and idx > frontier), len(gold))
+    at = next((i for i, (idx, _) in enumerate(gold) if due is not None and idx == due.index), None)
+    if f.fault_class == "unrequested_write":
+        gold = gold[:cut] + extra + gold[cut:]
+    elif f.fault_class == "different_action":
+        gold = gold[:at] + extra + gold[at + 1:] if at is not None else gold[:cut] + extra + gold[cut:]
+    elif f.fault_class == "done_without_call":
+        if at is None:
+            return None
+        gold = gold[:at] + gold[at + 1:]
+    elif f.fault_class == "repeated_write":
+        if at is None:
+            return None
+        gold = gold[:at + 1] + [gold[at]] + gold[at + 1:]
+    return [(side, tool, args, 0) for _, (side, tool, args) in gold]
+
+
+def alone(t: Trajectory, f: Finding) -> bool | None:
+    """Whether the fault by itself fails the reference run (None: cannot say, e.g. a fault
+    that ended the call, which ``attribution`` takes as mattering)."""
+    from tauray.results.audit import agent_faults
+
+    if f.effect != "outcome":
+        return False  # words change no state
+    calls = agent_faults.alone_calls(t, f) if f.blamed_side == "agent" else user_alone_calls(t, f)
+    if calls is None:
+        return None
+    try:
+        ok = replay_success(t, calls)
+    except Exception:  # noqa: BLE001 - a replay that breaks says nothing about the fault
+        return None
+    return None if ok is None else not ok
+
+
+__all__ = ["CORRECTABLE", "alone", "corrected_calls", "flips", "recorded_calls", "replay_success",
+           "user_alone_calls"]

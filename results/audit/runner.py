@@ -12,11 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.results.audit.attribution import attribute
-from tauray.results.audit.detectors import DETECTORS, Detector, Finding, detect_all
+from tauray.results.audit.agent_faults import AGENT_DETECTORS
+from tauray.results.audit.attribution import attribute, finding_key
+from tauray.results.audit.detectors import DETECTORS as USER_DETECTORS
+from tauray.results.audit.detectors import Detector, Finding, detect_all
 from tauray.results.audit.trajectory import Trajectory, trajectories
 from tauray.results.layout import run_dirs
 from tauray.results.records import SimAttributionRecord, SimFindingRecord
+
+
+DETECTORS: tuple[Detector, ...] = (*USER_DETECTORS, *AGENT_DETECTORS)
+"""What ``tauray audit`` runs: the simulator's detectors, then the agent's."""
 
 
 class ConversationAudit(BaseModel):
@@ -60,13 +66,16 @@ def _success(value: Any) -> bool | None:
 
 def audit_trajectory(t: Trajectory, detectors: tuple[Detector, ...] = DETECTORS) -> ConversationAudit:
     """Findings and attribution of one conversation."""
-    from tauray.results.audit.counterfactual import flips
+    from tauray.results.audit.counterfactual import alone, flips
 
     findings = [f.model_copy(update={"flips_verdict": flips(t, f)}) if f.effect == "outcome" else f
                 for f in detect_all(t, detectors)]
     success = _success(t.row.get("success"))
     error_kind = t.row.get("error_kind")
-    verdict = attribute(success, error_kind if isinstance(error_kind, str) else None, findings)
+    sides = {f.blamed_side for f in findings if f.effect == "outcome"}
+    both = success is False and {"user", "agent"} <= sides  # only then does a fault's weight alone matter
+    verdict = attribute(success, error_kind if isinstance(error_kind, str) else None, findings,
+                        {finding_key(f): alone(t, f) for f in findings if f.effect == "outcome"} if both else None)
     return ConversationAudit(keys=t.keys, user_model=str(t.row.get("user_model")), success=success,
                              findings=tuple(findings), attribution=verdict.attribution, decisive=verdict.decisive,
                              reason=verdict.reason)
@@ -129,4 +138,4 @@ def audit_path(path: Path | str, write: bool = True,
     return summary, every
 
 
-__all__ = ["AuditSummary", "ConversationAudit", "audit_path", "audit_rows", "audit_run_dir", "audit_trajectory"]
+__all__ = ["DETECTORS", "AuditSummary", "ConversationAudit", "audit_path", "audit_rows", "audit_run_dir", "audit_trajectory"]
