@@ -84,3 +84,29 @@ def test_faulty_customer_is_found_attributed_and_stored(tmp_path, capsys, endpoi
 def test_audit_of_a_folder_that_is_no_run_says_so(tmp_path, capsys):
     assert main(["audit", str(tmp_path)]) == 2
     assert "neither a run directory" in capsys.readouterr().err
+
+
+def test_a_faulty_agent_is_blamed_at_its_turn_and_the_non_solving_agent_for_every_failure(tmp_path, capsys, endpoint):
+    from tauray.results.audit.groundtruth_agent import replay_agent
+    from tauray.results.audit.trajectory import trajectories
+    from tauray.results.readers import actions_df, conversations_df, messages_df
+
+    agent = {"model": "openai/faulty-agent:premature_transfer:heldout", "api_base": endpoint.base_url,
+             "reference_steps": True}
+    user = {"model": "openai/scripted-user-writes", "api_base": endpoint.base_url}
+    _store(tmp_path / "agent", "agent", agent, user)
+    summary = _audit_json(tmp_path / "agent", capsys)
+    assert summary["findings_by_class"] == {"premature_transfer": 2} and summary["attributions"] == {"agent": 2}
+    findings = read_audit(tmp_path / "agent", "sim_findings")
+    assert set(findings["blamed_side"]) == {"agent"} and set(findings["detector"]) == {"agent_early_exit"}
+    path = tmp_path / "agent"
+    truth = {t.keys["conversation_id"]: replay_agent(t).turn
+             for t in trajectories(conversations_df(path), messages_df(path), actions_df(path))}
+    attributions = read_audit(path, "sim_attributions")
+    assert {r.conversation_id: r.decisive_turn for r in attributions.itertuples()} == truth
+    # the endpoint's non-solving agent with the faithful customer: every failure is the agent's
+    _store(tmp_path / "lazy", "lazy", {"model": "openai/scripted-agent", "api_base": endpoint.base_url}, user)
+    summary = _audit_json(tmp_path / "lazy", capsys)
+    rows = read_audit(tmp_path / "lazy", "sim_attributions")
+    failed = rows[rows["success"] == False]  # noqa: E712
+    assert len(failed) and set(failed["attribution"]) == {"agent"} and failed["user_findings"].sum() == 0
