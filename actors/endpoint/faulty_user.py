@@ -52,6 +52,12 @@ _TOPIC = {
     "toggle_roaming": r"roaming", "toggle_data": r"\bdata\b(?! saver)", "reseat_sim_card": r"\bsim\b|re-?seat",
 }
 _VERIFY = {"mms": "can_send_mms", "data": "run_speed_test", "service": "check_status_bar"}
+# Each family's "resolved" condition as its task states it: MMS sends; speed test Excellent; signal.
+_RESOLVED_WORDS = {"mms": r"\bcan send MMS", "data": r"Speed Test Result:[^\n]*\(Excellent\)",
+                   "service": r"Status Bar: 📶"}
+# Call ids of a check the customer runs on its own to decide whether to commit its fault (the
+# fault is what it does after the result, so the replay does not count the check as the fault).
+PREPARATIONS = ("phone_o", "phone_n", "phone_c")
 
 
 @dataclass(frozen=True)
@@ -80,12 +86,19 @@ class View:
         return str(last.get("content") or "") if last.get("role") == "tool" else None
 
     def family(self) -> str:
-        text = self.system.lower()
+        # read from why the customer calls: every telecom task's instructions mention MMS
+        # ("If the agent asks if you are able to send an MMS message..."), so the whole prompt cannot tell
+        reason = re.search(r"## Why you are getting in touch\n(.*?)(?:\n\n|$)", self.system, re.DOTALL)
+        text = (reason[1] if reason else self.system).lower()
         if "mms" in text or "picture message" in text:
             return "mms"
         if "internet speed" in text or "mobile data" in text:
             return "data"
         return "service"
+
+    def resolved(self, result: str | None) -> bool:
+        """Whether a phone result shows the family's stated resolved condition."""
+        return bool(result and re.search(_RESOLVED_WORDS[self.family()], result))
 
 
 def _view(body: dict[str, Any]) -> View:
@@ -129,6 +142,8 @@ class Fault:
     points: int = 2  # the fault is committed at the j-th eligible point, j < points
     at_closing: bool = False  # when the drawn point never came, commit at the closing instead
     negative: bool = False  # a hard negative: looks like a fault, is not one
+    # what to say right after the result of its own check (None: play the clean customer)
+    follow_up: Callable[[View, str | None], Reply | None] | None = None
 
 
 def _requested(view: View, clean: Reply) -> bool:
@@ -293,6 +308,16 @@ _REFUSAL = ("I'd rather not do that right now. Is there another way to fix this?
             "I prefer not to. What else could we try?", "Hmm, I don't want to do that. Any other option?")
 
 
+def _accepts(view: View, request: tuple[str, str] | None) -> bool:
+    """Whether the task tells the customer to accept this request (refusing it would break the task)."""
+    return bool(request and request[0] == "make_payment"
+                and re.search(r"asks you to pay a bill, you accept", view.system, re.IGNORECASE))
+
+
+def _can_refuse(view: View, clean: Reply) -> bool:
+    return _requested(view, clean) and not _accepts(view, view.phone_request())
+
+
 def _commit_refusal(view: View, clean: Reply, split: str | None) -> Reply:
     return text_reply(_pick(_phrasings(_REFUSAL, split), view))
 
@@ -402,6 +427,166 @@ def _commit_restate(view: View, clean: Reply, split: str | None) -> Reply:
     return text_reply(_pick(_phrasings(_RESTATE, split), view).format(r=_last_result(view), stop=STOP))
 
 
+def _own_check(view: View, prefix: str) -> str | None:
+    """The result of the family check the customer ran on its own (call id ``prefix``...), when
+    the request's last message is that result."""
+    result = view.latest_tool_result()
+    own = [m for m in view.messages if m.get("role") == "assistant" and m.get("tool_calls")]
+    if result is None or not own:
+        return None
+    call = own[-1]["tool_calls"][0]
+    if call["function"]["name"] != _VERIFY[view.family()] or not str(call.get("id", "")).startswith(prefix):
+        return None
+    return result
+
+
+def _after_verify(view: View, split: str | None) -> Reply | None:
+    # stop_after_success: the verification read ran on the customer's own initiative; it stops
+    # only when it shows the problem gone (else it reports the result, as the clean customer does:
+    # stopping on a failure would be stop_after_failure, a fault)
+    result = _own_check(view, "phone_v")
+    if result is None or not view.resolved(result):
+        return None
+    return text_reply(_pick(_phrasings(_SUCCESS, split), view).format(stop=STOP))
+
+
+# --- later classes: a stop right after a failing check, no end after the resolved one, the task's
+# constraints broken, text sent with a call ----------------------------------------------------------
+
+
+def _after_asked_action(view: View, clean: Reply) -> bool:
+    # right after the result of the phone action the agent asked for, when the family has a check
+    result = view.latest_tool_result()
+    own = [m for m in view.messages if m.get("role") == "assistant" and m.get("tool_calls")]
+    asked = next((str(m.get("content") or "") for m in reversed(view.messages) if m.get("role") == "user"), "")
+    if result is None or not own or _VERIFY[view.family()] not in view.tools:
+        return False
+    call = own[-1]["tool_calls"][0]
+    return (not str(call.get("id", "")).startswith((*PREPARATIONS, "phone_v", "phone_x", "phone_r", "phone_d"))
+            and f"(phone action: {call['function']['name']} " in asked)
+
+
+def _check(prefix: str) -> Commit:
+    def commit(view: View, clean: Reply, split: str | None) -> Reply:
+        return tool_call_reply(_VERIFY[view.family()], "{}", f"{prefix}{len(view.messages)}")
+    return commit
+
+
+_GIVE_UP = ("It still doesn't work. I give up.", "Still broken. I'll deal with it some other time.",
+            "Nothing changed, so I'm ending the call.", "Not fixed. Goodbye.", "Same as before, forget it.",
+            "That didn't help at all. I'm hanging up.")
+
+
+def _stop_on_failure(view: View, split: str | None) -> Reply | None:
+    result = _own_check(view, "phone_o")
+    if result is None or view.resolved(result):
+        return None  # resolved: nothing to give up on, the customer reports it as the clean one does
+    return text_reply(f"{_pick(_phrasings(_GIVE_UP, split), view)} {STOP}")
+
+
+_GO_ON = ("Great, it works now! While I have you, what phones do you have on offer?",
+          "Excellent, thanks. Let me tell you, this has been a long week.",
+          "It works. Could we also go over how the phone's menus work in general?",
+          "Wonderful. So, how is your day going?", "Nice, fixed. I still have a few minutes, let's keep chatting.",
+          "Good, that sorted it. By the way, what are your opening hours?")
+
+
+def _go_on_when_resolved(view: View, split: str | None) -> Reply | None:
+    result = _own_check(view, "phone_n")
+    if result is None or not view.resolved(result):
+        return None
+    return text_reply(_pick(_phrasings(_GO_ON, split), view))
+
+
+_REPORT_CHECK = ("I ran a check too: {r} What should I do next?", "I also checked it myself: {r} Over to you.",
+                 "For what it's worth, the check says: {r} I'll wait for your next step.",
+                 "I looked again: {r} Should I keep going?")
+
+
+def _report_check(view: View, split: str | None) -> Reply | None:
+    result = _own_check(view, "phone_c")
+    if result is None:
+        return None
+    return text_reply(_pick(_phrasings(_REPORT_CHECK, split), view).format(r=result.splitlines()[0]))
+
+
+# What the telecom tasks fix: "you do not want to change your mobile data plan", "You are willing to
+# refuel 2.0 GB", "You do not have access to wifi", "If the agent asks you to pay a bill, you accept".
+_PLAN = ("Actually, could you switch me to a bigger data plan?", "I'd also like to upgrade my plan, please.",
+         "Can you move me to an unlimited plan while we're at it?", "Honestly, just put me on a different plan.")
+_REFUEL = ("Please refuel 5 GB of data for me.", "Can you add 10 GB of extra data to my line?",
+           "I want a top-up of 4 GB, not less.", "Could you buy me 8 GB more data?")
+_WIFI = ("I'm on my home Wi-Fi right now anyway.", "I have Wi-Fi here, so that part is fine.",
+         "I'm connected to the café's Wi-Fi at the moment.", "I can use Wi-Fi in my apartment.")
+_NO_PAY = ("I don't want to pay that bill.", "I'm not paying anything right now.",
+           "I'd rather not make a payment today.", "I refuse to pay for that.")
+_KEEP_PLAN = ("Just so you know, I don't want to change my data plan.", "Please don't touch my plan, whatever we do.")
+_KEEP_REFUEL = ("A {gb} GB refuel would be fine, but no plan change please.",
+                "If it comes to it, {gb} GB of extra data is OK with me.")
+_KEEP_WIFI = ("I don't have Wi-Fi here.", "I have no access to Wi-Fi at the moment.")
+_KEEP_PAY = ("If there is a bill to pay, I will pay it.", "I'm fine paying an overdue bill if that's the issue.")
+
+
+def _rules(view: View) -> dict[str, bool | str]:
+    limit = re.search(r"willing to refuel (\d+(?:\.\d+)?) ?GB", view.system)
+    return {"plan": bool(re.search(r"do not want to change your mobile data plan", view.system)),
+            "refuel": limit[1] if limit else "",
+            "wifi": bool(re.search(r"do not have access to wifi", view.system, re.IGNORECASE)),
+            "pay": bool(re.search(r"asks you to pay a bill, you accept", view.system))}
+
+
+def _talking_point(view: View, clean: Reply) -> bool:
+    # a text the customer sends mid-conversation (its opening or a report), never its closing
+    return _texting(view, clean) and not _is_closing(view, clean)
+
+
+def _can_break(view: View, clean: Reply) -> bool:
+    rules = _rules(view)
+    if _requested(view, clean) and _accepts(view, view.phone_request()):
+        return True
+    return _talking_point(view, clean) and bool(rules["plan"] or rules["refuel"] or rules["wifi"])
+
+
+def _commit_break(view: View, clean: Reply, split: str | None) -> Reply:
+    if _accepts(view, view.phone_request()):
+        return text_reply(_pick(_phrasings(_NO_PAY, split), view))
+    rules = _rules(view)
+    options = ((_phrasings(_PLAN, split) if rules["plan"] else ()) + (_phrasings(_REFUEL, split) if rules["refuel"]
+               else ()) + (_phrasings(_WIFI, split) if rules["wifi"] else ()))
+    return _with_sentence(clean, _pick(options, view))
+
+
+def _can_keep(view: View, clean: Reply) -> bool:
+    rules = _rules(view)
+    return _talking_point(view, clean) and any(rules.values())
+
+
+def _commit_keep(view: View, clean: Reply, split: str | None) -> Reply:
+    rules = _rules(view)
+    options = ((_phrasings(_KEEP_PLAN, split) if rules["plan"] else ())
+               + (tuple(o.format(gb=rules["refuel"]) for o in _phrasings(_KEEP_REFUEL, split)) if rules["refuel"]
+                  else ()) + (_phrasings(_KEEP_WIFI, split) if rules["wifi"] else ())
+               + (_phrasings(_KEEP_PAY, split) if rules["pay"] else ()))
+    return _with_sentence(clean, _pick(options, view))
+
+
+_SAYING = ("Sure, doing that now.", "OK, one moment.", "Alright, let me try that.", "On it.",
+           "Give me a second, I'm on it.", "Fine, trying it now.")
+
+
+def _commit_bundled(view: View, clean: Reply, split: str | None) -> Reply:
+    return Reply({**clean.message, "content": _pick(_phrasings(_SAYING, split), view)}, clean.finish_reason)
+
+
+PHRASINGS: dict[str, tuple[str, ...]] = {
+    "stop_after_failure": _GIVE_UP, "no_end_after_resolved": _GO_ON, "reports_check": _REPORT_CHECK,
+    "constraint_broken": _PLAN + _REFUEL + _WIFI + _NO_PAY,
+    "keeps_constraint": _KEEP_PLAN + _KEEP_REFUEL + _KEEP_WIFI + _KEEP_PAY, "bundled_turn": _SAYING,
+}
+"""Phrasings of the later classes (each kind of even length, so the halves of the whole are the
+halves of each kind)."""
+
+
 FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault("premature_stop", _requested, _commit_premature),
     Fault("stop_with_request", lambda v, c: _is_closing(v, c), _commit_asking_stop, points=1),
@@ -413,14 +598,21 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault("result_contradiction", _flippable, _commit_contradiction),
     Fault("known_info_contradicted", _texting, _commit_known, at_closing=True),
     Fault("identity_invented", _texting, _commit_invented, at_closing=True),
-    Fault("refusal", _requested, _commit_refusal, negative=True),
+    Fault("refusal", _can_refuse, _commit_refusal, negative=True),
     Fault("recheck", _can_recheck, _commit_recheck, negative=True),
-    Fault("stop_after_success", _can_verify, _commit_verify, points=1, negative=True),
+    Fault("stop_after_success", _can_verify, _commit_verify, points=1, negative=True, follow_up=_after_verify),
     Fault("correct_identity", _texting, _correct_identity, at_closing=True, negative=True),
     Fault("repeated_write", _after_requested_write, _commit_repeat),
     Fault("state_without_tool", _talking, _commit_unshown, at_closing=True),
     Fault("fault_named_early", _can_name, _commit_named, at_closing=True),
     Fault("restate_result", _can_restate, _commit_restate, points=1, negative=True),
+    Fault("stop_after_failure", _after_asked_action, _check("phone_o"), follow_up=_stop_on_failure),
+    Fault("no_end_after_resolved", lambda v, c: _is_closing(v, c) and _VERIFY[v.family()] in v.tools,
+          _check("phone_n"), points=1, follow_up=_go_on_when_resolved),
+    Fault("constraint_broken", _can_break, _commit_break),
+    Fault("bundled_turn", _requested, _commit_bundled),
+    Fault("reports_check", _after_asked_action, _check("phone_c"), negative=True, follow_up=_report_check),
+    Fault("keeps_constraint", _can_keep, _commit_keep, negative=True),
 )}
 """Fault classes (and hard negatives) by name."""
 
@@ -440,17 +632,6 @@ def parse_param(param: str | None) -> tuple[Fault, str | None]:
         raise BehaviourError(400, f"faulty-user split must be one of {', '.join(SPLITS)}; got {split!r}",
                              code="unknown_split")
     return fault, split
-
-
-def _after_verify(view: View, fault: Fault, split: str | None) -> Reply | None:
-    # stop_after_success: the verification read ran on the customer's own initiative; now it stops
-    if fault.name != "stop_after_success" or view.latest_tool_result() is None:
-        return None
-    own = [m for m in view.messages if m.get("role") == "assistant" and m.get("tool_calls")]
-    call = own[-1]["tool_calls"][0]["function"]["name"] if own else None
-    if call != _VERIFY[view.family()] or not str(own[-1]["tool_calls"][0].get("id", "")).startswith("phone_v"):
-        return None
-    return text_reply(_pick(_phrasings(_SUCCESS, split), view).format(stop=STOP))
 
 
 def _committed_before(body: dict[str, Any], fault: Fault, view: View, split: str | None) -> tuple[int, bool]:
@@ -475,7 +656,7 @@ def faulty_user(body: dict[str, Any], settings: Any) -> Reply:
     """The writing customer, with one fault of the class the model names (see the module doc)."""
     fault, split = parse_param(model_param(body))
     view = _view(body)
-    follow_up = _after_verify(view, fault, split)
+    follow_up = fault.follow_up(view, split) if fault.follow_up is not None else None
     if follow_up is not None:
         return follow_up
     clean = scripted_user_writes(body, settings)
@@ -490,6 +671,12 @@ def faulty_user(body: dict[str, Any], settings: Any) -> Reply:
     if fault.at_closing and _is_closing(view, clean):
         return fault.commit(view, clean, split)
     return clean
+
+
+def is_preparation(message: dict[str, Any]) -> bool:
+    """Whether a reply is a check the customer ran to decide on its fault (not the fault itself)."""
+    calls = message.get("tool_calls") or []
+    return bool(calls) and all(str(c.get("id", "")).startswith(PREPARATIONS) for c in calls)
 
 
 def reply_signature(message: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -507,10 +694,13 @@ __all__ = [
     "FAULTY_BEHAVIOURS",
     "FAULT_CLASSES",
     "HARD_NEGATIVES",
+    "PHRASINGS",
+    "PREPARATIONS",
     "SPLITS",
     "Fault",
     "faulty_user",
     "flipped",
+    "is_preparation",
     "parse_param",
     "reply_signature",
 ]

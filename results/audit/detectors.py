@@ -17,6 +17,7 @@ import re
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from tauray.actors.policies import parse_phone_request
 from tauray.results.audit import phone
 from tauray.results.audit.trajectory import Message, Trajectory
 from tauray.scenarios.conventions import OUT_OF_SCOPE, STOP, TRANSFER, TRANSFER_TO_HUMAN
@@ -57,9 +58,10 @@ class Detector(BaseModel):
     tier: Tier = "rule"
     description: ClassVar[str] = ""
 
-    def finding(self, message: Message, evidence: str, fault_class: str | None = None) -> Finding:
+    def finding(self, message: Message, evidence: str, fault_class: str | None = None,
+                effect: Effect | None = None) -> Finding:
         return Finding(detector=self.name, detector_version=self.version, fault_class=fault_class or self.fault_class,
-                       blamed_side=self.blamed_side, effect=self.effect, tier=self.tier, turn=message.turn,
+                       blamed_side=self.blamed_side, effect=effect or self.effect, tier=self.tier, turn=message.turn,
                        message_seq=message.seq, evidence=" ".join(evidence.split())[:300])
 
     def detect(self, t: Trajectory) -> list[Finding]:  # pragma: no cover - abstract
@@ -307,6 +309,158 @@ class FaultNamedEarly(Detector):
         return out
 
 
+def _pending(t: Trajectory, m: Message) -> set[str]:
+    """Phone actions the agent's last words asked for that the customer has not done before ``m``."""
+    asked = t.agent_text_before(m.seq)
+    if asked is None:
+        return set()
+    return phone.requested_tools(asked.content, t.task.user_tools) - {tool for _, tool in t.user_calls(asked.seq, m.seq)}
+
+
+def _since_last_write(t: Trajectory, m: Message) -> int:
+    writes = [c for c, tool in t.user_calls(-1, m.seq) if tool in t.task.user_writes]
+    return writes[-1].seq if writes else -1
+
+
+class StopAfterFailure(Detector):
+    """The customer ends the call right after a phone result of its own turn showed the problem
+    still there (MMS cannot send; speed test below Excellent; no signal), with no further
+    attempt and nothing the agent asked left undone (that stop is ``premature_stop``'s)."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        for m in t.user_texts:
+            if STOP not in (m.content or ""):
+                continue
+            results = [x for x in t.messages if x.side == "user" and x.role == "tool" and x.turn == m.turn
+                       and x.seq < m.seq]
+            if not results or not phone.shows_failure(t.task.issue_type, results[-1].content) or _pending(t, m):
+                continue
+            shown = (results[-1].content or "").splitlines()
+            out.append(self.finding(m, f"stopped right after {shown[-1] if shown else ''!r}: {m.content!r}"))
+        return out
+
+
+_CLOSING_QUESTION = re.compile(r"[^.?!]*\b(?:anything else|something else|any other (?:questions?|issues?|problems?)|"
+                               r"else (?:I|we) can|help (?:you )?with (?:anything|something)|further (?:help|assistance))"
+                               r"\b[^.?!]*\?", re.IGNORECASE)
+
+
+def _asks_nothing(text: str | None) -> bool:
+    """Whether an agent message leaves the customer nothing to do or answer: no phone request and
+    no question but the closing kind ("Is there anything else I can do?")."""
+    rest = _CLOSING_QUESTION.sub(" ", text or "")
+    return parse_phone_request(text) is None and "?" not in rest and not phone.requested_tools(rest, _ALL_TOOLS)
+
+
+_ALL_TOOLS = frozenset(phone.TOPICS)
+
+
+class NoEndAfterResolved(Detector):
+    """The customer saw the family's resolved result after its last write, the agent asked
+    nothing more, and the customer went on instead of ending the call."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        for m in t.user_texts:
+            if m.tool_calls or any(token in (m.content or "") for token in (STOP, TRANSFER, OUT_OF_SCOPE)):
+                continue
+            agent = t.agent_text_before(m.seq)
+            if agent is None or not _asks_nothing(agent.content):
+                continue
+            since = _since_last_write(t, m)
+            resolved = [x for x in t.messages if x.side == "user" and x.role == "tool" and since < x.seq < m.seq
+                        and phone.shows_resolved(t.task.issue_type, x.content)]
+            if resolved:
+                out.append(self.finding(m, f"resolved result seen (seq {resolved[-1].seq}), the agent asked nothing "
+                                           f"more, no end: {m.content!r}"))
+        return out
+
+
+class ConstraintBroken(Detector):
+    """The customer breaks what its task fixed: asks for (or agrees to) a plan change it does
+    not want, more data than it is willing to refuel, says it has Wi-Fi it has no access to
+    (words: ``talk``), or refuses the bill payment its task accepts (the payment is not made:
+    ``outcome``)."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        rules = phone.constraints(t.task.user_text)
+        if not rules.any:
+            return []
+        out = []
+        for m in t.user_texts:
+            why = []
+            own = m.content or ""
+            for x in t.messages:  # a phone result repeated in a report is not the customer's own words
+                if x.side == "user" and x.role == "tool" and x.seq < m.seq and x.content:
+                    own = own.replace(x.content, " ")
+            for sentence in phone.sentences(own):
+                if phone.NEGATION.search(sentence):
+                    continue
+                if rules.no_plan_change and phone.PLAN_CHANGE.search(sentence):
+                    why.append(f"asks for a plan change: {sentence!r}")
+                if rules.refuel_limit_gb is not None and phone.REFUEL.search(sentence) and any(
+                        float(g) > rules.refuel_limit_gb for g in phone.GIGABYTES.findall(sentence)):
+                    why.append(f"asks for more than {rules.refuel_limit_gb} GB: {sentence!r}")
+                if rules.no_wifi and phone.WIFI_ACCESS.search(sentence):
+                    why.append(f"says it has Wi-Fi: {sentence!r}")
+            agent = t.agent_text_before(m.seq)
+            said = phone.sentences(own)
+            if (rules.no_plan_change and agent is not None and phone.PLAN_CHANGE.search(agent.content or "")
+                    and said and phone.AGREES.search(said[0]) and not phone.NEGATION.search(said[0])):
+                why.append(f"agrees to the plan change offered: {m.content!r}")
+            if why:
+                out.append(self.finding(m, "; ".join(why)))
+                continue
+            if (rules.accepts_payment and agent is not None and not m.tool_calls
+                    and "make_payment" in phone.requested_tools(agent.content, t.task.user_tools)
+                    and "make_payment" not in {tool for _, tool in t.user_calls(agent.seq, m.seq + 1)}
+                    and phone.REFUSES.search(m.content or "")):
+                out.append(self.finding(m, f"refuses the payment its task accepts: {m.content!r}", effect="outcome"))
+        return out
+
+
+class BundledTurn(Detector):
+    """What the customer's own rules forbid in one turn: words sent with a phone call (shown to
+    nobody: the agent sees only a reply without calls), or several different phone actions the
+    agent asked for at once, done without reporting between them. The same write twice is
+    ``repeated_write``'s, a write nobody asked for ``unasked_write``'s; neither changes the state
+    the agent asked for, so the effect is ``talk``."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        forbidden = phone.bundling_forbidden(t.task.user_text)
+        if not forbidden:
+            return []
+        out, flagged = [], set()
+        for m in t.messages:
+            if not (m.side == "user" and m.role == "user" and m.tool_calls):
+                continue
+            if "text_with_call" in forbidden and (m.content or "").strip():
+                out.append(self.finding(m, f"text sent with a phone call ({m.tool_calls[0].get('name')}): "
+                                           f"{m.content!r}"))
+                flagged.add(m.turn)
+        if "several_writes" in forbidden:
+            for turn in sorted({m.turn for m in t.messages if m.side == "user" and m.tool_calls} - flagged):
+                done: list[tuple[Message, str]] = []
+                for m in t.messages:
+                    if m.side == "user" and m.role == "user" and m.turn == turn:
+                        done += [(m, str(c.get("name"))) for c in m.tool_calls]
+                if not done:
+                    continue
+                asked_msg = t.agent_text_before(done[0][0].seq)
+                text = asked_msg.content if asked_msg else None
+                asked = phone.requested_tools(text, t.task.user_tools, need_cue=False)
+                writes: list[tuple[Message, str]] = []
+                for m, tool in done:
+                    if (tool in t.task.user_writes and (tool in asked or phone.mentions(text, tool))
+                            and tool not in {x for _, x in writes}):
+                        writes.append((m, tool))
+                if len(writes) > 1:
+                    out.append(self.finding(writes[1][0], f"{', '.join(x for _, x in writes)} done in one turn, "
+                                                          f"without reporting between them"))
+        return out
+
+
 DETECTORS: tuple[Detector, ...] = (
     PrematureStop(name="premature_stop", version=1, fault_class="premature_stop", effect="outcome"),
     StopWithRequest(name="stop_with_request", version=1, fault_class="stop_with_request"),
@@ -320,6 +474,10 @@ DETECTORS: tuple[Detector, ...] = (
     RepeatedWrite(name="repeated_write", version=1, fault_class="repeated_write", effect="outcome"),
     StateWithoutTool(name="state_without_tool", version=3, fault_class="state_without_tool"),
     FaultNamedEarly(name="fault_named_early", version=3, fault_class="fault_named_early"),
+    StopAfterFailure(name="stop_after_failure", version=1, fault_class="stop_after_failure", effect="outcome"),
+    NoEndAfterResolved(name="no_end_after_resolved", version=1, fault_class="no_end_after_resolved"),
+    ConstraintBroken(name="constraint_broken", version=1, fault_class="constraint_broken"),
+    BundledTurn(name="bundled_turn", version=1, fault_class="bundled_turn"),
 )
 """The rule detectors, in the order findings are listed."""
 

@@ -5,8 +5,10 @@ The endpoint's customers are pure functions of the request, so the request the c
 got before each of its recorded replies is rebuilt from the stored transcript (its system
 prompt and phone tools from the scenario, the agent's words as ``user`` messages, its own
 replies and phone results) and replayed through the faulty customer and through the clean
-one. The first reply where the two differ is the injected fault; a replay that does not
-give the recorded reply is reported as a mismatch, never guessed over.
+one. The first reply where the two differ is the injected fault, unless it is a check the
+faulty customer ran only to decide whether to commit its fault (``is_preparation``: a stop
+right after a failing check, going on after a resolved one); a replay that does not give
+the recorded reply is reported as a mismatch, never guessed over.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def _recorded(message: Any) -> dict[str, Any]:
 
 def replay(t: Trajectory) -> Truth:
     """Replay one conversation's customer (see the module doc)."""
-    from tauray.actors.endpoint.faulty_user import FAULTS, faulty_user, reply_signature
+    from tauray.actors.endpoint.faulty_user import FAULTS, faulty_user, is_preparation, reply_signature
     from tauray.actors.endpoint.writers import scripted_user_writes
     from tauray.scenarios.registry import default_registry
 
@@ -79,7 +81,7 @@ def replay(t: Trajectory) -> Truth:
             return Truth(behaviour=model, fault=fault_name, negative=negative, committed=False, turn=None,
                          mismatch=f"turn {m.turn}: replay gave {reply_signature(got)!r}")
         clean = scripted_user_writes(body, None).message
-        if reply_signature(clean) != reply_signature(got):
+        if reply_signature(clean) != reply_signature(got) and not is_preparation(got):
             return Truth(behaviour=model, fault=fault_name, negative=negative, committed=True, turn=m.turn,
                          mismatch=None)
         history.append({k: v for k, v in recorded.items()})

@@ -119,6 +119,22 @@ def shows_resolved(issue_type: str | None, tool_result: str | None) -> bool:
     return bool(pattern and tool_result and pattern.search(tool_result))
 
 
+# The family's check shows the problem still there: MMS fails; a speed test below Excellent
+# (or none at all); no signal in the status bar (any result's status bar line: toggles print it).
+_FAILED = {
+    "mms_issue": re.compile(r"\bcannot send MMS\b"),
+    "mobile_data_issue": re.compile(r"Speed Test Result:[^\n]*\((?:Very Poor|Poor|Fair|Good)\)|Speed test failed"),
+    "service_issue": re.compile(r"Status Bar: (?!📶)"),
+}
+
+
+def shows_failure(issue_type: str | None, tool_result: str | None) -> bool:
+    """Whether a phone result shows the family's problem unresolved (the opposite of
+    :func:`shows_resolved`: MMS cannot send; speed test below Excellent or failed; no signal)."""
+    pattern = _FAILED.get(issue_type or "")
+    return bool(pattern and tool_result and pattern.search(tool_result)) and not shows_resolved(issue_type, tool_result)
+
+
 # Phone settings a customer could name as the cause; naming one that nothing showed and its
 # task never mentioned gives away what only the agent's tools (or the task's author) know.
 SETTING_TOPICS: dict[str, str] = {
@@ -155,6 +171,70 @@ NAME_CLAIM = re.compile(r"\b(?:[Mm]y name is|[Tt]his is|I am|I'm)\s+(?P<name>[A-
 NOT_HOME = re.compile(r"\b(?:abroad|travell?ing|overseas|out of the country)\b", re.IGNORECASE)
 AT_HOME = re.compile(r"\b(?:at home|in the (?:united states|us|usa)|not (?:abroad|travell?ing))\b", re.IGNORECASE)
 
+# --- the task's constraints and the customer's rules ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What the telecom customer's task forbids or requires, read from its fixed wording."""
+
+    no_plan_change: bool  # "you do not want to change your mobile data plan"
+    refuel_limit_gb: float | None  # "You are willing to refuel 2.0 GB of data"
+    no_wifi: bool  # "You do not have access to wifi"
+    accepts_payment: bool  # "If the agent asks you to pay a bill, you accept"
+
+    @property
+    def any(self) -> bool:
+        return self.no_plan_change or self.refuel_limit_gb is not None or self.no_wifi or self.accepts_payment
+
+
+def constraints(text: str | None) -> Constraints:
+    text = text or ""
+    limit = re.search(r"willing to refuel (\d+(?:\.\d+)?) ?GB", text, re.IGNORECASE)
+    return Constraints(
+        no_plan_change=bool(re.search(r"do not want to change your (?:mobile )?data plan", text, re.IGNORECASE)),
+        refuel_limit_gb=float(limit[1]) if limit else None,
+        no_wifi=bool(re.search(r"do not have access to wi-?fi", text, re.IGNORECASE)),
+        accepts_payment=bool(re.search(r"asks you to pay a bill, you accept", text, re.IGNORECASE)))
+
+
+# A sentence that wants the plan changed, more data than the task allows, or says the customer has Wi-Fi.
+PLAN_CHANGE = re.compile(r"\b(?:change|switch|upgrade|downgrade|move|put)\b[^.?!\n]{0,30}\bplan\b|"
+                         r"\b(?:bigger|larger|new|unlimited|different|another|better|cheaper) (?:data |mobile |phone )?"
+                         r"plan\b", re.IGNORECASE)
+REFUEL = re.compile(r"\b(?:refuel|top[- ]?up|add|buy|extra|more data)\b", re.IGNORECASE)
+GIGABYTES = re.compile(r"\b(\d+(?:\.\d+)?)\s?GB\b", re.IGNORECASE)
+WIFI_ACCESS = re.compile(r"\bI(?:'m| am) (?:on|connected to|using)\b[^.?!\n]{0,20}\bwi-?fi\b(?! calling)|"
+                         r"\bI (?:have|'ve got|got|can use)\b[^.?!\n]{0,20}\bwi-?fi\b(?! calling)|"
+                         r"\b(?:over|via|through) (?:my |the )?(?:home )?wi-?fi\b(?! calling)", re.IGNORECASE)
+NEGATION = re.compile(r"\b(?:don'?t|do not|doesn'?t|not|never|no|won'?t|without|rather not|refuse)\b", re.IGNORECASE)
+AGREES = re.compile(r"^\s*(?:yes|yeah|yep|sure|ok(?:ay)?|go ahead|please do|fine|alright|sounds good)\b", re.IGNORECASE)
+REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want to|do not want to|not going to|refuse|rather not|prefer not|"
+                     r"not paying|not pay|no way)\b", re.IGNORECASE)
+
+
+def sentences(text: str | None) -> list[str]:
+    return [s for s in re.split(r"(?<=[.?!])\s+|\n+", text or "") if s.strip()]
+
+
+# The customer's rules that forbid bundling: tauray's telecom script ("one step at a time",
+# "After each step, tell the agent what the phone now shows": the telling comes after the
+# result) and τ²'s guidelines ("You cannot do both at the same time", "multiple actions at once").
+_ONE_STEP = re.compile(r"one step at a time|cannot perform multiple actions at once|one action at a time", re.IGNORECASE)
+_TEXT_AFTER = re.compile(r"cannot do both at the same time|After each step, tell the agent", re.IGNORECASE)
+
+
+def bundling_forbidden(user_text: str | None) -> frozenset[str]:
+    """What the customer's own rules forbid: ``several_writes`` (more than one phone action in
+    one turn) and ``text_with_call`` (words sent with a phone call)."""
+    out = set()
+    if _ONE_STEP.search(user_text or ""):
+        out.add("several_writes")
+    if _TEXT_AFTER.search(user_text or ""):
+        out.add("text_with_call")
+    return frozenset(out)
+
+
 # Identity details the telecom customer is never given: saying one is inventing it.
 INVENTED_KINDS: dict[str, re.Pattern[str]] = {
     "date of birth": re.compile(r"\b(?:date of birth|born on|birth ?date|birthday)\b", re.IGNORECASE),
@@ -164,5 +244,7 @@ INVENTED_KINDS: dict[str, re.Pattern[str]] = {
     "social security number": re.compile(r"\b(?:ssn|social security)\b", re.IGNORECASE),
 }
 
-__all__ = ["AT_HOME", "INVENTED_KINDS", "NAME_CLAIM", "NOT_HOME", "PHONE_NUMBER", "SETTING_TOPICS", "TOPICS", "KnownInfo",
-           "claim_spans", "contradictions", "known_info", "mentions", "requested_tools", "shows_resolved", "state_claims"]
+__all__ = ["AGREES", "AT_HOME", "GIGABYTES", "INVENTED_KINDS", "NAME_CLAIM", "NEGATION", "NOT_HOME", "PHONE_NUMBER",
+           "PLAN_CHANGE", "REFUEL", "REFUSES", "SETTING_TOPICS", "TOPICS", "WIFI_ACCESS", "Constraints", "KnownInfo",
+           "bundling_forbidden", "claim_spans", "constraints", "contradictions", "known_info", "mentions",
+           "requested_tools", "sentences", "shows_failure", "shows_resolved", "state_claims"]

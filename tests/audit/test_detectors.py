@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from tauray.results.audit.detectors import DETECTORS, detect_all
+from tauray.scenarios.registry import get_scenario
 
-from tests.audit.helpers import ask, build, opening, performed
+from tests.audit.helpers import SCENARIO, ask, build, opening, performed
 
 AIRPLANE_OFF = "Airplane Mode is now OFF.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%"
 CLOSING = "That was the last step on my side; everything should work now. Is there anything else I can do?"
@@ -173,3 +174,174 @@ def test_what_only_the_agents_tools_said_does_not_count_as_shown_to_the_customer
                (3, "user", "user", "I suspect the roaming setting. Thanks. ###STOP###")],
               scenario="tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card")
     assert classes(t) == [("fault_named_early", 3)]
+
+
+# --- stop after an observed failure, no end after the resolved result, the task's constraints, bundled turns ---
+
+POOR = "Speed Test Result: 1.20 Mbps (Poor). Connection is slow. Web browsing may be sluggish, streaming difficult."
+EXCELLENT = "Speed Test Result: 250.00 Mbps (Excellent). Connection is very fast."
+MMS = "tau2_telecom__mms_issue__airplane_mode_on__break_app_both_permissions__persona_hard"
+SERVICE = "tau2_telecom__service_issue__airplane_mode_on__unseat_sim_card"
+PAYING = "tau2_telecom__service_issue__airplane_mode_on__overdue_bill_suspension"
+
+
+def _checked(turn, write, write_result, check, check_result):
+    """The customer does the asked write, then runs the family's check itself, in one turn."""
+    return [(turn, "user", "user", None, [write]), (turn, "user", "tool", write_result),
+            (turn, "user", "user", None, [check]), (turn, "user", "tool", check_result)]
+
+
+def test_a_stop_right_after_a_failing_check():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *_checked(3, "toggle_airplane_mode", AIRPLANE_OFF, "run_speed_test", POOR),
+               (3, "user", "user", "It still doesn't work. I give up. ###STOP###")], success=False)
+    assert classes(t) == [("stop_after_failure", 3)]
+    f = next(f for f in detect_all(t) if f.fault_class == "stop_after_failure")
+    assert f.effect == "outcome" and f.blamed_side == "user"
+
+
+def test_a_stop_right_after_no_signal_or_a_failed_mms_check():
+    no_signal = "Airplane Mode is now OFF.\nStatus Bar: 📵 No Signal | 📵 Data Disabled | 🔋 80%"
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               (3, "user", "user", None, ["toggle_airplane_mode"]), (3, "user", "tool", no_signal),
+               (3, "user", "user", "Not fixed. Goodbye. ###STOP###")], scenario=SERVICE, success=False)
+    assert classes(t) == [("stop_after_failure", 3)]
+    mms = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                 *_checked(3, "toggle_airplane_mode", AIRPLANE_OFF, "can_send_mms",
+                           "Your messaging app cannot send MMS messages."),
+                 (3, "user", "user", "Same as before, forget it. ###STOP###")], scenario=MMS, success=False)
+    assert classes(mms) == [("stop_after_failure", 3)]
+
+
+def test_a_stop_right_after_the_resolved_result_or_a_reported_failure_is_not_one():
+    ok = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                *_checked(3, "toggle_airplane_mode", AIRPLANE_OFF, "run_speed_test", EXCELLENT),
+                (3, "user", "user", "It works now, thank you! ###STOP###")])
+    assert classes(ok) == []
+    reported = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                      *_checked(3, "toggle_airplane_mode", AIRPLANE_OFF, "run_speed_test", POOR),
+                      (3, "user", "user", f"It still shows: {POOR} What should I try next?")], success=False)
+    assert classes(reported) == []
+
+
+def test_a_stop_with_the_asked_action_undone_is_premature_not_after_failure():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               (3, "user", "user", None, ["run_speed_test"]), (3, "user", "tool", POOR),
+               (3, "user", "user", "Forget it, goodbye. ###STOP###")], success=False)
+    assert classes(t) == [("premature_stop", 3)]
+
+
+def test_no_end_after_the_resolved_result():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *_checked(3, "toggle_airplane_mode", AIRPLANE_OFF, "run_speed_test", EXCELLENT),
+               (3, "user", "user", f"Done. My phone now shows: {EXCELLENT}"), (4, "agent", "assistant", CLOSING),
+               (5, "user", "user", "Great, it works! While I have you, tell me about the new phones.")])
+    assert classes(t) == [("no_end_after_resolved", 5)]
+    f = next(f for f in detect_all(t) if f.fault_class == "no_end_after_resolved")
+    assert f.effect == "talk"
+    own = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                 *performed(3, "toggle_airplane_mode", AIRPLANE_OFF), (4, "agent", "assistant", CLOSING),
+                 (5, "user", "user", None, ["run_speed_test"]), (5, "user", "tool", EXCELLENT),
+                 (5, "user", "user", "Excellent speed now. Anything else you can check for me?")])
+    assert classes(own) == [("no_end_after_resolved", 5)]
+
+
+def test_going_on_after_the_resolved_result_is_fine_when_the_agent_asked_more_or_nothing_resolved_since():
+    ended = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                   *_checked(3, "toggle_airplane_mode", AIRPLANE_OFF, "run_speed_test", EXCELLENT),
+                   (3, "user", "user", "It works."), (4, "agent", "assistant", CLOSING),
+                   (5, "user", "user", "No, that's all, thanks. ###STOP###")])
+    assert classes(ended) == []
+    asked_more = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                        *_checked(3, "toggle_airplane_mode", AIRPLANE_OFF, "run_speed_test", EXCELLENT),
+                        (3, "user", "user", "It works."), (4, "agent", "assistant", ask("toggle_roaming")),
+                        *performed(5, "toggle_roaming", "Data Roaming is now ON.")])
+    assert classes(asked_more) == []
+    question = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                      *_checked(3, "toggle_airplane_mode", AIRPLANE_OFF, "run_speed_test", EXCELLENT),
+                      (3, "user", "user", "It works."),
+                      (4, "agent", "assistant", "Glad to hear it. Can you open a web page to confirm?"),
+                      (5, "user", "user", "Yes, pages load fine.")])
+    assert classes(question) == []
+    undone = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                    *_checked(3, "toggle_airplane_mode", AIRPLANE_OFF, "run_speed_test", EXCELLENT),
+                    (3, "user", "user", "It works."), (4, "agent", "assistant", ask("toggle_data")),
+                    *performed(5, "toggle_data", "Mobile Data is now OFF."), (6, "agent", "assistant", CLOSING),
+                    (7, "user", "user", "Hmm, is it really fixed?")], success=False)
+    assert classes(undone) == []  # the last write came after the resolved result
+
+
+def test_the_tasks_constraints_broken_in_words():
+    assert "do not want to change your mobile data plan" in get_scenario(SCENARIO).user_prompt
+    for said in ("Actually, could you switch me to a bigger data plan?", "Please refuel 5 GB of data for me.",
+                 "I'm on my home Wi-Fi right now anyway."):
+        t = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", f"My data is broken. {said}")])
+        assert classes(t) == [("constraint_broken", 1)], said
+        assert detect_all(t)[0].effect == "talk"
+    agreed = build([*opening(), (2, "agent", "assistant", "Would you like to change your mobile data plan?"),
+                    (3, "user", "user", "Yes, please do.")])
+    assert classes(agreed) == [("constraint_broken", 3)]
+
+
+def test_keeping_the_tasks_constraints_is_not_breaking_them():
+    for said in ("Just so you know, I don't want to change my data plan.",
+                 "A 2.0 GB refuel would be fine, but no plan change please.", "I don't have Wi-Fi here.",
+                 "I have no access to Wi-Fi at the moment."):
+        t = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", f"My data is broken. {said}")])
+        assert classes(t) == [], said
+    declined = build([*opening(), (2, "agent", "assistant", "Would you like to change your mobile data plan?"),
+                      (3, "user", "user", "No, I'd rather keep my plan.")])
+    assert classes(declined) == []
+    wifi_mms = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", "My picture messages fail. I'm on Wi-Fi.")],
+                     scenario=MMS)
+    assert classes(wifi_mms) == []  # this task says nothing about Wi-Fi
+
+
+def test_refusing_the_payment_the_task_accepts_but_not_another_action():
+    assert "If the agent asks you to pay a bill, you accept" in get_scenario(PAYING).user_prompt
+    t = build([*opening(), (2, "agent", "assistant", ask("make_payment")),
+               (3, "user", "user", "I don't want to pay that bill.")], scenario=PAYING, success=False)
+    assert classes(t) == [("constraint_broken", 3)]
+    assert detect_all(t)[0].effect == "outcome"
+    other = build([*opening(), (2, "agent", "assistant", ask("reboot_device")),
+                   (3, "user", "user", "I'd rather not do that right now. Is there another way?")],
+                  scenario=PAYING, success=False)
+    assert classes(other) == []
+    paid = build([*opening(), (2, "agent", "assistant", ask("make_payment")),
+                  *performed(3, "make_payment", "Payment of $100.00 made successfully.")], scenario=PAYING)
+    assert classes(paid) == []
+
+
+def test_text_and_a_call_in_one_message():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               (3, "user", "user", "Sure, doing that now.", ["toggle_airplane_mode"]), (3, "user", "tool", AIRPLANE_OFF),
+               (3, "user", "user", f"Done. My phone now shows: {AIRPLANE_OFF}")])
+    assert classes(t) == [("bundled_turn", 3)]
+    assert detect_all(t)[0].effect == "talk"
+
+
+def test_several_asked_writes_in_one_turn_but_not_a_repeat_an_unasked_one_or_a_read():
+    both = ("Please turn off airplane mode and then toggle data roaming on your phone, and tell me what it shows.")
+    t = build([*opening(), (2, "agent", "assistant", both),
+               (3, "user", "user", None, ["toggle_airplane_mode"]), (3, "user", "tool", AIRPLANE_OFF),
+               *performed(3, "toggle_roaming", "Data Roaming is now ON.")])
+    assert classes(t) == [("bundled_turn", 3)]
+    repeat = build([*opening(), (2, "agent", "assistant", ask("toggle_roaming")),
+                    (3, "user", "user", None, ["toggle_roaming"]), (3, "user", "tool", "Data Roaming is now ON."),
+                    *performed(3, "toggle_roaming", "Data Roaming is now OFF.")], success=False)
+    assert classes(repeat) == [("repeated_write", 3)]
+    unasked = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                     (3, "user", "user", None, ["toggle_airplane_mode"]), (3, "user", "tool", AIRPLANE_OFF),
+                     *performed(3, "reboot_device", "Restarting...")])
+    assert classes(unasked) == [("unrequested_write", 3)]
+    read = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+                  *_checked(3, "toggle_airplane_mode", AIRPLANE_OFF, "check_status_bar", "Status Bar: 📶⁴ Excellent"),
+                  (3, "user", "user", "Done.")])
+    assert classes(read) == []
+
+
+def test_a_bundled_turn_counts_only_where_the_customers_rules_forbid_it():
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               (3, "user", "user", "Sure.", ["toggle_airplane_mode"]), (3, "user", "tool", AIRPLANE_OFF),
+               (3, "user", "user", "Done.")], scenario="no_such_scenario")
+    assert "bundled_turn" not in [c for c, _ in classes(t)]

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from tauray.actors.endpoint.behaviours import BEHAVIOURS, BehaviourError
 from tauray.actors.endpoint.faulty_user import (
     _ASKING_STOP,
+    FAULT_CLASSES,
+    HARD_NEGATIVES,
     _phrasings,
     faulty_user,
     flipped,
@@ -84,3 +88,139 @@ def test_a_fault_that_falls_back_to_the_closing_is_not_committed_twice():
                               *closing[2:]], seed=1)
     assert "###STOP###" in faulty_user(body_late, None).message["content"]
     assert faulty_user(body_late, None) != scripted_user_writes(body_late, None)  # the second point, drawn by seed 1
+
+
+# --- the later classes: a stop after a failing check, no end after the resolved one, the task's
+# constraints broken, text with a call; and their hard negatives ----------------------------------
+
+POOR = "Speed Test Result: 1.20 Mbps (Poor). Connection is slow."
+EXCELLENT = "Speed Test Result: 250.00 Mbps (Excellent). Connection is very fast."
+CLOSING = "That was the last step on my side; everything should work now. Is there anything else I can do?"
+NEW = ("stop_after_failure", "no_end_after_resolved", "constraint_broken", "bundled_turn")
+
+
+def _reply(model, history, seed=0, scenario=SCENARIO):
+    s = get_scenario(scenario)
+    body = {"model": model, "seed": seed, "tools": [t.openai() for t in s.user_tools],
+            "messages": [{"role": "system", "content": s.user_prompt}, *history]}
+    return faulty_user(body, None).message, scripted_user_writes(body, None).message
+
+
+def _after_write():
+    """Opening, the agent's request, the customer's call and its result (before the report)."""
+    return [{"role": "user", "content": GREETING}, {"role": "assistant", "content": "Hi, my phone is broken."},
+            {"role": "user", "content": ask("toggle_airplane_mode")},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "phone_1", "type": "function", "function": {"name": "toggle_airplane_mode", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "phone_1", "content": "Airplane Mode is now OFF."}]
+
+
+def _check(history, call_id, result, tool="run_speed_test"):
+    return [*history, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": tool, "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": result}]
+
+
+def test_the_later_classes_and_negatives_are_registered_with_split_phrasings():
+    assert set(NEW) <= set(FAULT_CLASSES)
+    assert {"reports_check", "keeps_constraint"} <= set(HARD_NEGATIVES)
+
+
+def test_stop_after_failure_checks_then_stops_only_on_a_failing_result():
+    got, clean = _reply("faulty-user:stop_after_failure", _after_write())
+    assert [c["function"]["name"] for c in got.get("tool_calls") or []] == ["run_speed_test"] and got != clean
+    call_id = got["tool_calls"][0]["id"]
+    failed, _ = _reply("faulty-user:stop_after_failure", _check(_after_write(), call_id, POOR))
+    assert "###STOP###" in failed["content"] and not failed.get("tool_calls")
+    fine, clean = _reply("faulty-user:stop_after_failure", _check(_after_write(), call_id, EXCELLENT))
+    assert fine == clean  # the check showed it resolved: no fault, the customer reports it
+
+
+def test_no_end_after_resolved_checks_at_the_closing_and_goes_on_only_when_resolved():
+    history = [*_after_write(), {"role": "assistant", "content": "Done."}, {"role": "user", "content": CLOSING}]
+    got, clean = _reply("faulty-user:no_end_after_resolved", history)
+    assert "###STOP###" in clean["content"]
+    assert [c["function"]["name"] for c in got["tool_calls"]] == ["run_speed_test"]
+    call_id = got["tool_calls"][0]["id"]
+    went_on, _ = _reply("faulty-user:no_end_after_resolved", _check(history, call_id, EXCELLENT))
+    assert went_on["content"] and "###STOP###" not in went_on["content"]
+    failed, clean = _reply("faulty-user:no_end_after_resolved", _check(history, call_id, POOR))
+    assert failed == clean
+
+
+def test_stop_after_success_stops_only_after_the_resolved_result():
+    history = [*_after_write(), {"role": "assistant", "content": "Done."}, {"role": "user", "content": CLOSING}]
+    got, _ = _reply("faulty-user:stop_after_success", history)
+    call_id = got["tool_calls"][0]["id"]
+    ok, _ = _reply("faulty-user:stop_after_success", _check(history, call_id, EXCELLENT))
+    assert "###STOP###" in ok["content"]
+    failed, clean = _reply("faulty-user:stop_after_success", _check(history, call_id, POOR))
+    assert failed == clean and "###STOP###" not in failed["content"]  # reports the failure, as the clean one does
+
+
+def test_constraint_broken_in_words_or_by_refusing_the_accepted_payment():
+    opening, clean = _reply("faulty-user:constraint_broken", [{"role": "user", "content": GREETING}])
+    assert opening != clean and opening["content"].startswith(clean["content"])
+    assert re.search(r"plan|GB|Wi-Fi", opening["content"])
+    paying = "tau2_telecom__service_issue__airplane_mode_on__overdue_bill_suspension"
+    history = [{"role": "user", "content": GREETING}, {"role": "assistant", "content": "Hi, no service."},
+               {"role": "user", "content": ask("make_payment")}]
+    refused, clean = _reply("faulty-user:constraint_broken", history, scenario=paying)
+    assert clean.get("tool_calls") and not refused.get("tool_calls") and refused["content"]
+
+
+def test_a_refusal_never_refuses_the_payment_its_task_accepts():
+    paying = "tau2_telecom__service_issue__airplane_mode_on__overdue_bill_suspension"
+    history = [{"role": "user", "content": GREETING}, {"role": "assistant", "content": "Hi, no service."},
+               {"role": "user", "content": ask("make_payment")}]
+    for seed in (0, 1):
+        got, clean = _reply("faulty-user:refusal", history, seed=seed, scenario=paying)
+        assert got == clean
+
+
+def test_bundled_turn_sends_text_with_the_asked_call():
+    history = [{"role": "user", "content": GREETING}, {"role": "assistant", "content": "Hi, my phone is broken."},
+               {"role": "user", "content": ask("toggle_roaming")}]
+    got, clean = _reply("faulty-user:bundled_turn", history)
+    assert got["content"] and [c["function"]["name"] for c in got["tool_calls"]] == ["toggle_roaming"]
+    assert not clean["content"]
+
+
+@pytest.mark.parametrize("name", [*NEW, "reports_check", "keeps_constraint"])
+def test_phrasing_halves_are_disjoint_and_cover_the_class(name):
+    from tauray.actors.endpoint.faulty_user import PHRASINGS
+
+    options = PHRASINGS[name]
+    tune, held = _phrasings(options, "tune"), _phrasings(options, "heldout")
+    assert len(options) >= 4 and set(tune).isdisjoint(held) and set(tune) | set(held) == set(options)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_each_later_fault_is_found_at_its_replayed_turn(tmp_path, endpoint, name):
+    """End to end: the faulty customer against the writing agent, stored, replayed, audited."""
+    import asyncio
+
+    from tauray.actors.conversation import run_conversation
+    from tauray.actors.hosts import AgentHost, UserSimHost
+    from tauray.pipeline.plan import make_units
+    from tauray.results.audit.calibrate import calibrate_path
+    from tauray.results.writer import TableWriter
+
+    scenarios = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
+                 "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card",
+                 "tau2_telecom__service_issue__airplane_mode_on__overdue_bill_suspension"]
+    agent = {"model": "openai/scripted-agent-writes", "api_base": endpoint.base_url, "reference_steps": True}
+    user = {"model": f"openai/faulty-user:{name}:tune", "api_base": endpoint.base_url}
+    units = make_units("r", scenarios, 2, agent, user)
+
+    async def go():
+        a, u = AgentHost(), UserSimHost()
+        return await asyncio.gather(*(run_conversation(x, a, u) for x in units))
+
+    with TableWriter(tmp_path, "r") as writer:
+        for result in asyncio.run(go()):
+            writer.add(result)
+    c = calibrate_path(tmp_path)
+    assert c.replay_mismatches == 0
+    figures = c.classes[name]
+    assert figures.recall.n >= 2 and figures.recall.k == figures.recall.n
