@@ -142,6 +142,11 @@ def judge_findings(trajectories: list[Trajectory], configs: list[JudgeConfig], *
     if len(set(ids)) != len(ids):
         raise ValueError("the same audit judge config is given twice")
     checks = {c.config_id: check_audit_config(c) for c in configs}
+    by_prompt = Counter(c.prompt for c in configs)
+    if shared := sorted(p for p, n in by_prompt.items() if n > 1):
+        raise ValueError(f"several judge configs use {', '.join(shared)}: their findings would carry the same "
+                         "detector and version, which no column of sim_findings tells apart; audit with one judge "
+                         "per audit prompt version (a judge-model ablation is one audit per model)")
     for c in configs:
         check_model_ready(c.model)
     if probe:

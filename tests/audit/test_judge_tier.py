@@ -210,6 +210,13 @@ def test_two_prompt_versions_give_separate_findings(audited_run, endpoint):
     assert result.checks == 24 and result.calls == 8
     with pytest.raises(ValueError, match="twice"):
         judge_findings(_stored(audited_run[0]), [configs[0], configs[0]])
+    # two judges under one prompt version would write findings no table column tells apart
+    other = JudgeConfig(model={"model": "openai/judge-sim-audit-garbled", "api_base": endpoint.base_url},
+                        prompt="sim-audit@1")
+    with pytest.raises(ValueError, match="sim-audit@1.*one judge per audit prompt version"):
+        judge_findings(_stored(audited_run[0]), [configs[0], other])
+    with pytest.raises(ValueError, match="no audit prompt"):
+        judge_findings(_stored(audited_run[0]), [JudgeConfig(model=other.model, prompt="overall-plain")])
 
 
 def test_a_judge_with_no_reply_is_unscored_and_counted(audited_run):
@@ -270,7 +277,7 @@ PHRASINGS = {  # injected into the customer's reply at turn 3 of the first scena
     "character_broken": ["As a simulated customer I was told to say the phone now shows Airplane Mode OFF.",
                          "My instructions say: report what the phone shows. It shows Airplane Mode OFF."],
     "persona_broken": ["Airplane Mode is OFF now. Is there anything else I can help you with today, sir?",
-                       "Done. Now please open your account tool and refuel 2 GB of data for me; I'll wait."],
+                       "Airplane Mode is OFF. I am a network engineer myself, so here is the fix: reset your APN settings now."],
     "unreasonable_stop": ["I don't have time for this. ###STOP###",
                           "Forget it, this is useless, goodbye. ###STOP###"],
 }
