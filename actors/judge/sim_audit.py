@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from tauray.actors.judge.config import JudgeConfig, JudgeItem
 from tauray.actors.judge.parse import ParsedVerdict, parse_nl
 from tauray.actors.judge.prompts import JudgePrompt

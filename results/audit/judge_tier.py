@@ -23,11 +23,16 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from tauray.actors.judge import JudgeConfig, JudgeHost, JudgeItem, JudgeOutcome
 from tauray.actors.judge.parse import ParsedVerdict
-from tauray.actors.judge.sim_audit import AuditCheck, CheckReading, check_audit_config, build_audit_item, \
-    combine_samples, read_check
+from tauray.actors.judge.sim_audit import (
+    AuditCheck,
+    CheckReading,
+    build_audit_item,
+    check_audit_config,
+    combine_samples,
+    read_check,
+)
 from tauray.results.audit.detectors import Finding
 from tauray.results.audit.trajectory import Trajectory
 

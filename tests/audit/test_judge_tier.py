@@ -9,7 +9,6 @@ import json
 import os
 
 import pytest
-
 from tauray.actors.judge import JudgeConfig
 from tauray.actors.judge.prompts import get_prompt
 from tauray.actors.judge.sim_audit import (
@@ -23,7 +22,7 @@ from tauray.actors.judge.sim_audit import (
 from tauray.results.audit.judge_tier import judge_findings
 from tauray.results.audit.trajectory import trajectories
 
-from .helpers import GREETING, SCENARIO, ask, build, performed
+from .helpers import GREETING, ask, build, performed
 
 SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
              "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card"]
@@ -261,14 +260,14 @@ def test_the_ray_judge_actor_gives_the_same_findings(audited_run, endpoint, ray_
 
 def _real_judge() -> str | None:
     """The model named by TAURAY_AUDIT_JUDGE_MODEL, when it and its provider key are set."""
-    from tauray.actors.llm import ModelSpec, check_model_ready
+    from tauray.actors.llm import ModelConfigError, ModelSpec, check_model_ready
 
     model = os.environ.get("TAURAY_AUDIT_JUDGE_MODEL")
     if not model:
         return None
     try:
         check_model_ready(ModelSpec(model=model))
-    except Exception:
+    except ModelConfigError:  # no key for its provider
         return None
     return model
 
