@@ -15,17 +15,24 @@ CLEAN_USER = "scripted-user-writes"
 AGENT = "scripted-agent-writes"
 
 
-def user_models(split: str) -> dict[str, str]:
-    """Sweep model name -> endpoint behaviour of every customer the calibration runs."""
-    models = {f"u-{name}": f"faulty-user:{name}:{split}" for name in (*FAULT_CLASSES, *HARD_NEGATIVES)}
+def user_models(split: str, classes: tuple[str, ...] | None = None) -> dict[str, str]:
+    """Sweep model name -> endpoint behaviour of every customer the calibration runs (only the
+    named fault classes and hard negatives, plus the clean customer, when ``classes`` is given:
+    measuring new detectors need not rerun every class)."""
+    every = (*FAULT_CLASSES, *HARD_NEGATIVES)
+    unknown = sorted(set(classes or ()) - set(every))
+    if unknown:
+        raise ValueError(f"unknown fault classes or hard negatives {unknown}; known: {', '.join(every)}")
+    models = {f"u-{name}": f"faulty-user:{name}:{split}" for name in every if classes is None or name in classes}
     models["u-clean"] = CLEAN_USER
     return models
 
 
 def sweep_toml(name: str, endpoint: str, split: str = "heldout", telecom_split: str = "base",
-               limit: int | None = None, max_in_flight: int = 6, trials: int = 1) -> str:
+               limit: int | None = None, max_in_flight: int = 6, trials: int = 1,
+               classes: tuple[str, ...] | None = None) -> str:
     """The calibration sweep file (TOML)."""
-    users = user_models(split)
+    users = user_models(split, classes)
     lines = [f'name = "{name}"', f"trials = {trials}", "seed = 0", f"max_in_flight = {max_in_flight}",
              'agents = ["agent"]', f"users = [{', '.join(repr(u).replace(chr(39), chr(34)) for u in users)}]", "",
              "[[scenarios]]", 'domain = "telecom"', f'split = "{telecom_split}"']

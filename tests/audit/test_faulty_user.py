@@ -224,3 +224,16 @@ def test_each_later_fault_is_found_at_its_replayed_turn(tmp_path, endpoint, name
     assert c.replay_mismatches == 0
     figures = c.classes[name]
     assert figures.recall.n >= 2 and figures.recall.k == figures.recall.n
+
+
+def test_the_calibration_sweep_can_run_only_some_classes():
+    from tauray.results.audit.calibration_sweep import sweep_toml, user_models
+
+    every = user_models("heldout")
+    assert set(NEW) | {"reports_check", "keeps_constraint"} <= {k.removeprefix("u-") for k in every}
+    some = user_models("heldout", classes=("stop_after_failure", "refusal"))
+    assert some == {"u-stop_after_failure": "faulty-user:stop_after_failure:heldout",
+                    "u-refusal": "faulty-user:refusal:heldout", "u-clean": "scripted-user-writes"}
+    assert "u-bundled_turn" not in sweep_toml("x", "http://127.0.0.1:1/v1", classes=("stop_after_failure",))
+    with pytest.raises(ValueError, match="no_such"):
+        user_models("heldout", classes=("no_such",))
