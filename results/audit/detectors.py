@@ -377,11 +377,18 @@ class NoEndAfterResolved(Detector):
         return out
 
 
+def _negated(sentence: str, end: int) -> bool:
+    """Whether the sentence negates what it says up to ``end`` (a negation after it, "4 GB, not
+    less", qualifies something else)."""
+    return bool(phone.NEGATION.search(sentence[:end]))
+
+
 class ConstraintBroken(Detector):
     """The customer breaks what its task fixed: asks for (or agrees to) a plan change it does
     not want, more data than it is willing to refuel, says it has Wi-Fi it has no access to
     (words: ``talk``), or refuses the bill payment its task accepts (the payment is not made:
-    ``outcome``)."""
+    ``outcome``). A negation counts only before what it negates (v1 as first written skipped
+    any sentence with a negation, and missed "I want a top-up of 4 GB, not less." on the tune half)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         rules = phone.constraints(t.task.user_text)
@@ -395,14 +402,15 @@ class ConstraintBroken(Detector):
                 if x.side == "user" and x.role == "tool" and x.seq < m.seq and x.content:
                     own = own.replace(x.content, " ")
             for sentence in phone.sentences(own):
-                if phone.NEGATION.search(sentence):
-                    continue
-                if rules.no_plan_change and phone.PLAN_CHANGE.search(sentence):
+                plan = phone.PLAN_CHANGE.search(sentence)
+                if rules.no_plan_change and plan and not _negated(sentence, plan.end()):
                     why.append(f"asks for a plan change: {sentence!r}")
-                if rules.refuel_limit_gb is not None and phone.REFUEL.search(sentence) and any(
-                        float(g) > rules.refuel_limit_gb for g in phone.GIGABYTES.findall(sentence)):
+                over = [g for g in phone.GIGABYTES.finditer(sentence) if rules.refuel_limit_gb is not None
+                        and float(g[1]) > rules.refuel_limit_gb]
+                if over and phone.REFUEL.search(sentence) and not _negated(sentence, over[-1].end()):
                     why.append(f"asks for more than {rules.refuel_limit_gb} GB: {sentence!r}")
-                if rules.no_wifi and phone.WIFI_ACCESS.search(sentence):
+                wifi = phone.WIFI_ACCESS.search(sentence)
+                if rules.no_wifi and wifi and not _negated(sentence, wifi.end()):
                     why.append(f"says it has Wi-Fi: {sentence!r}")
             agent = t.agent_text_before(m.seq)
             said = phone.sentences(own)

@@ -345,3 +345,8 @@ def test_a_bundled_turn_counts_only_where_the_customers_rules_forbid_it():
                (3, "user", "user", "Sure.", ["toggle_airplane_mode"]), (3, "user", "tool", AIRPLANE_OFF),
                (3, "user", "user", "Done.")], scenario="no_such_scenario")
     assert "bundled_turn" not in [c for c, _ in classes(t)]
+
+
+def test_a_negation_after_the_request_does_not_undo_it():
+    t = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", "Hi. I want a top-up of 4 GB, not less.")])
+    assert classes(t) == [("constraint_broken", 1)]
