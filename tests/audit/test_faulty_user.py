@@ -237,3 +237,33 @@ def test_the_calibration_sweep_can_run_only_some_classes():
     assert "u-bundled_turn" not in sweep_toml("x", "http://127.0.0.1:1/v1", classes=("stop_after_failure",))
     with pytest.raises(ValueError, match="no_such"):
         user_models("heldout", classes=("no_such",))
+
+
+def _recorded(result, reply, seed=0):
+    """A stored conversation of the stop_after_failure customer: asked write, its own check, then ``reply``."""
+    from dataclasses import replace
+
+    from tests.audit.helpers import build
+
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, something is wrong with my phone and I "
+                                                                          "need help fixing it."),
+               (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               (3, "user", "user", None, ["toggle_airplane_mode"]), (3, "user", "tool", "Airplane Mode is now OFF."),
+               (3, "user", "user", None, ["run_speed_test"]), (3, "user", "tool", result), (3, "user", "user", reply)],
+              success=None)
+    ids = {3: "phone_0", 5: "phone_o5"}
+    messages = tuple(replace(m, tool_calls=tuple({**c, "id": ids[m.seq]} for c in m.tool_calls),
+                             tool_call_id=ids.get(m.seq - 1) if m.role == "tool" else m.tool_call_id)
+                     for m in t.messages)
+    t = replace(t, messages=messages)
+    t.row.update(seed=seed, user_model="openai/faulty-user:stop_after_failure:tune")
+    return t
+
+
+def test_the_replay_does_not_count_a_check_run_only_to_decide_on_the_fault():
+    from tauray.results.audit.groundtruth import replay
+
+    resolved = replay(_recorded(EXCELLENT, f"Done. My phone now shows: {EXCELLENT}"))
+    assert resolved.mismatch is None and not resolved.committed  # it checked, saw it fixed, and reported it
+    failed = replay(_recorded(POOR, "Nothing changed, so I'm ending the call. ###STOP###"))
+    assert failed.mismatch is None and failed.committed and failed.turn == 3
