@@ -92,6 +92,13 @@ class JudgeEntry(BaseModel):
         default="auto", description="Send the reply schema as response_format: where litellm says the model "
         "supports it (auto), always, or never.")
 
+    @field_validator("prompt")
+    @classmethod
+    def _conversation_prompt(cls, v: str) -> str:
+        from tauray.actors.judge.sim_audit import refuse_audit_prompt
+
+        return refuse_audit_prompt(v)
+
     def judge_spec(self, spec: dict[str, Any]) -> dict[str, Any]:
         """This judge in the judge's own config shape (``tauray.actors.judge.JudgeConfig``)."""
         return {"model": spec, "prompt": self.prompt, "samples": self.samples, "nl_pack": self.nl_pack,
@@ -107,6 +114,13 @@ class JudgeGrid(BaseModel):
     samples: int = Field(default=1, ge=1, description="Judge samples per item.")
     nl_pack: str | None = Field(default=None, description="NL-assertion pack 'id@version' (for the nl prompts).")
     structured: Literal["auto", "always", "never"] = Field(default="auto", description="As for one judge.")
+
+    @field_validator("prompts")
+    @classmethod
+    def _conversation_prompts(cls, v: list[str]) -> list[str]:
+        from tauray.actors.judge.sim_audit import refuse_audit_prompt
+
+        return [refuse_audit_prompt(p) for p in v]
 
 
 class Selection(BaseModel):

@@ -156,4 +156,21 @@ def combine_samples(readings: Sequence[CheckReading]) -> CheckReading:
 
 
 __all__ = ["NO_INSTRUCTIONS", "AuditCheck", "CheckReading", "NotAnAuditPrompt", "audit_checks", "build_audit_item",
+           "refuse_audit_prompt",
            "check_audit_config", "combine_samples", "parse_audit_reply", "read_check"]
+
+
+def refuse_audit_prompt(ref: str) -> str:
+    """``ref`` unchanged, unless it names an audit prompt: those judge the customer, so a
+    conversation judge (``tauray judge``, a sweep's ``judges``) given one would score the
+    scenario's assertions against checks that mean nothing there. Unknown ids pass here and
+    fail where prompts are resolved, with the list of known ones."""
+    from tauray.actors.judge.prompts import get_prompt
+
+    try:
+        prompt = get_prompt(ref)
+        audit_checks(prompt)
+    except Exception:  # noqa: BLE001 - not an audit prompt (or not a prompt): not this check's concern
+        return ref
+    raise ValueError(f"judge prompt {prompt.ref} is the user-simulator audit's (it judges the customer, not the "
+                     f"conversation); run it with `tauray audit RUN --judge MODEL --judge-prompt {prompt.ref}`")

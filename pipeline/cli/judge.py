@@ -52,7 +52,9 @@ def configs_from_args(args: argparse.Namespace) -> list[Any]:
 
     if not args.judge_model:
         raise ValueError("give at least one --judge-model")
-    prompts = [get_prompt(p) for p in args.prompt]
+    from tauray.actors.judge.sim_audit import refuse_audit_prompt
+
+    prompts = [get_prompt(refuse_audit_prompt(p)) for p in args.prompt]
     if args.nl_pack and not any(p.kind == "nl" for p in prompts):
         prompts.append(get_prompt("nl-assertions"))
     if not prompts:
