@@ -171,7 +171,7 @@ def align(t: Trajectory) -> Alignment:
     facts = agent_facts(str(t.row.get("scenario")))
     al = Alignment(refs=list(facts.refs), moves=moves(t, facts) if facts.refs else [])
     done: dict[int, int] = {}  # reference index -> move that did it
-    tried: dict[int, int] = {}  # reference index -> move that did it wrongly
+    tried: dict[int, int] = {}  # reference index -> move that did it wrongly (or asked for something else instead)
     covered: set[int] = set()  # reference indexes an early exit left undone
     for k, mv in enumerate(al.moves):
         handled = set(done) | set(tried)
@@ -181,17 +181,29 @@ def align(t: Trajectory) -> Alignment:
         if mv.kind in ("write", "ask"):
             side = "agent" if mv.kind == "write" else "user"
             same_tool = [r for r in pending if r.side == side and r.tool == mv.tool]
-            match = next((r for r in same_tool if same_arguments(r, mv.args)), None)
+            # a later right move still does an action an earlier wrong one stood in for
+            stood_in = [r for r in al.refs if r.index in tried and r.index not in done and r.side == side
+                        and r.tool == mv.tool and same_arguments(r, mv.args)]
+            match = next((r for r in same_tool if same_arguments(r, mv.args)), None) or next(iter(stood_in), None)
             if match is not None:
                 done[match.index] = k
                 target = match
+                wrong = tried.get(match.index)
+                if wrong is not None and al.status[wrong] == "wrong_instruction" and al.moves[wrong].tool != mv.tool:
+                    al.target[wrong] = None  # it was an extra request after all, not one in place of this
             elif same_tool:
                 status, target = ("wrong_arguments" if mv.kind == "write" else "wrong_instruction"), same_tool[0]
                 tried[same_tool[0].index] = k
             elif mv.kind == "ask" and any(r.side == "user" and r.tool == mv.tool for r in al.refs):
                 status = "repeat"  # asked again for a reference action (a retry): not a fault on its own
+            elif mv.kind == "ask":
+                # a request for a phone action the fix does not need stands in for the customer action due next
+                status = "wrong_instruction"
+                target = next((r for r in pending if r.side == "user" and r.index > al.frontier[-1]), None)
+                if target is not None:
+                    tried[target.index] = k
             else:
-                status = "unrequested_agent_write" if mv.kind == "write" else "wrong_instruction"
+                status = "unrequested_agent_write"
         else:
             frontier = al.frontier[-1]
             remaining = [r for r in pending if r.index > frontier and r.tool != TRANSFER_TO_HUMAN]
@@ -219,7 +231,7 @@ def align(t: Trajectory) -> Alignment:
         after_move = (max(done.get(i, tried.get(i, -1)) for i in before) + 1) if before else 0
         if after_move >= len(al.status):
             continue
-        if al.status[after_move] in ("wrong_instruction", "unrequested_agent_write") and al.target[after_move] is None:
+        if al.status[after_move] == "unrequested_agent_write" and al.target[after_move] is None:
             al.target[after_move] = r  # the faulty move took the skipped action's place: one fault, not two
             continue
         al.skipped.append((r, after_move))
@@ -332,7 +344,8 @@ def _find(al: Alignment, f: Finding) -> int | None:
 
 def corrected_calls(t: Trajectory, f: Finding) -> list[Call] | None:
     """The recorded calls with one agent fault corrected (the customer's calls kept as they were);
-    None when it cannot be corrected (an exit leaves no recorded future)."""
+    None when it cannot be corrected: an exit leaves no recorded future, and a wrong instruction
+    the customer did not carry out says nothing of whether it would have carried out the right one."""
     al = align(t)
     k = _find(al, f)
     if k is None or f.fault_class in ("premature_transfer", "premature_end"):
@@ -359,7 +372,9 @@ def corrected_calls(t: Trajectory, f: Finding) -> list[Call] | None:
                     and x.role == "assistant"), None)
         answered = [i for i, c in enumerate(calls) if c[0] == "user" and c[1] == mv.tool and c[4] > mv.message.seq
                     and (nxt is None or c[4] < nxt)]
-        where = answered[0] if answered else at
+        if not answered:
+            return None  # the customer did not do what it was asked: whether it would have done the right thing is unknown
+        where = answered[0]
         calls = [c for i, c in enumerate(calls) if i not in answered]
         target = al.target[k]
         if target is not None:

@@ -175,3 +175,20 @@ def test_corrections_replay_to_success_and_the_fault_alone_decides():
         termination="agent_end")
     f = detect_all(ended, AGENT_DETECTORS)[0]
     assert corrected_calls(ended, f) is None and replay_success(ended, alone_calls(ended, f)) is False
+
+
+def test_a_wrong_instruction_in_place_of_the_last_step_is_one_fault_not_an_early_end():
+    c = Conv().user()
+    c.agent_says(ask("toggle_data")).performs("toggle_data").agent_calls(REFUEL, ROAMING)
+    t = c.agent_says(ask("toggle_wifi")).performs("toggle_wifi").agent_says(CLOSING).stops().build()
+    findings = detect_all(t, AGENT_DETECTORS)
+    assert [f.fault_class for f in findings] == ["wrong_instruction"]
+    assert "toggle_roaming" in findings[0].evidence  # it stood in for the step that was due
+    assert replay_success(t, corrected_calls(t, findings[0])) is True
+    assert replay_success(t, alone_calls(t, findings[0])) is False
+
+
+def test_a_wrong_instruction_the_customer_did_not_carry_out_cannot_be_corrected():
+    t = reference(ask1=ask("toggle_wifi"), stop_after_ask1=True).build()
+    f = next(f for f in detect_all(t, AGENT_DETECTORS) if f.fault_class == "wrong_instruction")
+    assert corrected_calls(t, f) is None
