@@ -156,6 +156,7 @@ def default_run_id(files: list[Path]) -> str:
 
 def import_tau2(files: list[Path | str], out: Path | str, run_id: str | None = None) -> ImportSummary:
     """Import τ² results ``files`` into the run folder ``out``; every file is checked before anything is written."""
+    from tauray.results.audit.inloop import audit_result
     from tauray.scenarios import get_scenario
 
     started = time.monotonic()
@@ -176,6 +177,7 @@ def import_tau2(files: list[Path | str], out: Path | str, run_id: str | None = N
                 messages = tauray_messages(run_id, sim.id, scenario.name, sim.messages)
                 result, mismatches = conversation_rows(run_id, sim, results.info, scenario, messages,
                                                        _tauray_block(sim), _when)
+                result = audit_result(result)  # who failed, as a run's rows say it (docs/audit.md)
                 writer.add(result)
                 manifest.append(_manifest_row(path, sim, result))
                 counts["mismatches"] += mismatches

@@ -121,7 +121,8 @@ def load_tau2_results(path: Path | str) -> Any:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        end = " (truncated?)" if exc.pos >= len(text.rstrip()) else ""
+        # a string that never closes runs to the end of the text: cut there, like one cut between values
+        end = " (truncated?)" if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string") else ""
         raise Tau2FileError(f"{path}: not valid JSON{end}: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     if not isinstance(raw, dict):
         raise Tau2FileError(f"{path}: not a τ² results file: top level is {type(raw).__name__}, not an object")

@@ -22,7 +22,8 @@ def _pages(report_dir: Path) -> list[Path]:
 def test_report_pages_open_offline_and_links_resolve(report_dir, fixture_sweep):
     conv = conversations_df(fixture_sweep)
     pages = _pages(report_dir)
-    assert len(pages) == 2 + len(conv)
+    assert len(pages) == 3 + len(conv)  # index, conversations, audit (runs are audited as they go)
+    assert (report_dir / "audit.html").is_file()
     assert sorted(p.name for p in (report_dir / "assets").iterdir()) == ["report.css", "report.js"]
     for page in pages:
         text = page.read_text(encoding="utf-8")
