@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment
-from tauray.results.report_values import fig, records, transcript_href
+from tauray.results.report_values import fig, fmt_rate, records, transcript_href
 
 _PAGE = """{% extends "base.html.j2" %}
 {% block body %}
@@ -24,6 +24,15 @@ correction replayed where it can be). 95% Wilson intervals.</p>
 {% for r in adjusted %}<tr><td>{{ r.agent_model }}</td><td>{{ r.user_model }}</td><td>{{ r.conversations }}</td>
 {{ fig(r.raw) }}<td>{{ r.simulator_failures }}</td>{{ fig(r.adjusted) }}<td>{{ r.mixed }}</td>
 <td>{{ r.undetermined }}</td></tr>
+{% endfor %}</tbody></table></section>
+<section id="ranking"><h2>How the agents' ranking moves</h2>
+<p>Agents ranked by success over all their user models (1 = best), raw and with simulator-caused failures set
+aside.</p>
+<table><thead><tr><th>agent</th><th>conversations</th><th>raw success</th><th>raw rank</th><th>adjusted success</th>
+<th>adjusted rank</th><th>move</th></tr></thead><tbody>
+{% for r in ranking %}<tr data-agent="{{ r.agent_model }}" data-raw-rank="{{ r.raw_rank }}" data-adjusted-rank="{{ r.adjusted_rank }}">
+<td>{{ r.agent_model }}</td><td>{{ r.conversations }}</td><td>{{ r.raw_text }}</td><td>{{ r.raw_rank }}</td>
+<td>{{ r.adjusted_text }}</td><td>{{ r.adjusted_rank }}</td><td>{{ r.move }}</td></tr>
 {% endfor %}</tbody></table></section>
 <section id="faults"><h2>Simulator faults per 100 conversations</h2>
 <table><thead><tr><th>user model</th><th>conversations</th>{% for c in classes %}<th>{{ c }}</th>{% endfor %}</tr></thead>
@@ -48,7 +57,7 @@ def _rate(value: Any, low: Any, high: Any, **attrs: Any) -> Any:
 def audit_context(src: Path | str, max_flagged: int = 500) -> dict[str, Any] | None:
     """The audit page's figures; None when the run has no audit."""
     from tauray.results.audit.store import read_audit
-    from tauray.results.audit.summary import adjusted_success, faults_per_100
+    from tauray.results.audit.summary import adjusted_success, faults_per_100, ranking
 
     if read_audit(src, "sim_attributions").empty:
         return None
@@ -69,7 +78,13 @@ def audit_context(src: Path | str, max_flagged: int = 500) -> dict[str, Any] | N
         seq = r.get("message_seq")  # straight to the flagged message on the transcript page
         r["href"] = transcript_href(r["run_id"], r["conversation_id"]) + ("" if seq is None or seq != seq
                                                                          else f"#seq-{int(seq)}")
-    return {"adjusted": adjusted, "classes": classes, "faults": faults, "flagged": flagged,
+    ranks = []
+    for r in records(ranking(src)):
+        change = r["rank_change"]
+        move = "n/a" if change is None or change != change else "=" if change == 0 else f"{int(change):+d}"
+        ranks.append({**r, "move": move, "raw_text": fmt_rate(r["raw_rate"]),
+                      "adjusted_text": fmt_rate(r["adjusted_rate"])})
+    return {"adjusted": adjusted, "ranking": ranks, "classes": classes, "faults": faults, "flagged": flagged,
             "more": max(0, len(findings) - max_flagged)}
 
 

@@ -43,13 +43,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def _print_tables(path: str) -> None:
     import pandas as pd
-    from tauray.results.audit.summary import adjusted_success, faults_per_100
+    from tauray.results.audit.summary import adjusted_success, faults_per_100, ranking
 
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         adjusted = adjusted_success(path)
         print("\nsuccess, raw and with simulator-caused failures set aside:")
         print(adjusted[["agent_model", "user_model", "conversations", "raw_rate", "simulator_failures",
                         "adjusted_rate", "mixed", "undetermined"]].round(3).to_string(index=False))
+        print("\nagents ranked, raw and simulator-adjusted (rank_change > 0: moves up):")
+        print(ranking(path)[["agent_model", "conversations", "raw_rate", "raw_rank", "adjusted_rate",
+                             "adjusted_rank", "rank_change"]].round(3).to_string(index=False))
         print("\nsimulator faults per 100 conversations:")
         print(faults_per_100(path).to_string(index=False))
 

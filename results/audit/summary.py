@@ -49,6 +49,31 @@ def adjusted_success(path: Path | str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def ranking(path: Path | str) -> pd.DataFrame:
+    """Per agent model (over all its user models): success raw and simulator-adjusted, the
+    rank each gives it (1 = best; ties share the better rank), and how far it moves
+    (``rank_change`` > 0: up once simulator-caused failures are set aside)."""
+    return rank_agents(_joined(path)[0])
+
+
+def rank_agents(merged: pd.DataFrame) -> pd.DataFrame:
+    """:func:`ranking` over conversations joined with their attribution (``agent_model``,
+    ``success``, ``attribution``)."""
+    merged = merged[merged["attribution"] != "harness"]
+    rows = []
+    for agent, g in merged.groupby("agent_model", observed=True):
+        n, ok = len(g), int(g["success"].fillna(False).astype(bool).sum())
+        sim = int((g["attribution"] == "simulator").sum())
+        rows.append({"agent_model": agent, "conversations": n, "success": ok, "simulator_failures": sim,
+                     "raw_rate": ok / n if n else None, "adjusted_rate": ok / (n - sim) if n - sim else None})
+    out = pd.DataFrame(rows, columns=["agent_model", "conversations", "success", "simulator_failures", "raw_rate",
+                                      "adjusted_rate"])
+    for kind in ("raw", "adjusted"):
+        out[f"{kind}_rank"] = out[f"{kind}_rate"].rank(ascending=False, method="min").astype("Int64")
+    out["rank_change"] = out["raw_rank"] - out["adjusted_rank"]
+    return out.sort_values(["adjusted_rank", "raw_rank", "agent_model"], na_position="last").reset_index(drop=True)
+
+
 def faults_per_100(path: Path | str) -> pd.DataFrame:
     """Per user model: simulator faults per 100 conversations, one column per fault class."""
     merged, findings = _joined(path)
@@ -62,4 +87,4 @@ def faults_per_100(path: Path | str) -> pd.DataFrame:
     return pd.concat([n, per100], axis=1).fillna(0).reset_index()
 
 
-__all__ = ["adjusted_success", "faults_per_100"]
+__all__ = ["adjusted_success", "faults_per_100", "rank_agents", "ranking"]

@@ -46,7 +46,9 @@ def test_every_row_says_who_failed_and_the_findings_land(ray_local, endpoint, tm
         page = next((tmp_path / "report" / "transcripts").rglob(f"{f['conversation_id']}*.html")).read_text()
         assert page.count('class="flag" data-fault-class="different_action"') == 1
         assert f'id="seq-{f["message_seq"]}"' in page and "simulator (unasked_write@1 at turn" in page
-    assert (tmp_path / "report" / "audit.html").read_text().count("#seq-") == 2
+    audit_page = (tmp_path / "report" / "audit.html").read_text()
+    assert audit_page.count("#seq-") == 2
+    assert 'data-agent="openai/scripted-agent-writes" data-raw-rank="1"' in audit_page
 
 
 def test_no_audit_leaves_the_columns_empty_and_a_later_audit_shows_through(ray_local, endpoint, tmp_path, capsys):
