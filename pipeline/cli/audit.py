@@ -21,7 +21,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from tauray.results.audit import audit_path
 
     try:
-        summary, audits = audit_path(args.path, write=not args.no_write)
+        summary, audits = audit_path(args.path, write=not args.no_write, judge=_judge_tier(args))
     except FileNotFoundError as exc:  # not a run: one line, exit 2 (like every bad input)
         raise ValueError(str(exc)) from None
     if args.json:
@@ -39,6 +39,25 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if summary.written and summary.conversations:
         _print_tables(args.path)
     return 0
+
+
+def _judge_tier(args: argparse.Namespace) -> Any:
+    """The judge tier the flags ask for (None without --judge): every judge model x every
+    audit prompt, through the judge layer (docs/audit-judge.md)."""
+    if not args.judge:
+        if args.judge_prompt:
+            raise ValueError("--judge-prompt needs --judge MODEL (the audit judge's model)")
+        return None
+    from tauray.pipeline.cli.flags import given
+    from tauray.pipeline.cli.judge import JUDGE_MODEL_FIELDS
+    from tauray.results.audit.judge_tier import audit_judge_configs
+    from tauray.results.audit.runner import JudgeTier
+
+    options = given(args, JUDGE_MODEL_FIELDS, prefix="judge")
+    configs = audit_judge_configs([{"model": m, **options} for m in args.judge], args.judge_prompt or None,
+                                  samples=args.judge_samples)
+    return JudgeTier(configs=configs, use_ray=args.ray, concurrency=args.concurrency or 16,
+                     progress=not args.json and sys.stderr.isatty(), probe=args.probe is not False)
 
 
 def _print_tables(path: str) -> None:
@@ -112,6 +131,22 @@ def register(sub: Any) -> None:
     p.add_argument("path", help="a run directory or a sweep folder")
     p.add_argument("--no-write", action="store_true", help="print only; write no audit tables")
     p.add_argument("--show", type=int, default=20, help="flagged conversations to list (default: 20)")
+    p.add_argument("--judge", action="append", default=[], metavar="MODEL",
+                   help="also ask this judge model the checks that need judgement (persona, a reasonable stop, "
+                   "staying in character; repeatable; docs/audit-judge.md)")
+    p.add_argument("--judge-prompt", action="append", default=[], metavar="ID[@VERSION]",
+                   help="audit prompt (repeatable, for ablations; default: the latest sim-audit)")
+    p.add_argument("--judge-samples", type=int, default=1, help="samples per check; they vote, a tie is unscored")
+    from tauray.actors.llm import ModelSpec
+    from tauray.pipeline.cli.flags import add_fields
+    from tauray.pipeline.cli.judge import JUDGE_MODEL_FIELDS
+    from tauray.pipeline.cli.run import MODEL_FLAGS
+    from tauray.pipeline.config import DriveOptions
+
+    add_fields(p, ModelSpec, JUDGE_MODEL_FIELDS, prefix="judge", rename=MODEL_FLAGS)
+    add_fields(p, ModelSpec, ["concurrency"])
+    p.add_argument("--ray", action="store_true", help="judge on a Ray judge actor instead of in this process")
+    add_fields(p, DriveOptions, ["probe"])
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_audit)
 

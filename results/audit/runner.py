@@ -53,6 +53,8 @@ class AuditSummary(BaseModel):
     attributions: dict[str, int]
     detectors: list[str]
     written: bool
+    judge: dict[str, Any] | None = Field(None, description="The judge tier's totals (checks, faults, clean, "
+                                         "unscored and why, calls, infra errors); None without --judge.")
 
 
 def _success(value: Any) -> bool | None:
@@ -64,12 +66,17 @@ def _success(value: Any) -> bool | None:
         return None
 
 
-def audit_trajectory(t: Trajectory, detectors: tuple[Detector, ...] = DETECTORS) -> ConversationAudit:
-    """Findings and attribution of one conversation."""
+def audit_trajectory(t: Trajectory, detectors: tuple[Detector, ...] = DETECTORS,
+                     judged: tuple[Finding, ...] = ()) -> ConversationAudit:
+    """Findings and attribution of one conversation; ``judged``: the judge tier's findings on
+    it, attributed together with the rules' (in message order)."""
     from tauray.results.audit.counterfactual import alone, flips
 
     findings = [f.model_copy(update={"flips_verdict": flips(t, f)}) if f.effect == "outcome" else f
                 for f in detect_all(t, detectors)]
+    if judged:
+        findings = sorted([*findings, *judged], key=lambda f: (-1 if f.message_seq is None else f.message_seq,
+                                                                f.tier, f.detector))
     success = _success(t.row.get("success"))
     error_kind = t.row.get("error_kind")
     sides = {f.blamed_side for f in findings if f.effect == "outcome"}
@@ -81,20 +88,58 @@ def audit_trajectory(t: Trajectory, detectors: tuple[Detector, ...] = DETECTORS)
                              reason=verdict.reason)
 
 
-def audit_run_dir(run_dir: Path | str, detectors: tuple[Detector, ...] = DETECTORS) -> list[ConversationAudit]:
-    """Audit every counted conversation of one run directory (or sweep folder)."""
+class JudgeTier(BaseModel):
+    """The audit's judge tier as ``tauray audit --judge`` asks for it (``judge_tier.py``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    configs: list[Any] = Field(description="Audit judge configs (``judge_tier.audit_judge_configs``).")
+    use_ray: bool = Field(False, description="Judge on a Ray judge actor.")
+    concurrency: int = Field(16, ge=1, description="Judge items in flight.")
+    progress: bool = Field(False, description="Show a progress bar.")
+    probe: bool = Field(True, description="Call each judge model once before judging.")
+
+    @property
+    def labels(self) -> list[str]:
+        return [f"{c.prompt}:{c.model.model}" for c in self.configs]
+
+
+def audit_run_dir(run_dir: Path | str, detectors: tuple[Detector, ...] = DETECTORS,
+                  judge: JudgeTier | None = None, totals: list[Any] | None = None) -> list[ConversationAudit]:
+    """Audit every counted conversation of one run directory (or sweep folder); with ``judge``
+    its judge tier too (its totals appended to ``totals``)."""
     from tauray.results.readers import actions_df, conversations_df, messages_df
 
     conv = conversations_df(run_dir)
     if conv.empty:
         return []
-    return [audit_trajectory(t, detectors) for t in trajectories(conv, messages_df(run_dir), actions_df(run_dir))]
+    ts = trajectories(conv, messages_df(run_dir), actions_df(run_dir))
+    judged: list[tuple[Finding, ...]] = [() for _ in ts]
+    if judge is not None:
+        from tauray.results.audit.judge_tier import judge_findings
+
+        tier = judge_findings(ts, judge.configs, use_ray=judge.use_ray, concurrency=judge.concurrency,
+                              progress=judge.progress, probe=judge.probe and not totals)
+        judged = [a.findings for a in tier.audits]
+        if totals is not None:
+            totals.append(tier)
+    return [audit_trajectory(t, detectors, j) for t, j in zip(ts, judged)]
+
+
+def _judge_totals(tiers: list[Any]) -> dict[str, Any]:
+    reasons: Counter[str] = Counter()
+    for t in tiers:
+        reasons.update(t.unscored_reasons)
+    keys = ("conversations", "judged", "checks", "faults", "clean", "unscored", "calls", "infra_errors")
+    return {**{k: sum(getattr(t, k, 0) for t in tiers) for k in keys}, "unscored_reasons": dict(reasons)}
 
 
 def audit_rows(audits: list[ConversationAudit], audit_id: str, at: datetime,
-               detectors: tuple[Detector, ...] = DETECTORS) -> dict[str, list[BaseModel]]:
-    """The audit tables' rows for these conversations."""
-    names = [d.key for d in detectors]
+               detectors: tuple[Detector, ...] = DETECTORS,
+               names: list[str] | None = None) -> dict[str, list[BaseModel]]:
+    """The audit tables' rows for these conversations (``names``: what audited them, the
+    detectors' keys by default)."""
+    names = names if names is not None else [d.key for d in detectors]
     findings, attributions = [], []
     for a in audits:
         for f in a.findings:
@@ -113,20 +158,23 @@ def audit_rows(audits: list[ConversationAudit], audit_id: str, at: datetime,
     return {"sim_findings": findings, "sim_attributions": attributions}
 
 
-def audit_path(path: Path | str, write: bool = True,
-               detectors: tuple[Detector, ...] = DETECTORS) -> tuple[AuditSummary, list[ConversationAudit]]:
-    """Audit a run directory or a sweep folder; write the audit tables into each run directory."""
+def audit_path(path: Path | str, write: bool = True, detectors: tuple[Detector, ...] = DETECTORS,
+               judge: JudgeTier | None = None) -> tuple[AuditSummary, list[ConversationAudit]]:
+    """Audit a run directory or a sweep folder (with ``judge``, its judge tier too); write the
+    audit tables into each run directory."""
     from tauray.results.audit.store import write_audit
 
     audit_id = f"audit-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     at = datetime.now(UTC)
     every: list[ConversationAudit] = []
     dirs = run_dirs(path)
+    tiers: list[Any] = []
+    names = [d.key for d in detectors] + (judge.labels if judge else [])
     for run_dir in dirs:
-        audits = audit_run_dir(run_dir, detectors)
+        audits = audit_run_dir(run_dir, detectors, judge, tiers)
         every += audits
         if write:
-            rows = audit_rows(audits, audit_id, at, detectors)
+            rows = audit_rows(audits, audit_id, at, detectors, names)
             for run_id in sorted({a.keys["run_id"] for a in audits}):
                 write_audit(run_dir, run_id, {t: [r for r in rs if r.run_id == run_id] for t, rs in rows.items()})
     summary = AuditSummary(
@@ -134,8 +182,8 @@ def audit_path(path: Path | str, write: bool = True,
         findings=sum(len(a.findings) for a in every),
         findings_by_class=dict(Counter(f.fault_class for a in every for f in a.findings).most_common()),
         attributions=dict(Counter(a.attribution for a in every).most_common()),
-        detectors=[d.key for d in detectors], written=write)
+        detectors=names, written=write, judge=_judge_totals(tiers) if judge else None)
     return summary, every
 
 
-__all__ = ["DETECTORS", "AuditSummary", "ConversationAudit", "audit_path", "audit_rows", "audit_run_dir", "audit_trajectory"]
+__all__ = ["DETECTORS", "AuditSummary", "ConversationAudit", "JudgeTier", "audit_path", "audit_rows", "audit_run_dir", "audit_trajectory"]

@@ -321,3 +321,32 @@ def test_a_real_judge_on_injected_faults(tmp_path):  # pragma: no cover - needs 
             hits += any(f.fault_class == injected[a.keys["run_id"]] and f.message_seq == 5 for f in a.findings)
     print(f"found {hits}/{len(injected)} injected faults; {clean_faults} findings on 2 clean conversations")
     assert hits >= len(injected) - 1 and clean_faults <= 1
+
+
+def test_tauray_audit_with_a_judge_stores_the_judge_tier_beside_the_rules(audited_run, endpoint, capsys):
+    import json
+
+    from tauray.pipeline.cli.main import main
+    from tauray.results.audit import read_audit
+
+    run, quit_at = audited_run
+    assert main(["audit", str(run), "--judge", "openai/judge-sim-audit", "--judge-api-base", endpoint.base_url,
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["judge"]["checks"] == 12 and summary["judge"]["faults"] == 2
+    assert summary["judge"]["unscored"] == 0 and summary["judge"]["calls"] >= 1
+    assert "sim-audit@2:openai/judge-sim-audit" in summary["detectors"]
+    judged = read_audit(run, "sim_findings").query("tier == 'judge'").sort_values("message_seq")
+    assert list(zip(judged["fault_class"], judged["message_seq"])) == [("unreasonable_stop", quit_at),
+                                                                       ("character_broken", 5)]
+    assert set(judged["run_id"]) == {"faulty"} and set(judged["detector"]) == {"sim-audit"}
+    assert set(judged["detector_version"]) == {2}  # the latest audit prompt by default
+    stored = read_audit(run, "sim_attributions")
+    assert all("sim-audit@2:openai/judge-sim-audit" in list(d) for d in stored["detectors"])
+    # an unreadable judge adds no finding and says why its checks have no verdict
+    assert main(["audit", str(run), "--judge", "openai/judge-sim-audit-garbled", "--judge-api-base",
+                 endpoint.base_url, "--json", "--no-write"]) == 0
+    garbled = json.loads(capsys.readouterr().out)["judge"]
+    assert garbled["unscored"] == 12 and garbled["faults"] == 0 and garbled["unscored_reasons"]
+    assert main(["audit", str(run), "--judge-prompt", "sim-audit@2"]) == 2
+    assert "--judge-prompt needs --judge MODEL" in capsys.readouterr().err
