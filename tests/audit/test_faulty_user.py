@@ -245,8 +245,8 @@ def _recorded(result, reply, seed=0):
 
     from tests.audit.helpers import build
 
-    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, something is wrong with my phone and I "
-                                                                          "need help fixing it."),
+    opening = "Hi, something is wrong with my phone and I need help fixing it."
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", opening),
                (2, "agent", "assistant", ask("toggle_airplane_mode")),
                (3, "user", "user", None, ["toggle_airplane_mode"]), (3, "user", "tool", "Airplane Mode is now OFF."),
                (3, "user", "user", None, ["run_speed_test"]), (3, "user", "tool", result), (3, "user", "user", reply)],
