@@ -36,7 +36,13 @@ from tauray.actors.endpoint.replies import (
     text_reply,
     tool_call_reply,
 )
-from tauray.actors.endpoint.writers import CLOSING, NoReferenceSteps, _functions, _took_step, reference_steps
+from tauray.actors.endpoint.writers import (
+    CLOSING,
+    NoReferenceSteps,
+    _functions,
+    _took_step,
+    reference_steps,
+)
 from tauray.scenarios.conventions import END_CONVERSATION, TRANSFER_TO_HUMAN
 
 SPLITS = ("tune", "heldout")
@@ -130,7 +136,7 @@ def _wrong_value(key: str, value: Any, seed: int) -> Any:
 
 
 def _wrong_arguments(steps: list[Step], at: int, seed: int, split: str | None) -> Plan:
-    side, name, args = steps[at]
+    _, name, args = steps[at]
     numeric = [k for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     ids = [k for k in args if k in ("line_id", "bill_id")]
     keys = numeric or ids or list(args)

@@ -41,7 +41,10 @@ from typing import Any, Literal
 from tauray.results.audit import phone
 from tauray.results.audit.detectors import Blame, Detector, Effect, Finding
 from tauray.results.audit.trajectory import Message, Trajectory
-from tauray.scenarios.conventions import END_CONVERSATION, HARNESS_TOOLS, TRANSFER_TO_HUMAN
+from tauray.scenarios.conventions import (
+    HARNESS_TOOLS,
+    TRANSFER_TO_HUMAN,
+)
 
 USER_ENDS = ("user_stop", "user_transfer", "user_out_of_scope")
 Call = tuple[str, str, dict[str, Any], int]  # side, tool, arguments, turn (as counterfactual replays them)
@@ -419,5 +422,17 @@ def alone_calls(t: Trajectory, f: Finding) -> list[Call] | None:
     return [(side, tool, args, 0) for _, (side, tool, args) in gold]
 
 
-__all__ = ["AGENT_DETECTORS", "AGENT_FAULT_CLASSES", "Alignment", "Move", "Ref", "agent_facts", "align",
-           "alone_calls", "gold_run", "corrected_calls", "moves", "same_arguments"]
+__all__ = [
+    "AGENT_DETECTORS",
+    "AGENT_FAULT_CLASSES",
+    "Alignment",
+    "Move",
+    "Ref",
+    "agent_facts",
+    "align",
+    "alone_calls",
+    "corrected_calls",
+    "gold_run",
+    "moves",
+    "same_arguments",
+]

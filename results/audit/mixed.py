@@ -40,7 +40,7 @@ def sweep_toml(name: str, endpoint: str, per_family: int = 20, trials: int = 1, 
 
     agents = {"a-clean": "scripted-agent-writes", **{f"a-{c}": f"faulty-agent:{c}:{split}" for c in AGENT_FAULT_CLASSES}}
     users = {"u-clean": "scripted-user-writes", **{f"u-{c}": f"faulty-user:{c}:{split}" for c in user_classes}}
-    quoted = lambda names: ", ".join(f'"{n}"' for n in names)  # noqa: E731
+    quoted = lambda names: ", ".join(f'"{n}"' for n in names)
     lines = [f'name = "{name}"', f"trials = {trials}", "seed = 0", f"max_in_flight = {max_in_flight}",
              f"agents = [{quoted(agents)}]", f"users = [{quoted(users)}]"]
     for family in FAMILIES:
@@ -217,9 +217,9 @@ def measure_path(path: Path | str, endpoint: str | None = None) -> tuple[MixedFi
 
 
 def text_lines(m: MixedFigures) -> list[str]:
-    lines = [f"mixed-set attribution of {m.path}: {m.conversations} conversations over {m.scenarios} scenarios "
-             f"{m.families} ({m.replay_mismatches} replay mismatches; not committed, left out: {m.not_committed}; "
-             f"{m.run_again} run again to say which fault failed them)",
+    lines = [(f"mixed-set attribution of {m.path}: {m.conversations} conversations over {m.scenarios} scenarios "
+              f"{m.families} ({m.replay_mismatches} replay mismatches; not committed, left out: {m.not_committed}; "
+              f"{m.run_again} run again to say which fault failed them)"),
              f"{'cell':10} {'n':>5} {'failed':>6}  {'right side':34} {'decisive turn (failures)':34}"]
     for name, c in m.cells.items():
         lines.append(f"{name:10} {c.conversations:5} {c.failed:6}  {c.side!s:34} {c.turn!s:34}")

@@ -20,7 +20,6 @@ from tauray.results.audit.trajectory import Trajectory, trajectories
 from tauray.results.layout import run_dirs
 from tauray.results.records import SimAttributionRecord, SimFindingRecord
 
-
 DETECTORS: tuple[Detector, ...] = (*USER_DETECTORS, *AGENT_DETECTORS)
 """What ``tauray audit`` runs: the simulator's detectors, then the agent's."""
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 
 from tauray.actors.policies import phone_request
-from tauray.results.audit.agent_faults import AGENT_DETECTORS, alone_calls, corrected_calls
+from tauray.results.audit.agent_faults import (
+    AGENT_DETECTORS,
+    alone_calls,
+    corrected_calls,
+)
 from tauray.results.audit.counterfactual import replay_success
 from tauray.results.audit.detectors import detect_all
 from tauray.results.audit.trajectory import Message, Trajectory, task_facts

@@ -108,5 +108,5 @@ def test_a_faulty_agent_is_blamed_at_its_turn_and_the_non_solving_agent_for_ever
     _store(tmp_path / "lazy", "lazy", {"model": "openai/scripted-agent", "api_base": endpoint.base_url}, user)
     summary = _audit_json(tmp_path / "lazy", capsys)
     rows = read_audit(tmp_path / "lazy", "sim_attributions")
-    failed = rows[rows["success"] == False]  # noqa: E712
+    failed = rows[rows["success"] == False]
     assert len(failed) and set(failed["attribution"]) == {"agent"} and failed["user_findings"].sum() == 0
