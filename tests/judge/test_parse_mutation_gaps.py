@@ -152,3 +152,54 @@ def test_the_reply_schemas_are_pinned():
     for kind, schema in (("overall", overall), ("nl", nl)):
         assert response_format(kind) == {"type": "json_schema", "json_schema": {
             "name": f"judge_{kind}_verdict", "schema": schema, "strict": True}}
+
+
+# --- added after the second full run (its survivors) ----------------------------------------
+
+
+def test_one_broken_value_is_named_alone_and_more_are_counted():
+    one = parse_overall('{"a": 1, "a": 2}').unscored_reason
+    assert one == ("reply JSON starting at char 0 could not be decoded: duplicate key 'a'; "
+                   "nothing inside a broken value is read, and no other 'verdict' key was found")
+
+
+def test_an_echo_of_the_example_around_a_real_value_still_disagrees():
+    echo = '{"reasoning": "<your reasoning>", "verdict": "fail"}'
+    parsed = parse_overall('{"verdict": "pass", "reasoning": "ok"} ' + echo)
+    assert parsed.verdict is None and parsed.unscored_reason == (
+        "ambiguous: the reply holds 2 verdicts that disagree: 'pass' at char 0; "
+        "'fail' at char 39 (in an echo of the format example)")
+    got = parse_nl(json.dumps({"results": [{"id": "A1", "verdict": "met", "reasoning": "ok"},
+                                           {"id": "A1", "verdict": "not_met", "reasoning": "<your reasoning>"}]}), 1)
+    assert got[0].verdict is None and got[0].unscored_reason == (
+        "ambiguous: contradictory verdicts for A1: 'met' at char 0.results[0]; "
+        "'not_met' at char 0.results[1] (in an echo of the format example)")
+
+
+def test_two_different_unrecognised_values_are_ambiguous_not_just_unrecognised():
+    assert parse_overall('{"verdict": "maybe"} {"verdict": "perhaps"}').unscored_reason == (
+        "ambiguous: the reply holds 2 verdicts that disagree: 'maybe' at char 0; 'perhaps' at char 21")
+    got = parse_nl(_items(("A1", "maybe"), ("A1", "perhaps")), 1)
+    assert got[0].unscored_reason == ("ambiguous: contradictory verdicts for A1: 'maybe' at char 0.results[0]; "
+                                      "'perhaps' at char 0.results[1]")
+
+
+def test_an_item_that_contradicts_itself_wins_over_a_clean_twin():
+    torn = {"id": "A1", "verdict": "met", "Verdict": "not_met", "reasoning": "x"}
+    got = parse_nl(json.dumps({"results": [torn, {"id": "A1", "verdict": "met", "reasoning": "y"}]}), 1)
+    assert (got[0].verdict, got[0].reasoning) == (None, "x")
+    assert got[0].unscored_reason == "A1: ambiguous: verdict='met' but Verdict='not_met' in one object at char 0.results[0]"
+
+
+def test_every_unasked_id_is_listed():
+    got = parse_nl(_items(("A3", "met"), ("A4", "met")), 2)
+    assert got[0].unscored_reason == ("reply has verdicts for assertions that were not asked (or without an id): "
+                                      "'A3' at char 0.results[0], 'A4' at char 0.results[1]")
+
+
+def test_every_long_reason_is_cut_at_1000_characters():
+    assert len(parse_overall("verdict: pass. verdict: fail. " * 100).unscored_reason) == 1000
+    flips = json.dumps({"results": [{"id": "A1", "verdict": "met" if i % 2 else "not_met"} for i in range(200)]})
+    assert len(parse_nl(flips, 1)[0].unscored_reason) == 1000
+    keys = json.dumps({f"key{i}": 1 for i in range(300)})
+    assert [len(p.unscored_reason) for p in parse_nl(keys, 2)] == [1000, 1000]
