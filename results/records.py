@@ -456,6 +456,7 @@ class SimAttributionRecord(_DetailRow):
     reason: str = Field(description="Why, one line.")
     findings: Count = Field(description="Findings in the conversation, all sides.")
     user_findings: Count = Field(description="Findings blamed on the user simulator.")
+    agent_findings: Count = Field(0, description="Findings blamed on the agent.")
     success: bool | None = Field(description="The conversation's verdict, as stored.")
     detectors: list[str] = Field(description="Detectors run (name@version).")
     audited_at: UtcDatetime = Field(description="Time of the audit, UTC.")

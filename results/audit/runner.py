@@ -153,6 +153,7 @@ def audit_rows(audits: list[ConversationAudit], audit_id: str, at: datetime,
             decisive_finding=f"{d.detector}@{d.detector_version}" if d else None,
             decisive_class=d.fault_class if d else None, decisive_turn=d.turn if d else None, reason=a.reason,
             findings=len(a.findings), user_findings=sum(f.blamed_side == "user" for f in a.findings),
+            agent_findings=sum(f.blamed_side == "agent" for f in a.findings),
             success=a.success, detectors=names, audited_at=at))
     return {"sim_findings": findings, "sim_attributions": attributions}
 

@@ -85,3 +85,21 @@ def test_an_audit_that_breaks_keeps_the_conversation(monkeypatch, caplog):
         kept = inloop.audit_result(result)
     assert kept == result and kept.conversation.attribution is None
     assert "detector bug" in caplog.text
+
+
+def test_the_attribution_row_counts_findings_per_side():
+    from datetime import UTC, datetime
+
+    from tauray.results.audit import ConversationAudit, Finding
+    from tauray.results.audit.runner import audit_rows
+
+    def finding(side: str, seq: int) -> Finding:
+        return Finding(detector=f"{side}_rule", detector_version=1, fault_class="x", blamed_side=side,
+                       effect="outcome", tier="rule", turn=seq, message_seq=seq, evidence="e")
+
+    keys = {"run_id": "r", "conversation_id": "c", "unit_id": "c", "attempt": 0, "scenario": SCENARIOS[0]}
+    audit = ConversationAudit(keys=keys, user_model="u", success=False, attribution="mixed",
+                              findings=(finding("agent", 1), finding("user", 2), finding("agent", 3)),
+                              decisive=None, reason="both")
+    (row,) = audit_rows([audit], "a1", datetime.now(UTC))["sim_attributions"]
+    assert (row.findings, row.user_findings, row.agent_findings) == (3, 1, 2)
