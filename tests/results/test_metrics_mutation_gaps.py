@@ -269,3 +269,30 @@ def test_kappa_reads_truthy_verdicts_alike_on_either_side():
     assert metrics.cohen_kappa(flags, truthy) == metrics.cohen_kappa(truthy, flags) == pytest.approx(0.5)
     counts = [2, 0, 2, 0]  # any non-zero count is a pass
     assert metrics.cohen_kappa(flags, counts) == pytest.approx(0.5)
+
+
+# --- added after the second full run (its survivors) ----------------------------------------
+
+
+def test_leaderboard_keeps_a_group_with_only_infra_rows_and_orders_ties_by_name():
+    df = _rows(_trials("n", "A", [True, False]) + _trials("m", "A", [True, False])
+               + _trials("z", "A", [None, None], ["infra", "infra"]))
+    lb = metrics.leaderboard(df, n_boot=50)
+    assert lb["agent_model"].tolist() == ["m", "n", "z"]  # equal rates: by name; no rate: last
+    assert "index" not in lb.columns and list(lb.index) == [0, 1, 2]
+    z = lb.iloc[2]
+    assert (z["conversations"], z["infra_errors"], z["counted"]) == (2, 2, 0)
+    assert math.isnan(z["success_rate"]) and math.isnan(z["pass_hat_1"])
+
+
+def test_pass_k_uses_the_task_column_given_and_lists_groups_sorted():
+    # two scenarios per upstream task: per scenario every task is 1 of 1 or 0 of 1; per upstream task 1 of 2
+    spec = [t for i in range(4) for t in _trials("n", f"S{i}", [i % 2 == 0], up=f"U{i // 2}")]
+    spec += _trials("m", "S0", [True], up="U0")
+    df = _rows(spec)
+    per_upstream = metrics.pass_k_curve(df, [2], "agent_model", task="upstream_id").set_index("agent_model")
+    assert per_upstream.loc["n", "pass_hat_k"] == 0.0 and per_upstream.loc["n", "tasks"] == 2
+    assert math.isnan(metrics.pass_k_curve(df, [2], "agent_model").set_index("agent_model").loc["n", "pass_hat_k"])
+    assert metrics.pass_k_curve(df, [1], "agent_model")["agent_model"].tolist() == ["m", "n"]
+    lb = metrics.leaderboard(df, k_max=2, task="upstream_id", n_boot=50).set_index("agent_model")
+    assert lb.loc["n", "pass_hat_2"] == 0.0 and lb.loc["n", "k_cap"] == 2
