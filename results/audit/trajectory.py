@@ -103,22 +103,27 @@ def task_facts(scenario: str) -> TaskFacts:
 KEY_COLUMNS = ("run_id", "conversation_id", "unit_id", "attempt", "scenario")
 
 
+def _by_conversation(frame: pd.DataFrame) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
+    """The rows of a detail table per (run_id, conversation_id), in ``seq`` order: one
+    conversion of the whole table (per-group conversions cost most of an audit's time)."""
+    out: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    if frame.empty:
+        return out
+    for r in frame.sort_values(["run_id", "conversation_id", "seq"], kind="stable").to_dict("records"):
+        out.setdefault((r["run_id"], r["conversation_id"]), []).append(r)
+    return out
+
+
 def trajectories(conversations: pd.DataFrame, messages: pd.DataFrame, actions: pd.DataFrame) -> list[Trajectory]:
     """One trajectory per conversation row (the newest attempts, as the readers return them)."""
-    by_msg = {k: g for k, g in messages.groupby(["run_id", "conversation_id"], observed=True, sort=False)}
-    by_act = {k: g for k, g in actions.groupby(["run_id", "conversation_id"], observed=True, sort=False)}
+    by_msg, by_act = _by_conversation(messages), _by_conversation(actions)
     out = []
     for row in conversations.to_dict("records"):
         key = (row["run_id"], row["conversation_id"])
-        msgs = by_msg.get(key)
-        acts = by_act.get(key)
-        message_list = [] if msgs is None else [
-            Message(seq=int(m["seq"]), turn=int(m["turn"]), side=str(m["side"]), role=str(m["role"]),
-                    content=_text(m["content"]), tool_calls=_calls(m["tool_calls"]),
-                    tool_call_id=_text(m["tool_call_id"]))
-            for m in msgs.sort_values("seq").to_dict("records")]
-        action_list = [] if acts is None else acts.sort_values("seq").to_dict("records")
-        out.append(Trajectory(row=row, messages=tuple(message_list), actions=tuple(action_list),
+        message_list = [Message(seq=int(m["seq"]), turn=int(m["turn"]), side=str(m["side"]), role=str(m["role"]),
+                                content=_text(m["content"]), tool_calls=_calls(m["tool_calls"]),
+                                tool_call_id=_text(m["tool_call_id"])) for m in by_msg.get(key, ())]
+        out.append(Trajectory(row=row, messages=tuple(message_list), actions=tuple(by_act.get(key, ())),
                               task=task_facts(str(row["scenario"])),
                               keys={k: (str(row[k]) if k != "attempt" else int(row[k])) for k in KEY_COLUMNS}))
     return out
