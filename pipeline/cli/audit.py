@@ -90,7 +90,7 @@ def _run_sweep(args: argparse.Namespace) -> None:
     else:
         text = sweep_toml(name=stored_name(out) or out.name, endpoint=args.endpoint, split=args.split,
                           telecom_split=args.telecom_split, limit=args.limit, max_in_flight=args.max_in_flight,
-                          trials=args.trials)
+                          trials=args.trials, classes=tuple(args.classes) or None)
     with tempfile.NamedTemporaryFile("w", suffix=".toml", prefix="tauray-calibration-", delete=False) as fh:
         fh.write(text)
     print(f"tauray audit-calibrate: running the calibration sweep {fh.name} -> {out}", file=sys.stderr, flush=True)
@@ -161,6 +161,9 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=int, help="first N scenarios of the split")
     p.add_argument("--trials", type=int, default=1, help="trials per scenario and customer: each trial draws "
                    "its own fault point and phrasing (default: 1)")
+    p.add_argument("--classes", nargs="+", default=[], metavar="CLASS",
+                   help="only these fault classes and hard negatives (plus the clean customer): measuring new "
+                   "detectors need not rerun every class")
     p.add_argument("--max-in-flight", type=int, default=6, help="conversations in flight (default: 6)")
     p.add_argument("--mixed", action="store_true", help="measure attribution on the mixed set instead: faulty "
                    "agents (faulty-agent:<class>) alone, faulty customers alone, both in one conversation, and "
