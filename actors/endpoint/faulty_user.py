@@ -578,10 +578,45 @@ def _commit_bundled(view: View, clean: Reply, split: str | None) -> Reply:
     return Reply({**clean.message, "content": _pick(_phrasings(_SAYING, split), view)}, clean.finish_reason)
 
 
+# --- a requested action neither done nor refused, and its near misses: a question about the
+# action, a "cannot" -------------------------------------------------------------------------------
+
+# Words that neither do, refuse, end, claim nor even name the asked action: an acknowledgement and
+# something else (or nothing).
+_IGNORE = ("OK. By the way, how long have I been a customer with you?", "Alright. Is this call being recorded?",
+           "Okay.", "Sure. Anyway, what are your opening hours on weekends?",
+           "Mm-hm. Can you tell me when my contract ends?", "Right, noted.",
+           "I see. My cousin has the same phone model, you know.", "Got it. What was your name again, please?")
+
+
+def _commit_ignore(view: View, clean: Reply, split: str | None) -> Reply:
+    return text_reply(_pick(_phrasings(_IGNORE, split), view))
+
+
+# A question about the asked action, naming it ({w}: the action in words): the customer engages
+# with the request, and what happens next is the agent's to answer.
+_ASK_FIRST = ("Before I {w}, will that affect anything else on my phone?", "Sorry, where on my phone do I {w}?",
+              "Just to check: do you want me to {w} right now?", "How exactly do I {w}? I have never tried it.")
+# The customer says it cannot do it: an answer to the request, not ignoring it.
+_CANNOT = ("I can't find that setting anywhere on my phone.", "My phone doesn't seem to have that option.",
+           "I'm not able to do that on this phone, sorry.", "I don't see anything like that in my settings.")
+
+
+def _commit_ask_first(view: View, clean: Reply, split: str | None) -> Reply:
+    request = view.phone_request()
+    words = request[0].replace("_", " ") if request else "do that"
+    return text_reply(_pick(_phrasings(_ASK_FIRST, split), view).format(w=words))
+
+
+def _commit_cannot(view: View, clean: Reply, split: str | None) -> Reply:
+    return text_reply(_pick(_phrasings(_CANNOT, split), view))
+
+
 PHRASINGS: dict[str, tuple[str, ...]] = {
     "stop_after_failure": _GIVE_UP, "no_end_after_resolved": _GO_ON, "reports_check": _REPORT_CHECK,
     "constraint_broken": _PLAN + _REFUEL + _WIFI + _NO_PAY,
     "keeps_constraint": _KEEP_PLAN + _KEEP_REFUEL + _KEEP_WIFI + _KEEP_PAY, "bundled_turn": _SAYING,
+    "ignored_request": _IGNORE, "asks_first": _ASK_FIRST, "cannot_find": _CANNOT,
 }
 """Phrasings of the later classes (each kind of even length, so the halves of the whole are the
 halves of each kind)."""
@@ -613,6 +648,9 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault("bundled_turn", _requested, _commit_bundled),
     Fault("reports_check", _after_asked_action, _check("phone_c"), negative=True, follow_up=_report_check),
     Fault("keeps_constraint", _can_keep, _commit_keep, negative=True),
+    Fault("ignored_request", _requested, _commit_ignore),
+    Fault("asks_first", _requested, _commit_ask_first, negative=True),
+    Fault("cannot_find", _requested, _commit_cannot, negative=True),
 )}
 """Fault classes (and hard negatives) by name."""
 

@@ -469,6 +469,48 @@ class BundledTurn(Detector):
         return out
 
 
+_OFFER = re.compile(r"\b(?:would you like|do you want|shall I|should I|I can|I could|I will|I'll|let me)\b", re.IGNORECASE)
+
+
+def _without_offers(text: str | None) -> str | None:
+    """An agent message less its offers and announcements ("Would you like to change your data
+    plan?", "Let me check your line"): a "yes" to those asks the customer for no phone action.
+    A tagged request is kept whole."""
+    if text is None or parse_phone_request(text) is not None:
+        return text
+    return " ".join(s for s in phone.sentences(text) if not _OFFER.search(s))
+
+
+class IgnoredRequest(Detector):
+    """The agent asked for a phone action and the customer's reply neither does it (no phone call
+    in that turn) nor answers it: it does not refuse, say it cannot, ask how, name the action,
+    or state what the phone shows; it acknowledges and talks about something else. The action is
+    never done, as with a skipped write, so the effect is ``outcome``. A reply that ends or hands
+    off the call is ``premature_stop``'s or ``transfer_without_agent``'s, a claim of having done it
+    ``done_without_call``'s, another phone action instead ``unasked_write``'s (``different_action``),
+    a phone state stated without a call ``state_without_tool``'s; none of those is counted here."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        for m in t.user_texts:
+            text = m.content or ""
+            if m.tool_calls or any(token in text for token in (STOP, TRANSFER, OUT_OF_SCOPE)):
+                continue
+            asked = t.agent_text_before(m.seq)
+            if asked is None:
+                continue
+            tools = phone.requested_tools(_without_offers(asked.content), t.task.user_tools)
+            if not tools or t.user_calls(asked.seq, m.seq) or any(c.turn == m.turn for c, _ in t.user_calls(-1)):
+                continue  # nothing asked, or something was done since (done, or another action instead)
+            if (any(phone.mentions(text, tool) for tool in tools) or phone.DECLINES.search(text)
+                    or phone.CANNOT.search(text) or phone.ASKS_HOW.search(text) or _CLAIM_DONE.search(text)
+                    or phone.claim_spans(text)):
+                continue  # an answer to the request: about it, refusing it, cannot, or claiming a result
+            out.append(self.finding(m, f"{', '.join(sorted(tools))} asked (seq {asked.seq}); neither done nor "
+                                       f"refused: {text!r}"))
+        return out
+
+
 DETECTORS: tuple[Detector, ...] = (
     PrematureStop(name="premature_stop", version=1, fault_class="premature_stop", effect="outcome"),
     StopWithRequest(name="stop_with_request", version=1, fault_class="stop_with_request"),
@@ -486,6 +528,7 @@ DETECTORS: tuple[Detector, ...] = (
     NoEndAfterResolved(name="no_end_after_resolved", version=1, fault_class="no_end_after_resolved"),
     ConstraintBroken(name="constraint_broken", version=1, fault_class="constraint_broken"),
     BundledTurn(name="bundled_turn", version=1, fault_class="bundled_turn"),
+    IgnoredRequest(name="ignored_request", version=1, fault_class="ignored_request", effect="outcome"),
 )
 """The rule detectors, in the order findings are listed."""
 

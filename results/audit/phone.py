@@ -212,6 +212,18 @@ AGREES = re.compile(r"^\s*(?:yes|yeah|yep|sure|ok(?:ay)?|go ahead|please do|fine
 REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want to|do not want to|not going to|refuse|rather not|prefer not|"
                      r"not paying|not pay|no way)\b", re.IGNORECASE)
 
+# What answers a request for a phone action without doing it: a refusal ("I'd rather not", "I'm not
+# comfortable changing that", "No, I won't"), a "cannot" ("I can't find a way to...", "my phone doesn't
+# have that option", "I don't see anything like that"), or a question back about how to do it.
+DECLINES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to|refuse|rather not|prefer not|"
+                      r"not comfortable|not willing|no way|no thanks|not now|not right now)\b|^\s*(?:no|nope|nah)\b",
+                      re.IGNORECASE)
+CANNOT = re.compile(r"\b(?:can'?t|cannot|can not|couldn'?t|could not|unable|not able|not possible|no such|"
+                    r"(?:doesn'?t|does not|don'?t|do not) (?:seem to )?(?:have|see|find|know how|work|let me)|"
+                    r"not sure how|there is no|there'?s no|isn'?t there|is not there)\b", re.IGNORECASE)
+ASKS_HOW = re.compile(r"\b(?:how|where|why|what)\b[^.?!]*\b(?:do|does|did|find|turn|get|mean|reach)\b[^.?!]*"
+                      r"\b(?:that|it|this|them)\b[^.?!]*\?|\bwhat do you mean\b", re.IGNORECASE)
+
 
 def sentences(text: str | None) -> list[str]:
     return [s for s in re.split(r"(?<=[.?!])\s+|\n+", text or "") if s.strip()]
@@ -244,7 +256,7 @@ INVENTED_KINDS: dict[str, re.Pattern[str]] = {
     "social security number": re.compile(r"\b(?:ssn|social security)\b", re.IGNORECASE),
 }
 
-__all__ = ["AGREES", "AT_HOME", "GIGABYTES", "INVENTED_KINDS", "NAME_CLAIM", "NEGATION", "NOT_HOME", "PHONE_NUMBER",
+__all__ = ["AGREES", "ASKS_HOW", "AT_HOME", "CANNOT", "DECLINES", "GIGABYTES", "INVENTED_KINDS", "NAME_CLAIM", "NEGATION", "NOT_HOME", "PHONE_NUMBER",
            "PLAN_CHANGE", "REFUEL", "REFUSES", "SETTING_TOPICS", "TOPICS", "WIFI_ACCESS", "Constraints", "KnownInfo",
            "bundling_forbidden", "claim_spans", "constraints", "contradictions", "known_info", "mentions",
            "requested_tools", "sentences", "shows_failure", "shows_resolved", "state_claims"]

@@ -350,3 +350,64 @@ def test_a_bundled_turn_counts_only_where_the_customers_rules_forbid_it():
 def test_a_negation_after_the_request_does_not_undo_it():
     t = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", "Hi. I want a top-up of 4 GB, not less.")])
     assert classes(t) == [("constraint_broken", 1)]
+
+
+def test_a_requested_action_neither_done_nor_refused():
+    for reply in ("OK. By the way, how long have I been a customer with you?", "Okay."):
+        t = build([*opening(), (2, "agent", "assistant", ask("toggle_roaming")),
+                   (3, "user", "user", reply), (4, "agent", "assistant", ask("toggle_data")),
+                   *performed(5, "toggle_data", "Mobile Data is now ON.")], success=False)
+        assert classes(t) == [("ignored_request", 3)]
+        found = detect_all(t)[0]
+        assert found.effect == "outcome" and found.detector == "ignored_request" and found.flips_verdict is None
+
+
+def test_a_refusal_a_cannot_or_a_question_about_the_request_is_not_ignoring_it():
+    for reply in ("I'd rather not do that right now. Is there another way?",
+                  "I'm not comfortable changing that setting. Can we try something else?",
+                  "No, I won't touch that.", "I can't find a way to toggle roaming on my phone.",
+                  "My phone doesn't seem to have that option.", "I don't see anything like that in my settings.",
+                  "Sorry, where on my phone do I toggle roaming?", "How do I do that?"):
+        t = build([*opening(), (2, "agent", "assistant", ask("toggle_roaming")), (3, "user", "user", reply)],
+                  success=False)
+        assert "ignored_request" not in [c for c, _ in classes(t)], reply
+
+
+def test_an_ignored_request_is_not_counted_twice_with_the_stop_done_transfer_or_write_classes():
+    def reply(*steps):
+        return classes(build([*opening(), (2, "agent", "assistant", ask("toggle_data_saver_mode")), *steps],
+                             success=False))
+
+    assert reply((3, "user", "user", "Forget it, goodbye. ###STOP###")) == [("premature_stop", 3)]
+    assert reply((3, "user", "user", "Sure, it's done now.")) == [("done_without_call", 3)]
+    assert reply((3, "user", "user", "Get me a supervisor. ###TRANSFER###")) == [("transfer_without_agent", 3)]
+    assert reply(*performed(3, "toggle_data", "Mobile Data is now OFF.", "OK.")) == [("different_action", 3)]
+    assert reply((3, "user", "user", "My status bar shows 📵 No Signal.")) == [("state_without_tool", 3)]
+    assert reply(*performed(3, "toggle_data_saver_mode", "Data Saver Mode is now OFF.", "OK.")) == []
+
+
+def test_talk_after_a_message_that_asks_for_no_phone_action_ignores_nothing():
+    t = build([*opening(), (2, "agent", "assistant", "I see. Let me look into your account."),
+               (3, "user", "user", "OK. By the way, how long have I been a customer with you?")], success=False)
+    assert classes(t) == []
+
+
+def test_a_failure_with_an_ignored_request_is_the_simulators():
+    from tauray.results.audit.runner import audit_trajectory
+
+    t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *performed(3, "toggle_airplane_mode", AIRPLANE_OFF), (4, "agent", "assistant", ask("toggle_roaming")),
+               (5, "user", "user", "Okay."), (6, "agent", "assistant", CLOSING),
+               (7, "user", "user", "Thanks, that is all I needed. ###STOP###")], success=False)
+    audit = audit_trajectory(t)  # the agent asked every reference action; the customer skipped one
+    assert audit.attribution == "simulator" and audit.decisive.fault_class == "ignored_request"
+    assert audit.decisive.turn == 5
+
+
+def test_an_offer_is_not_a_request_to_act():
+    t = build([*opening(), (2, "agent", "assistant", "Would you like to change your mobile data plan?"),
+               (3, "user", "user", "OK. By the way, how long have I been a customer with you?")], success=False)
+    assert "ignored_request" not in [c for c, _ in classes(t)]
+    asked = build([*opening(), (2, "agent", "assistant", "Could you please turn off airplane mode?"),
+                   (3, "user", "user", "Alright. Is this call being recorded?")], success=False)
+    assert classes(asked) == [("ignored_request", 3)]

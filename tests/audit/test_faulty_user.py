@@ -96,7 +96,7 @@ def test_a_fault_that_falls_back_to_the_closing_is_not_committed_twice():
 POOR = "Speed Test Result: 1.20 Mbps (Poor). Connection is slow."
 EXCELLENT = "Speed Test Result: 250.00 Mbps (Excellent). Connection is very fast."
 CLOSING = "That was the last step on my side; everything should work now. Is there anything else I can do?"
-NEW = ("stop_after_failure", "no_end_after_resolved", "constraint_broken", "bundled_turn")
+NEW = ("stop_after_failure", "no_end_after_resolved", "constraint_broken", "bundled_turn", "ignored_request")
 
 
 def _reply(model, history, seed=0, scenario=SCENARIO):
@@ -123,7 +123,7 @@ def _check(history, call_id, result, tool="run_speed_test"):
 
 def test_the_later_classes_and_negatives_are_registered_with_split_phrasings():
     assert set(NEW) <= set(FAULT_CLASSES)
-    assert {"reports_check", "keeps_constraint"} <= set(HARD_NEGATIVES)
+    assert {"reports_check", "keeps_constraint", "asks_first", "cannot_find"} <= set(HARD_NEGATIVES)
 
 
 def test_stop_after_failure_checks_then_stops_only_on_a_failing_result():
@@ -186,13 +186,15 @@ def test_bundled_turn_sends_text_with_the_asked_call():
     assert not clean["content"]
 
 
-@pytest.mark.parametrize("name", [*NEW, "reports_check", "keeps_constraint"])
+@pytest.mark.parametrize("name", [*NEW, "reports_check", "keeps_constraint", "asks_first", "cannot_find"])
 def test_phrasing_halves_are_disjoint_and_cover_the_class(name):
     from tauray.actors.endpoint.faulty_user import PHRASINGS
 
     options = PHRASINGS[name]
     tune, held = _phrasings(options, "tune"), _phrasings(options, "heldout")
     assert len(options) >= 4 and set(tune).isdisjoint(held) and set(tune) | set(held) == set(options)
+    if name in ("ignored_request", "asks_first", "cannot_find"):
+        assert len(tune) % 2 == 0 and len(held) % 2 == 0  # an even count in each half
 
 
 @pytest.mark.parametrize("name", NEW)
@@ -267,3 +269,28 @@ def test_the_replay_does_not_count_a_check_run_only_to_decide_on_the_fault():
     assert resolved.mismatch is None and not resolved.committed  # it checked, saw it fixed, and reported it
     failed = replay(_recorded(POOR, "Nothing changed, so I'm ending the call. ###STOP###"))
     assert failed.mismatch is None and failed.committed and failed.turn == 3
+
+
+def _asked_roaming():
+    return [{"role": "user", "content": GREETING}, {"role": "assistant", "content": "Hi, my phone is broken."},
+            {"role": "user", "content": ask("toggle_roaming")}]
+
+
+@pytest.mark.parametrize("split", ["tune", "heldout"])
+def test_ignored_request_talks_past_the_asked_action_without_doing_refusing_or_stopping(split):
+    from tauray.actors.endpoint.faulty_user import PHRASINGS
+
+    said = set()
+    for seed in range(0, 16, 2):  # even seeds draw the first request
+        got, clean = _reply(f"faulty-user:ignored_request:{split}", _asked_roaming(), seed=seed)
+        assert clean.get("tool_calls") and not got.get("tool_calls")
+        assert "###" not in got["content"] and "roaming" not in got["content"].lower()
+        said.add(got["content"])
+    assert said <= set(_phrasings(PHRASINGS["ignored_request"], split)) and len(said) >= 2
+
+
+def test_asks_first_asks_about_the_asked_action_and_cannot_find_says_it_cannot():
+    asked, _ = _reply("faulty-user:asks_first", _asked_roaming())
+    assert not asked.get("tool_calls") and "toggle roaming" in asked["content"] and "?" in asked["content"]
+    cannot, _ = _reply("faulty-user:cannot_find", _asked_roaming())
+    assert not cannot.get("tool_calls") and re.search(r"can't|not able|doesn't|don't", cannot["content"])
