@@ -294,3 +294,32 @@ def test_asks_first_asks_about_the_asked_action_and_cannot_find_says_it_cannot()
     assert not asked.get("tool_calls") and "toggle roaming" in asked["content"] and "?" in asked["content"]
     cannot, _ = _reply("faulty-user:cannot_find", _asked_roaming())
     assert not cannot.get("tool_calls") and re.search(r"can't|not able|doesn't|don't", cannot["content"])
+
+
+@pytest.mark.parametrize("name", ["asks_first", "cannot_find"])
+def test_the_ignored_request_near_misses_raise_no_finding_end_to_end(tmp_path, endpoint, name):
+    """A question about the asked action, or a "cannot", answers it: no detector fires."""
+    import asyncio
+
+    from tauray.actors.conversation import run_conversation
+    from tauray.actors.hosts import AgentHost, UserSimHost
+    from tauray.pipeline.plan import make_units
+    from tauray.results.audit.calibrate import calibrate_path
+    from tauray.results.writer import TableWriter
+
+    scenarios = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
+                 "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card"]
+    agent = {"model": "openai/scripted-agent-writes", "api_base": endpoint.base_url, "reference_steps": True}
+    user = {"model": f"openai/faulty-user:{name}:tune", "api_base": endpoint.base_url}
+    units = make_units("r", scenarios, 2, agent, user)
+
+    async def go():
+        a, u = AgentHost(), UserSimHost()
+        return await asyncio.gather(*(run_conversation(x, a, u) for x in units))
+
+    with TableWriter(tmp_path, "r") as writer:
+        for result in asyncio.run(go()):
+            writer.add(result)
+    c = calibrate_path(tmp_path)
+    assert c.replay_mismatches == 0 and c.hard_negatives == {name: 4}
+    assert c.false_positive_rate.k == 0
