@@ -31,9 +31,10 @@ def run(tmp_path_factory):
         return await asyncio.gather(*(run_conversation(x, a, u) for x in units))
 
     results = asyncio.run(go())
-    first = results[0]  # as if the in-loop audit had written it: the overlay must replace it
-    results[0] = first.model_copy(update={"conversation": first.conversation.model_copy(
-        update={"attribution": "undetermined", "decisive_finding": "old@1", "decisive_turn": 9})})
+    # as if the in-loop audit had written them: the first is superseded below, the second is not
+    for i, (who, finding, turn) in enumerate((("undetermined", "old@1", 9), ("agent", "own@1", 5))):
+        results[i] = results[i].model_copy(update={"conversation": results[i].conversation.model_copy(
+            update={"attribution": who, "decisive_finding": finding, "decisive_turn": turn})})
     with TableWriter(out, "r") as writer:
         for r in results:
             writer.add(r)
@@ -54,7 +55,7 @@ def test_rows_speak_for_themselves_until_an_audit_is_stored(run):
     first, second = (c.conversation_id for c in convs)
     assert (frame.loc[first, "attribution"], frame.loc[first, "decisive_finding"]) == ("undetermined", "old@1")
     assert frame.loc[first, "decisive_turn"] == 9
-    assert pd.isna(frame.loc[second, "attribution"]) and pd.isna(frame.loc[second, "decisive_turn"])
+    assert frame.loc[second, ["attribution", "decisive_finding", "decisive_turn"]].tolist() == ["agent", "own@1", 5]
 
 
 def test_the_newest_audit_shows_through_and_an_unaudited_row_keeps_its_own(run):
@@ -68,8 +69,9 @@ def test_the_newest_audit_shows_through_and_an_unaudited_row_keeps_its_own(run):
     assert frame.loc[first.conversation_id, "attribution"] == "none"
     assert pd.isna(frame.loc[first.conversation_id, "decisive_finding"])
     assert pd.isna(frame.loc[first.conversation_id, "decisive_turn"])
-    # the newest audit (a2) did not cover the second conversation: its own row's (empty) values stand
-    assert pd.isna(frame.loc[second.conversation_id, "attribution"])
+    # the newest audit (a2) did not cover the second conversation: its own row's values stand
+    assert frame.loc[second.conversation_id, ["attribution", "decisive_finding", "decisive_turn"]].tolist() == [
+        "agent", "own@1", 5]
     assert list(conversations_df(out, attribution="none")["conversation_id"]) == [first.conversation_id]
     assert conversations_df(out, columns=["conversation_id", "decisive_turn"]).shape == (2, 2)
     stored = pd.read_parquet(out / "conversations").set_index("conversation_id")
