@@ -23,6 +23,7 @@ import asyncio
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from tauray.results.audit.groundtruth import _recorded  # the recorded reply as the endpoint answers it
 from tauray.results.audit.trajectory import Trajectory
 
 FAULTY_AGENT_PREFIX = "faulty-agent:"
@@ -46,12 +47,6 @@ def _signature(message: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...
     from tauray.actors.endpoint.faulty_user import reply_signature
 
     return reply_signature(message)
-
-
-def _recorded(m: Any) -> dict[str, Any]:
-    calls = [{"id": c.get("id"), "type": "function", "function": {"name": c.get("name"), "arguments":
-                                                                   c.get("arguments")}} for c in m.tool_calls]
-    return {"role": "assistant", "content": m.content, **({"tool_calls": calls} if calls else {})}
 
 
 def replay_agent(t: Trajectory) -> AgentTruth:
