@@ -52,7 +52,7 @@ def test_sigkill_driver_then_rerun_leaves_each_unit_once(ray_local, tmp_path, mo
         env = {**os.environ, "TAURAY_ENDPOINT": ep.base_url}
         env.pop("RAY_ADDRESS", None)  # the killed driver starts its own Ray, never the suite's
         proc = _sweep(path, out, env)
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 240  # its own Ray's start takes most of this on a loaded machine
         while time.monotonic() < deadline and proc.poll() is None:
             if any((out / "conversations").glob("part-*.parquet")) if (out / "conversations").is_dir() else False:
                 break
@@ -61,7 +61,8 @@ def test_sigkill_driver_then_rerun_leaves_each_unit_once(ray_local, tmp_path, mo
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         partial = len(conversations_df(out))
-        assert 0 < partial < 8
+        assert partial < 8 and any((out / "conversations").glob("part-*.parquet")), "killed before any row"
+        assert partial > 0
         # the rerun: the same command in this process (no second Ray start and import of everything)
         monkeypatch.setenv("TAURAY_ENDPOINT", ep.base_url)
         capsys.readouterr()
