@@ -246,10 +246,10 @@ def test_yaml_alias_bomb_is_refused_fast_before_expansion(tmp_path):
         lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
     path = _file(tmp_path, "bomb.yaml", "\n".join(lines) + "\n")
     assert path.stat().st_size < 500
-    start = time.perf_counter()
+    start = time.process_time()
     exc = _refused(path, f"YAML aliases expand to more than {MAX_ALIAS_NODES} nodes (an alias bomb?); "
                          "write the values out", kind="aliases")
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
     assert MAX_ALIAS_NODES == 10_000 and exc.kind == "aliases"
 
 
@@ -262,12 +262,13 @@ def test_yaml_alias_limit_counts_expansions_not_plain_values(tmp_path):
 
 
 def test_yaml_node_count_is_bounded_even_without_aliases(tmp_path):
-    """A 1 MB list of short values (about 14 s for PyYAML per 5 MB) stops at MAX_NODES."""
+    """A 1 MB list of short values (about 14 s for PyYAML per 5 MB) stops at MAX_NODES. (The bounds
+    in these tests are this process's CPU seconds, which a loaded machine does not inflate.)"""
     path = _file(tmp_path, "s.yaml", "items:\n" + "- x\n" * (MAX_NODES + 10))
-    start = time.perf_counter()
+    start = time.process_time()
     _refused(path, f"more than {MAX_NODES} YAML nodes (line {MAX_NODES - 1}, column 3); "
                    "a config file holds settings, not bulk data", kind="nodes")
-    assert time.perf_counter() - start < 10.0 and MAX_NODES == 100_000
+    assert time.process_time() - start < 10.0 and MAX_NODES == 100_000
 
 
 def test_yaml_undefined_alias_and_duplicate_anchor(tmp_path):
@@ -286,9 +287,9 @@ def test_yaml_alias_cycle(tmp_path):
 
 def test_yaml_deep_nesting_is_refused_fast(tmp_path):
     path = _file(tmp_path, "s.yaml", "a: " + "[" * 100_000 + "]" * 100_000 + "\n")
-    start = time.perf_counter()
+    start = time.process_time()
     _refused(path, f"nested more than {MAX_DEPTH} levels deep (line 1, column {2 + MAX_DEPTH + 1})", kind="depth")
-    assert time.perf_counter() - start < 2.0 and MAX_DEPTH == 64
+    assert time.process_time() - start < 2.0 and MAX_DEPTH == 64
     ok = "a: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n"        # 64 levels with the top mapping
     assert read_config_file(_file(tmp_path, "ok.yaml", ok))["a"] == eval("[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1))
 
