@@ -27,7 +27,8 @@ from tauray.results.audit.detectors import Finding
 from tauray.results.audit.trajectory import Trajectory
 from tauray.scenarios.conventions import HARNESS_TOOLS
 
-CORRECTABLE = frozenset({"different_action", "unrequested_write", "done_without_call", "repeated_write"})
+CORRECTABLE = frozenset({"different_action", "unrequested_write", "done_without_call", "repeated_write",
+                         "ignored_request"})
 Call = tuple[str, str, dict[str, Any], int]  # side, tool, arguments, turn
 
 
@@ -76,7 +77,8 @@ def corrected_calls(t: Trajectory, f: Finding) -> list[Call] | None:
             firsts.setdefault(calls[i][1], i)
         return [c for i, c in enumerate(calls) if i not in in_turn or firsts[c[1]] == i
                 or c[1] not in t.task.user_writes]
-    # different_action / done_without_call: the asked calls where the fault was (or at the turn's end)
+    # different_action / done_without_call / ignored_request: the asked calls where the fault was
+    # (or at the turn's end)
     where = unasked[0] if unasked else (in_turn[-1] + 1 if in_turn else next(
         (i for i, c in enumerate(calls) if c[3] > turn), len(calls)))
     kept = [c for i, c in enumerate(calls) if i not in unasked]
@@ -147,7 +149,7 @@ def user_alone_calls(t: Trajectory, f: Finding) -> list[Call] | None:
         gold = gold[:cut] + extra + gold[cut:]
     elif f.fault_class == "different_action":
         gold = gold[:at] + extra + gold[at + 1:] if at is not None else gold[:cut] + extra + gold[cut:]
-    elif f.fault_class == "done_without_call":
+    elif f.fault_class in ("done_without_call", "ignored_request"):  # the asked action never happens
         if at is None:
             return None
         gold = gold[:at] + gold[at + 1:]

@@ -110,3 +110,22 @@ def test_a_faulty_agent_is_blamed_at_its_turn_and_the_non_solving_agent_for_ever
     rows = read_audit(tmp_path / "lazy", "sim_attributions")
     failed = rows[rows["success"] == False]
     assert len(failed) and set(failed["attribution"]) == {"agent"} and failed["user_findings"].sum() == 0
+
+
+def test_an_ignored_request_is_corrected_by_doing_what_was_asked(tmp_path, capsys, endpoint):
+    """The customer answers a request for a phone action with small talk; the writing agent moves
+    on, so the action never happens: replaying the recorded calls with the asked call added where
+    the request was ignored passes, so the failure is the simulator's, decided at that turn."""
+    agent = {"model": "openai/scripted-agent-writes", "api_base": endpoint.base_url, "reference_steps": True}
+    user = {"model": "openai/faulty-user:ignored_request:heldout", "api_base": endpoint.base_url}
+    _store(tmp_path / "ignored", "ignored", agent, user)
+    _audit_json(tmp_path / "ignored", capsys)
+    findings = read_audit(tmp_path / "ignored", "sim_findings")
+    assert set(findings["fault_class"]) == {"ignored_request"} and len(findings) == 2
+    attributions = read_audit(tmp_path / "ignored", "sim_attributions").merge(
+        findings[["conversation_id", "flips_verdict", "turn"]], on="conversation_id")
+    failed = attributions[attributions["success"] == False]  # noqa: E712 - a nullable column
+    assert len(failed) >= 1
+    assert failed["flips_verdict"].tolist() == [True] * len(failed)
+    assert set(failed["attribution"]) == {"simulator"}
+    assert failed["decisive_turn"].tolist() == failed["turn"].tolist()
