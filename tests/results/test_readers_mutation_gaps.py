@@ -68,3 +68,20 @@ def test_an_audit_of_an_empty_run_changes_nothing(tmp_path):
     write_audit(run, RUN, {"sim_attributions": []})
     conv = conversations_df(run)
     assert conv["attribution"].isna().all() and len(conv) == 2
+
+
+def test_a_run_of_one_conversation_is_overlaid_too(tmp_path):
+    with TableWriter(tmp_path, RUN) as w:
+        w.add(result("c0"))
+    write_audit(tmp_path, RUN, {"sim_attributions": [_attribution("c0", "simulator", T0)]})
+    assert conversations_df(tmp_path)["attribution"].tolist() == ["simulator"]
+
+
+def test_two_rows_for_one_conversation_in_one_audit_the_last_written_counts(tmp_path):
+    run = _run(tmp_path)
+    write_audit(run, RUN, {"sim_attributions": [_attribution("c0", "simulator", T0),
+                                                 _attribution("c0", "agent", T0, turn=5)]})
+    conv = conversations_df(run)
+    assert len(conv) == 2
+    c0 = conv.set_index("unit_id").loc["c0"]
+    assert (c0["attribution"], c0["decisive_turn"]) == ("agent", 5)
