@@ -296,3 +296,82 @@ def test_pass_k_uses_the_task_column_given_and_lists_groups_sorted():
     assert metrics.pass_k_curve(df, [1], "agent_model")["agent_model"].tolist() == ["m", "n"]
     lb = metrics.leaderboard(df, k_max=2, task="upstream_id", n_boot=50).set_index("agent_model")
     assert lb.loc["n", "pass_hat_2"] == 0.0 and lb.loc["n", "k_cap"] == 2
+
+
+def _ranked() -> pd.DataFrame:
+    # file order n, m, (no model); "ghost" is an unused category; the model-less rows are a group
+    spec = (_trials("n", "A", [True, True]) + _trials("n", "B", [True])
+            + _trials("m", "A", [True, False]) + _trials("m", "B", [False])
+            + _trials(None, "A", [True, False]) + _trials(None, "C", [None], ["infra"]))
+    return _as_read(_rows(spec))
+
+
+def test_leaderboard_and_pass_k_on_keys_as_read():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a group with no counted row: NaN rate, quietly
+        lb = metrics.leaderboard(_ranked(), n_boot=50)
+    models = lb["agent_model"].astype(object).tolist()
+    assert models[0] == "n" and pd.isna(models[1]) and models[2] == "m"  # rates 1, 1/2, 1/3
+    assert len(lb) == 3 and "ghost" not in models
+    none = lb[lb["agent_model"].isna()].iloc[0]
+    assert (none["conversations"], none["counted"], none["tasks"], none["success_rate"]) == (3, 2, 1, 0.5)
+    assert none["pass_hat_1"] == 0.5 and none["k_cap"] == 2
+    curve = metrics.pass_k_curve(_ranked(), [1], "agent_model")
+    assert curve["agent_model"].astype(object).tolist()[:2] == ["m", "n"] and curve["agent_model"].isna().iloc[2]
+    assert len(curve) == 3 and curve["tasks"].tolist() == [2, 2, 1]
+    tc = metrics.task_counts(_ranked(), "agent_model")
+    assert tc["agent_model"].astype(object).tolist()[:4] == ["m", "m", "n", "n"] and tc["agent_model"].isna().iloc[4]
+    assert len(tc) == 5 and tc["n"].tolist() == [2, 1, 2, 1, 2]
+    c = metrics.counts(_ranked(), "agent_model")
+    assert len(c) == 3 and c["conversations"].tolist() == [3, 3, 3]
+
+
+def test_a_group_with_only_infra_rows_has_no_rate_and_no_warning():
+    df = _rows(_trials("m", "A", [True]) + _trials("z", "A", [None], ["infra"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lb = metrics.leaderboard(df, n_boot=20).set_index("agent_model")
+        share = metrics.counts(df, "agent_model").set_index("agent_model")["infra_share"]
+    assert math.isnan(lb.loc["z", "success_rate"]) and lb.loc["z", "tasks"] == 0
+    assert share.to_dict() == {"m": 0.0, "z": 1.0}
+
+
+def test_tables_of_a_run_where_nothing_counted():
+    """Every row an infra error: no task, no rate, no interval, and every table keeps its columns."""
+    df = _rows(_trials("m", "A", [None, None], ["infra", "infra"]))
+    lb = metrics.leaderboard(df, n_boot=20)
+    assert lb["tasks"].tolist() == [0] and lb["tasks"].dtype.kind == "i" and math.isnan(lb.iloc[0]["success_rate"])
+    assert math.isnan(lb.iloc[0]["ci_lo"]) and math.isnan(lb.iloc[0]["pass_hat_1"])
+    flat = metrics.pass_k_curve(df, [1, 2])
+    assert flat["k_cap"].tolist() == [0, 0] and flat["conversations"].tolist() == [0, 0]
+    per = metrics.pass_k_curve(df, [1], "agent_model")
+    assert per.empty and list(per.columns) == ["agent_model", "k", "k_cap", "tasks", "conversations",
+                                               "pass_hat_k", "pass_at_k"]
+    cost = metrics.cost_and_tokens(df)
+    assert list(cost.columns) == ["successes", "cost_usd", "tokens", "cost_per_success", "tokens_per_success"]
+
+
+def test_counts_split_failures_by_kind_and_k_past_the_cap_rests_on_nothing():
+    df = _rows(_trials("m", "A", [True, False, None], [None, None, None]) + _trials("m", "B", [False], ["model"]))
+    c = metrics.counts(df).iloc[0]
+    assert (c["successes"], c["failed"], c["unscored"], c["model_errors"], c["failures"]) == (1, 1, 1, 1, 3)
+    past = metrics.pass_k_curve(df, [2]).iloc[0]  # B has one trial: k = 2 is past the cap
+    assert (past["k_cap"], past["tasks"], past["conversations"]) == (1, 0, 0)
+
+
+def test_task_bootstrap_leaves_out_resamples_of_weightless_tasks():
+    # task 0 has weight 0: a resample of it alone has no mean (left out); with task 1 the mean is 0.8
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert metrics.task_bootstrap([0.2, 0.8], [0, 1], n_boot=200) == (0.8, 0.8)
+        assert metrics.task_bootstrap([0.2, 0.8], [0, 0.5], n_boot=200) == (0.8, 0.8)
+        # a task without counted trials is dropped before resampling, quietly
+        assert metrics.rate_interval([4, 0, 3], [2, 0, 3], n_boot=200) == metrics.rate_interval([4, 3], [2, 3], n_boot=200)
+
+
+def test_rate_interval_defaults():
+    n = [1 + i % 6 for i in range(30)]
+    c = [(i * 7) % (k + 1) for i, k in enumerate(n)]
+    got = metrics.rate_interval(n, c)
+    assert got == metrics.rate_interval(n, c, 2000, 0.95, 0)
+    assert got != metrics.rate_interval(n, c, 2001) and got != metrics.rate_interval(n, c, seed=1)
