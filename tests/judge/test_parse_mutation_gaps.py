@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from tauray.actors.judge.parse import parse_nl, parse_overall
 
 
@@ -34,11 +33,11 @@ def test_an_object_that_contradicts_itself_unscores_the_reply_with_its_own_reaso
     ('{"a": 1} {"b": {"c": 2}}', "no 'verdict' key in the reply's JSON (top-level keys: a, b)"),
     ("[1, 2]", "no 'verdict' key in the reply's JSON (top-level keys: none)"),
     ("no json here", "no JSON 'verdict' key found in reply"),
-    ('{"a": 1, "a": 2} and {"b": ', "reply JSON starting at char 0 could not be decoded: duplicate key 'a' (and 1 more); "
-                                     "nothing inside a broken value is read, and no other 'verdict' key was found"),
+    ('{"a": 1, "a": 2} and {"b": ', ("reply JSON starting at char 0 could not be decoded: duplicate key 'a' (and 1 more); "
+                                     "nothing inside a broken value is read, and no other 'verdict' key was found")),
     ("Verdict: FAIL", "verdict text 'fail' appears only outside any decoded JSON value; no JSON verdict found in reply"),
-    ("Verdict: FAIL and verdict: pass", "ambiguous: verdict text 'fail', 'pass' appears only outside any decoded "
-                                        "JSON value; no JSON verdict found in reply"),
+    ("Verdict: FAIL and verdict: pass", ("ambiguous: verdict text 'fail', 'pass' appears only outside any decoded "
+                                         "JSON value; no JSON verdict found in reply")),
     ('{"verdict": "<pass|fail>"}', "echo of the reply-format example (verdict='<pass|fail>')"),
     ('{"verdict": "pass"} {"verdict": "maybe"}',
      "ambiguous: the reply holds 2 verdicts that disagree: 'pass' at char 0; 'maybe' at char 20"),
@@ -119,8 +118,8 @@ def test_nl_reasons_per_assertion():
 @pytest.mark.parametrize("reply, detail", [
     ('{"reasoning": "x"}', "no item with an id and a verdict in the reply's JSON (top-level keys: reasoning)"),
     ("A1: not met", "no JSON item with an id and a verdict found in reply"),
-    ("Verdict: met", "verdict text only outside any decoded JSON value; no JSON item with an id and a verdict "
-                     "found in reply"),
+    ("Verdict: met", ("verdict text only outside any decoded JSON value; no JSON item with an id and a verdict "
+                      "found in reply")),
 ])
 def test_a_reply_without_any_item_says_why_for_every_assertion(reply, detail):
     got = parse_nl(reply, 2)

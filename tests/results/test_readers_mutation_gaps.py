@@ -5,16 +5,16 @@ survived). Here the audit tables are written directly, as ``tauray audit`` store
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
-
 from tauray.results import TableWriter, conversations_df
 from tauray.results.audit.store import write_audit
 from tauray.results.records import SimAttributionRecord
+
 from tests.results.test_tables import RUN, result
 
-T0 = datetime(2026, 12, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def _attribution(cid: str, attribution: str, at: datetime, attempt: int = 0, turn: int | None = 2,
