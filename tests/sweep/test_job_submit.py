@@ -1,10 +1,12 @@
-"""The cluster recipe of docs/sweeps.md, for real: a two-node Ray cluster on loopback
-(a head and a worker node), a sweep sent with ``ray job submit`` writing to a folder
-outside the job's working directory, then the same job again with ``--resume``: every unit
-exactly once. Bounded: each step has a timeout and the cluster is stopped at the end."""
+"""Two-node Ray clusters, for real: one cluster on loopback (a head and a worker node),
+shared by this module's tests. The cluster recipe of docs/sweeps.md (a sweep sent with
+``ray job submit`` writing to a folder outside the job's working directory, then the same
+job again with ``--resume``: every unit exactly once), and actors spread over both nodes.
+Bounded: each step has a timeout and the cluster is stopped at the end."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -14,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from tauray.results import conversations_df, messages_df
 
 SWEEP = """
@@ -58,8 +59,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture()
-def two_nodes(tmp_path):
+@pytest.fixture(scope="module")
+def two_nodes(tmp_path_factory):
     """A head and a worker node on 127.0.0.1, in a process of their own (never the suite's Ray).
 
     Why not two ``ray start`` commands: Ray's CLI refuses to start a worker node while
@@ -71,7 +72,7 @@ def two_nodes(tmp_path):
     env.update(RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled",
                LITELLM_LOCAL_MODEL_COST_MAP="True")
     dash = _free_port()
-    script = tmp_path / "cluster.py"
+    script = tmp_path_factory.mktemp("cluster") / "cluster.py"
     script.write_text(CLUSTER)
     ports = [str(dash), str(_free_port()), str(_free_port())]
     proc = subprocess.Popen([sys.executable, str(script), *ports], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -79,7 +80,7 @@ def two_nodes(tmp_path):
     try:
         line = proc.stdout.readline()
         assert line, proc.stderr.read()[-3000:] if proc.poll() is not None else "the cluster printed nothing"
-        yield env, f"http://127.0.0.1:{dash}"
+        yield env, f"http://127.0.0.1:{dash}", json.loads(line)["address"]
     finally:
         proc.stdin.close()
         try:
@@ -95,7 +96,7 @@ def _ray(*args: str, env: dict, timeout: float) -> subprocess.CompletedProcess:
 
 
 def test_ray_job_submit_to_two_nodes_then_resume_leaves_each_unit_once(two_nodes, tmp_path):
-    env, dashboard = two_nodes
+    env, dashboard, _ = two_nodes
     job_dir = tmp_path / "job"
     job_dir.mkdir()
     out = tmp_path / "results" / "job"  # outside the job's working directory, which Ray discards
@@ -125,3 +126,46 @@ def test_ray_job_submit_to_two_nodes_then_resume_leaves_each_unit_once(two_nodes
     assert len(conv) == 5 and conv["conversation_id"].is_unique and conv["error_kind"].isna().all()
     msgs = messages_df(out)
     assert not msgs.duplicated(["conversation_id", "seq"]).any()
+
+
+SPREAD = textwrap.dedent("""
+    import json, sys
+    import ray
+    from tauray.pipeline.scheduler import Hooks
+    from tauray.pipeline.config import SweepConfig
+    from tauray.pipeline.driver import execute as run_sweep
+
+    placement = {}
+
+    def on_submit(pool, n):
+        if n == 1:
+            placement.update(pool.current.node_ids())
+
+    # the reference policies: placement does not depend on the model, and six hosts importing
+    # litellm would be most of this test's time on two cores
+    cfg = SweepConfig.model_validate({
+        "name": "mn", "models": {"a": {"model": "oracle"}, "u": {"model": "scripted"}},
+        "agents": ["a"], "users": ["u"], "trials": 1, "policy_variants": ["manual"],
+        "scenarios": [{"domain": "telecom", "split": "small", "limit": 2}],
+        "cluster": {"coordinators": 2, "agent_hosts": 2, "user_hosts": 2}})
+    s = run_sweep(cfg, out=sys.argv[2], address=sys.argv[1], progress=False, hooks=Hooks(on_submit=on_submit))
+    nodes = [n["NodeID"] for n in ray.nodes() if n["Alive"]]
+    print(json.dumps({"summary": s.model_dump(mode="json"), "placement": placement, "nodes": nodes}))
+    ray.shutdown()
+""")
+
+
+def test_set_counts_spread_one_actor_of_each_role_on_each_node(two_nodes, tmp_path):
+    env, _, address = two_nodes
+    script = tmp_path / "spread.py"
+    script.write_text(SPREAD)
+    proc = subprocess.run([sys.executable, str(script), address, str(tmp_path / "out")], capture_output=True,
+                          text=True, timeout=150, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(data["nodes"]) == 2 and data["summary"]["nodes"] == 2
+    for role in ("coordinator", "agent", "user"):
+        assert set(data["placement"][role]) == set(data["nodes"]), data["placement"]  # one of each on each node
+    assert data["summary"]["rows"] == data["summary"]["units"] == 2
+    conv = conversations_df(tmp_path / "out")
+    assert len(conv) == 2 and conv["error_kind"].isna().all()
