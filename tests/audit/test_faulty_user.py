@@ -197,9 +197,9 @@ def test_phrasing_halves_are_disjoint_and_cover_the_class(name):
         assert len(tune) % 2 == 0 and len(held) % 2 == 0  # an even count in each half
 
 
-@pytest.mark.parametrize("name", NEW)
-def test_each_later_fault_is_found_at_its_replayed_turn(tmp_path, endpoint, name):
-    """End to end: the faulty customer against the writing agent, stored, replayed, audited."""
+def _calibrated(tmp_path, endpoint, name: str, scenarios: list[str]):
+    """The faulty customer ``name`` (tune half) against the writing agent, 2 trials per
+    scenario, stored and measured by the calibration."""
     import asyncio
 
     from tauray.actors.conversation import run_conversation
@@ -208,9 +208,6 @@ def test_each_later_fault_is_found_at_its_replayed_turn(tmp_path, endpoint, name
     from tauray.results.audit.calibrate import calibrate_path
     from tauray.results.writer import TableWriter
 
-    scenarios = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
-                 "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card",
-                 "tau2_telecom__service_issue__airplane_mode_on__overdue_bill_suspension"]
     agent = {"model": "openai/scripted-agent-writes", "api_base": endpoint.base_url, "reference_steps": True}
     user = {"model": f"openai/faulty-user:{name}:tune", "api_base": endpoint.base_url}
     units = make_units("r", scenarios, 2, agent, user)
@@ -222,7 +219,16 @@ def test_each_later_fault_is_found_at_its_replayed_turn(tmp_path, endpoint, name
     with TableWriter(tmp_path, "r") as writer:
         for result in asyncio.run(go()):
             writer.add(result)
-    c = calibrate_path(tmp_path)
+    return calibrate_path(tmp_path)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_each_later_fault_is_found_at_its_replayed_turn(tmp_path, endpoint, name):
+    """End to end: the faulty customer against the writing agent, stored, replayed, audited."""
+    c = _calibrated(tmp_path, endpoint, name, [
+        "tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
+        "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card",
+        "tau2_telecom__service_issue__airplane_mode_on__overdue_bill_suspension"])
     assert c.replay_mismatches == 0
     figures = c.classes[name]
     assert figures.recall.n >= 2 and figures.recall.k == figures.recall.n
@@ -299,27 +305,8 @@ def test_asks_first_asks_about_the_asked_action_and_cannot_find_says_it_cannot()
 @pytest.mark.parametrize("name", ["asks_first", "cannot_find"])
 def test_the_ignored_request_near_misses_raise_no_finding_end_to_end(tmp_path, endpoint, name):
     """A question about the asked action, or a "cannot", answers it: no detector fires."""
-    import asyncio
-
-    from tauray.actors.conversation import run_conversation
-    from tauray.actors.hosts import AgentHost, UserSimHost
-    from tauray.pipeline.plan import make_units
-    from tauray.results.audit.calibrate import calibrate_path
-    from tauray.results.writer import TableWriter
-
-    scenarios = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
-                 "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card"]
-    agent = {"model": "openai/scripted-agent-writes", "api_base": endpoint.base_url, "reference_steps": True}
-    user = {"model": f"openai/faulty-user:{name}:tune", "api_base": endpoint.base_url}
-    units = make_units("r", scenarios, 2, agent, user)
-
-    async def go():
-        a, u = AgentHost(), UserSimHost()
-        return await asyncio.gather(*(run_conversation(x, a, u) for x in units))
-
-    with TableWriter(tmp_path, "r") as writer:
-        for result in asyncio.run(go()):
-            writer.add(result)
-    c = calibrate_path(tmp_path)
+    c = _calibrated(tmp_path, endpoint, name, [
+        "tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
+        "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card"])
     assert c.replay_mismatches == 0 and c.hard_negatives == {name: 4}
     assert c.false_positive_rate.k == 0
