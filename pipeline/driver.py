@@ -298,13 +298,14 @@ def _audit(out: Path, cfg: SweepConfig, ran: int, notes: Callable[[str], None]) 
     lost run: `tauray audit` redoes it from the tables."""
     if not cfg.audit:
         return {}, 0
-    from tauray.results.audit.store import read_audit
-
     try:
-        if ran:
+        if ran:  # this audit's own counts: no need to read back what it just wrote
             from tauray.results.audit.runner import audit_path
 
-            audit_path(out)
+            summary, _ = audit_path(out)
+            return summary.attributions, summary.findings
+        from tauray.results.audit.store import read_audit
+
         rows = read_audit(out, "sim_attributions")
         findings = read_audit(out, "sim_findings")
     except Exception as exc:  # noqa: BLE001 - the run's rows are written; only the audit is missing

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 
-import pandas as pd
 from tauray.results.records import ConversationResult
 
 log = logging.getLogger(__name__)
@@ -21,13 +20,12 @@ def audit_result(result: ConversationResult) -> ConversationResult:
     """``result`` with its conversation row's attribution columns filled; unchanged (and a
     warning logged) if the audit itself fails, since the conversation's row matters more."""
     from tauray.results.audit.runner import audit_trajectory
-    from tauray.results.audit.trajectory import trajectories
+    from tauray.results.audit.trajectory import trajectory
 
     conv = result.conversation
     try:
-        frames = [pd.DataFrame([r.model_dump() for r in rows]) if rows else pd.DataFrame(columns=["run_id",
-                  "conversation_id", "seq"]) for rows in ([conv], result.messages, result.actions)]
-        audit = audit_trajectory(trajectories(*frames)[0])
+        audit = audit_trajectory(trajectory(conv.model_dump(), [m.model_dump() for m in result.messages],
+                                            [a.model_dump() for a in result.actions]))
     except Exception as exc:  # noqa: BLE001 - an audit bug must not cost the conversation
         log.warning("audit of conversation %s failed: %s: %s", conv.conversation_id, type(exc).__name__, exc)
         return result

@@ -48,10 +48,11 @@ def _frame(path: Path | str, table: str) -> pd.DataFrame:
     return ds.dataset([str(f) for f in files], schema=schema, format="parquet").to_table().to_pandas()
 
 
-def latest_audits(path: Path | str) -> dict[str, str]:
+def latest_audits(path: Path | str, attributions: pd.DataFrame | None = None) -> dict[str, str]:
     """run id -> id of its newest audit (from the attributions, which every audit writes a
-    row to per conversation, so an audit that found nothing still counts)."""
-    frame = _frame(path, "sim_attributions")
+    row to per conversation, so an audit that found nothing still counts); ``attributions``:
+    that table, when the caller has already read it."""
+    frame = _frame(path, "sim_attributions") if attributions is None else attributions
     if frame.empty:
         return {}
     newest = frame.sort_values(["audited_at", "audit_id"]).groupby("run_id", observed=True).tail(1)
@@ -63,7 +64,7 @@ def read_audit(path: Path | str, table: str) -> pd.DataFrame:
     frame = _frame(path, table)
     if frame.empty:
         return frame
-    latest = latest_audits(path)
+    latest = latest_audits(path, frame if table == "sim_attributions" else None)
     keep = frame["audit_id"].astype(str) == frame["run_id"].astype(str).map(latest)
     return frame.loc[keep].reset_index(drop=True)
 

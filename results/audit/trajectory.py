@@ -114,19 +114,23 @@ def _by_conversation(frame: pd.DataFrame) -> dict[tuple[Any, Any], list[dict[str
     return out
 
 
+def trajectory(row: dict[str, Any], messages: list[dict[str, Any]], actions: list[dict[str, Any]]) -> Trajectory:
+    """One conversation from its rows as dicts (a table's records, or the records a
+    conversation is about to add, which the in-loop audit reads without a DataFrame)."""
+    by_seq = sorted(messages, key=lambda m: m["seq"])
+    message_list = [Message(seq=int(m["seq"]), turn=int(m["turn"]), side=str(m["side"]), role=str(m["role"]),
+                            content=_text(m["content"]), tool_calls=_calls(m["tool_calls"]),
+                            tool_call_id=_text(m["tool_call_id"])) for m in by_seq]
+    return Trajectory(row=row, messages=tuple(message_list), actions=tuple(sorted(actions, key=lambda a: a["seq"])),
+                      task=task_facts(str(row["scenario"])),
+                      keys={k: (str(row[k]) if k != "attempt" else int(row[k])) for k in KEY_COLUMNS})
+
+
 def trajectories(conversations: pd.DataFrame, messages: pd.DataFrame, actions: pd.DataFrame) -> list[Trajectory]:
     """One trajectory per conversation row (the newest attempts, as the readers return them)."""
     by_msg, by_act = _by_conversation(messages), _by_conversation(actions)
-    out = []
-    for row in conversations.to_dict("records"):
-        key = (row["run_id"], row["conversation_id"])
-        message_list = [Message(seq=int(m["seq"]), turn=int(m["turn"]), side=str(m["side"]), role=str(m["role"]),
-                                content=_text(m["content"]), tool_calls=_calls(m["tool_calls"]),
-                                tool_call_id=_text(m["tool_call_id"])) for m in by_msg.get(key, ())]
-        out.append(Trajectory(row=row, messages=tuple(message_list), actions=tuple(by_act.get(key, ())),
-                              task=task_facts(str(row["scenario"])),
-                              keys={k: (str(row[k]) if k != "attempt" else int(row[k])) for k in KEY_COLUMNS}))
-    return out
+    return [trajectory(row, by_msg.get(key := (row["run_id"], row["conversation_id"]), []), by_act.get(key, []))
+            for row in conversations.to_dict("records")]
 
 
-__all__ = ["KEY_COLUMNS", "Message", "TaskFacts", "Trajectory", "task_facts", "trajectories"]
+__all__ = ["KEY_COLUMNS", "Message", "TaskFacts", "Trajectory", "task_facts", "trajectories", "trajectory"]
