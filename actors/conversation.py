@@ -32,7 +32,7 @@ from tauray.actors.policies import GREETING
 from tauray.scenarios.conventions import STOP_TOKENS
 from tauray.actors.rows import REASONS, Termination, build_result
 from tauray.actors.session import SideFinal, StepResult
-from tauray.pipeline.plan import WorkUnit
+from tauray.actors.unit import WorkUnit
 from tauray.results.records import ConversationResult
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.initial import initial_state

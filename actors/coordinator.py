@@ -9,7 +9,7 @@ from typing import Any
 
 from tauray.actors.conversation import Traffic, run_conversation
 from tauray.actors.failures import classify
-from tauray.pipeline.plan import WorkUnit
+from tauray.actors.unit import WorkUnit
 from tauray.results.records import ConversationResult
 from tauray.scenarios.registry import default_registry
 from tauray.results.records import INFRA, INTERNAL, MODEL

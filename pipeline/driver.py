@@ -160,7 +160,7 @@ def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | N
         from tauray.pipeline.ray_runtime import connect
 
         ray = connect(opts.address, ship_project=cfg.cluster.ship_project, runtime_env=cfg.cluster.runtime_env)
-        from tauray.actors.serving.lifecycle import serve_for_sweep
+        from tauray.pipeline.serving import serve_for_sweep
 
         cfg, served = serve_for_sweep(cfg, probe=opts.probe)  # `serve:` models up (docs/serve.md)
         return _drive(cfg, scenarios, out, opts, ray, started, progress=progress, hooks=hooks, pool=pool,
@@ -176,7 +176,7 @@ def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | N
 def _warn_cap_before_quota(sched: Any, quotas: dict[str, Any], notes: Callable[[str], None]) -> None:
     """A model with a quota that never made a call wait, while an in-flight cap held work
     back most of the time: the cap, not the quota, bound the run; say which."""
-    from tauray.pipeline.quota import quota_actor
+    from tauray.actors.quota import quota_actor
 
     cap = sched.binding_cap()
     if cap is None:
@@ -229,8 +229,8 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
 
     counts = counts_for_cluster(cfg.cluster)
     plan = SweepPlan(cfg, scenarios)
-    if plan.quotas:  # the cluster's one quota book, owned by this driver (tauray.pipeline.quota)
-        from tauray.pipeline.quota import quota_actor
+    if plan.quotas:  # the cluster's one quota book, owned by this driver (tauray.actors.quota)
+        from tauray.actors.quota import quota_actor
 
         ray.get(quota_actor().stats.remote())
     write_manifest(out, cfg)

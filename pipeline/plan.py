@@ -20,33 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.pipeline.files import ConfigFileError
 from tauray.pipeline.config import SweepConfig
-from tauray.pipeline.quota import shared_limits, with_quota
+from tauray.actors.quota import shared_limits, with_quota
 from tauray.scenarios.conventions import is_reference
 from tauray.scenarios.model import Frozen
-
-
-class WorkUnit(Frozen):
-    """One conversation to run: what the driver sends a coordinator (a record, read by attribute)."""
-
-    unit_id: str = Field(description="Deterministic id; also the conversation id.")
-    run_id: str = Field(description="Run the unit belongs to (the configuration's name).")
-    sweep_id: str = Field(description="Sweep the unit belongs to: the same name (a run is a sweep of one cell).")
-    cell_id: str = Field(description="Cell of the sweep (models and options).")
-    scenario: str = Field(description="Scenario name.")
-    trial: int = Field(ge=0, description="Trial index.")
-    seed: int = Field(description="Seed derived from the unit id (and the run's base seed).")
-    agent: dict[str, Any] = Field(description="Agent ModelSpec as a dict (or a reference policy).")
-    user: dict[str, Any] = Field(description="User-simulator ModelSpec as a dict (or a reference policy).")
-    judge_configs: list[dict[str, Any]] = Field(
-        default_factory=list, description="Judge configs (model spec and prompt) the cell's conversations are "
-        "to be judged with; carried as data, judged after the conversation.")
-    judge_gates: bool = Field(default=False, description="The first overall judge's verdict gates success.")
-    attempt: int = Field(default=0, ge=0, description="Scheduler attempt (0 = first); retries after an actor "
-                         "died get the same id and seed.")
-    max_steps: int = Field(ge=1, description="Policy replies allowed before the conversation is cut.")
-    max_errors: int = Field(ge=1, description="Tool errors allowed before the conversation is cut.")
-    audit: bool = Field(default=False, description="Audit the finished conversation (who failed) on the "
-                        "coordinator, into its row's attribution columns.")
+from tauray.actors.unit import WorkUnit
 
 
 # ModelSpec fields that say how to reach or pace a model, not what it is asked: changing
@@ -105,7 +82,7 @@ class SweepPlan:
         self.cfg = cfg
         self.scenarios = scenarios
         # One quota per provider model: every role of a model is metered against the
-        # tightest rpm/tpm any of its entries sets (tauray.pipeline.quota).
+        # tightest rpm/tpm any of its entries sets (tauray.actors.quota).
         self.quotas = shared_limits([entry.spec for entry in cfg.models.values()])
         # in the judge's own config shape (tauray.actors.judge.JudgeConfig), so the
         # coordinator can judge each conversation with them

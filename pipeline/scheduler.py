@@ -30,7 +30,8 @@ from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.pipeline.plan import Cell, WorkUnit
+from tauray.actors.unit import WorkUnit
+from tauray.pipeline.plan import Cell
 from tauray.pipeline.pool import KEPT, ActorGeneration, ActorPool
 from tauray.actors.failures import CONFIG
 from tauray.results.records import INFRA

@@ -26,7 +26,7 @@ def ray_local():
 @pytest.fixture(scope="session")
 def endpoint():
     """The local test endpoint (no faults, no latency), shared by the suite."""
-    from tauray.actors.endpoint import start_endpoint
+    from tauray.endpoint import start_endpoint
 
     with start_endpoint(latency=0.0) as ep:
         yield ep

@@ -35,8 +35,8 @@ from tauray.actors.llm.cost import is_priced
 from tauray.actors.llm.tool_schemas import strict_tool, tools_for
 from tauray.actors.llm.replies import ModelReply, reply_of
 from tauray.actors.llm.ratelimit import backoff_s, is_rate_limit, prompt_chars, retry_after_s
-from tauray.pipeline.quota import Limits, quota_key
-from tauray.pipeline.quota import gate as quota_gate
+from tauray.actors.quota import Limits, quota_key
+from tauray.actors.quota import gate as quota_gate
 
 
 THINKING_KEPT = 4096
@@ -141,7 +141,7 @@ class ModelClient:
         if spec.fallbacks:
             router_kwargs["fallbacks"] = [{spec.model: list(spec.fallbacks)}]
         # rpm/tpm are not the Router's: its limits are per process and count tokens after the
-        # fact. The model's one quota (tauray.pipeline.quota) admits each call before it is sent.
+        # fact. The model's one quota (tauray.actors.quota) admits each call before it is sent.
         self._router = litellm.Router(**router_kwargs)
         limits = Limits(rpm=spec.rpm, tpm=spec.tpm)
         self._quota = (quota_key(spec.model, spec.api_base), limits) if limits.any else None

@@ -263,41 +263,9 @@ class ServedModels:
         self.stop()
 
 
-def serve_for_sweep(cfg: Any, probe: bool = True) -> tuple[Any, ServedModels]:
-    """Deploy the sweep's served models; returns the sweep with their ``api_base`` filled in and the
-    handle whose ``stop()`` the caller must call in a ``finally`` (it is a no-op without served models).
-
-    With ``probe``, each served model then gets the same one-call probe as every other model
-    (which ran before Ray started, when these had no address yet).
-    """
-    from tauray.pipeline.config import ModelEntry
-
-    served = ServedModels(entry.spec for entry in cfg.models.values())
-    if not served:
-        return cfg, served
-    served.start()
-    try:
-        models = {}
-        for name, entry in cfg.models.items():
-            if entry.spec.get("serve"):
-                price = {"price": entry.price} if entry.price is not None else {}
-                entry = ModelEntry.model_validate({**served.resolve(entry.spec), **price})
-            models[name] = entry
-        cfg = cfg.model_copy(update={"models": models})
-        if probe:
-            from tauray.actors.llm.probe import probe_models
-
-            probe_models({label: spec for label, spec in cfg.probe_specs().items() if spec.get("serve")},
-                         seed=cfg.seed)
-    except BaseException:
-        served.stop()
-        raise
-    return cfg, served
-
-
 def unserved(specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """``specs`` without the served models that have no address yet (probed once deployed)."""
     return {k: v for k, v in specs.items() if not (v.get("serve") and not v.get("api_base"))}
 
 
-__all__ = ["APP_PREFIX", "ServeStartError", "ServedModels", "check_backend", "collect", "serve_for_sweep", "unserved"]
+__all__ = ["APP_PREFIX", "ServeStartError", "ServedModels", "check_backend", "collect", "unserved"]

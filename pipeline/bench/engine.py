@@ -307,7 +307,7 @@ def measure_bytes(pool: Any, cfg: Any, out: Path) -> tuple[float, dict[str, floa
 def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations: int = 500,
                      baseline_processes: int = 2, progress: bool = False,
                      scenarios: list[str] | None = None, domain: str = "telecom") -> EngineBench:
-    from tauray.actors.endpoint import start_endpoint
+    from tauray.endpoint import start_endpoint
     from tauray.pipeline.ray_runtime import ensure_ray
     from tauray.pipeline.config import run_config
     from tauray.pipeline.driver import execute

@@ -42,7 +42,7 @@ def _warm_up(config: Any) -> None:
 def run_judge_bench(latency: float, concurrency: int, conversations: int) -> dict[str, Any]:
     """Return conversations, concurrency, judge_calls, latency_s, ideal_seconds,
     wall_seconds and ratio (wall / ideal)."""
-    from tauray.actors.endpoint import start_endpoint
+    from tauray.endpoint import start_endpoint
     from tauray.actors.judge import JudgeConfig
     from tauray.pipeline.judging import rejudge
 

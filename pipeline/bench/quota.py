@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tauray.actors.endpoint.quota import PERIOD_S, busiest_window
+from tauray.endpoint.quota import PERIOD_S, busiest_window
 
 
 def quota_sweep(base_url: str, rpm: int | None, tpm: int | None, conversations: int, hosts: int,
@@ -71,7 +71,7 @@ def run_quota_bench(rpm: int | None, tpm: int | None, conversations: int, latenc
                     retry_after: bool = True, hosts: int = 2, coordinators: int = 2, domain: str = "mock",
                     progress: bool = False, log_file: Path | None = None) -> dict[str, Any]:
     """Run the sweep against the quota-enforcing endpoint and return the figures."""
-    from tauray.actors.endpoint import start_endpoint
+    from tauray.endpoint import start_endpoint
     from tauray.pipeline.driver import execute
 
     with tempfile.TemporaryDirectory(prefix="tauray-quota-bench-") as tmp, \

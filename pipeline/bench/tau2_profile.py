@@ -103,7 +103,7 @@ def run_tau2_profile(concurrency: int = 128, tasks: int = 64, waves: int = 3, la
     import math
     from datetime import datetime
 
-    from tauray.actors.endpoint import start_endpoint
+    from tauray.endpoint import start_endpoint
     from tauray.pipeline.bench.engine import bench_scenarios
     from tauray.pipeline.bench.vs_tau2 import tau2_command
     from tauray.scenarios import get_scenario

@@ -2,7 +2,7 @@
 
 Both runners talk to the local test endpoint (loopback, fixed latency, 3 s by
 default: an agentic model call) through litellm, on the same telecom tasks,
-with the same writing scripted behaviours (:mod:`tauray.actors.endpoint.writers`):
+with the same writing scripted behaviours (:mod:`tauray.endpoint.writers`):
 the agent follows the task's reference steps, its own writes as tool calls and
 phone actions asked of the customer; the customer performs them on its phone.
 Each runner tells the agent the steps its own way: upstream's ``tau2 run
@@ -236,7 +236,7 @@ def run_tau2_bench(tasks: int | None = None, latency: float | None = None, equal
                    tau2_candidates: tuple[int, ...] = (32, 64, 128),
                    tauray_candidates: tuple[int, ...] = (128, 256, 384), waves: int = 2, hosts: int = 2,
                    timeout: float = 600.0, scenarios: list[str] | None = None) -> Tau2Bench:
-    from tauray.actors.endpoint import start_endpoint
+    from tauray.endpoint import start_endpoint
     from tauray.pipeline.ray_runtime import ensure_ray
     from tauray.pipeline.config import run_config
     from tauray.pipeline.driver import execute

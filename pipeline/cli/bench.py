@@ -51,7 +51,7 @@ def cmd_bench_memory(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_quota(args: argparse.Namespace) -> int:
-    from tauray.actors.endpoint.launcher import _yes_no
+    from tauray.endpoint.launcher import _yes_no
     from tauray.pipeline.bench.quota import run_quota_bench
 
     result = run_quota_bench(rpm=args.rpm, tpm=args.tpm, conversations=args.conversations, latency=args.latency,

@@ -14,13 +14,13 @@ from tauray.pipeline.output import json_only_stdout  # noqa: E402
 
 
 def cmd_endpoint(args: argparse.Namespace) -> int:
-    from tauray.actors.endpoint import run_from_args
+    from tauray.endpoint import run_from_args
 
     return run_from_args(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tauray.actors.endpoint import add_arguments as endpoint_arguments
+    from tauray.endpoint import add_arguments as endpoint_arguments
     from tauray.pipeline.cli import audit, bench, compact, judge, report, run, scenarios, sweep
     from tauray.pipeline.cli import tau2 as tau2_interop
 

@@ -9,7 +9,7 @@ measures the detectors on what it stored.
 
 from __future__ import annotations
 
-from tauray.actors.endpoint.faulty_user import FAULT_CLASSES, HARD_NEGATIVES
+from tauray.endpoint.faulty_user import FAULT_CLASSES, HARD_NEGATIVES
 
 CLEAN_USER = "scripted-user-writes"
 AGENT = "scripted-agent-writes"

@@ -48,8 +48,8 @@ def _recorded(message: Any) -> dict[str, Any]:
 
 def replay(t: Trajectory) -> Truth:
     """Replay one conversation's customer (see the module doc)."""
-    from tauray.actors.endpoint.faulty_user import FAULTS, faulty_user, is_preparation, reply_signature
-    from tauray.actors.endpoint.writers import scripted_user_writes
+    from tauray.endpoint.faulty_user import FAULTS, faulty_user, is_preparation, reply_signature
+    from tauray.endpoint.writers import scripted_user_writes
     from tauray.scenarios.registry import default_registry
 
     model = str(t.row.get("user_model") or "").removeprefix("openai/")

@@ -44,15 +44,15 @@ class AgentTruth(BaseModel):
 
 
 def _signature(message: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    from tauray.actors.endpoint.faulty_user import reply_signature
+    from tauray.endpoint.faulty_user import reply_signature
 
     return reply_signature(message)
 
 
 def replay_agent(t: Trajectory) -> AgentTruth:
     """Replay one conversation's agent (see the module doc)."""
-    from tauray.actors.endpoint.faulty_agent import faulty_agent
-    from tauray.actors.endpoint.writers import scripted_agent_writes
+    from tauray.endpoint.faulty_agent import faulty_agent
+    from tauray.endpoint.writers import scripted_agent_writes
     from tauray.scenarios.prompts import reference_steps_prompt
     from tauray.scenarios.registry import default_registry
 
@@ -92,7 +92,7 @@ def replay_agent(t: Trajectory) -> AgentTruth:
 async def _run_again(t: Trajectory, agent: dict[str, Any], user: dict[str, Any]) -> bool | None:
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
-    from tauray.pipeline.plan import WorkUnit
+    from tauray.actors.unit import WorkUnit
 
     unit = WorkUnit(unit_id=f"again-{t.keys.get('unit_id')}", run_id="again", sweep_id="again", cell_id="again",
                     scenario=str(t.row["scenario"]), trial=0, seed=int(t.row["seed"]), agent=agent, user=user,

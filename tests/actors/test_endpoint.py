@@ -15,14 +15,14 @@ import litellm
 import pytest
 from pydantic import ValidationError
 
-from tauray.actors.endpoint import (
+from tauray.endpoint import (
     ALL_FAULT_KINDS,
     EndpointConfig,
     EndpointStartError,
     RunningEndpoint,
     start_endpoint,
 )
-from tauray.actors.endpoint.behaviours import (
+from tauray.endpoint.behaviours import (
     BEHAVIOURS,
     STOP_TOKEN,
     arguments_for,

@@ -9,7 +9,7 @@ import json
 
 import pytest
 from tauray.actors.conversation import run_conversation
-from tauray.actors.endpoint.writers import (
+from tauray.endpoint.writers import (
     CLOSING,
     NoReferenceSteps,
     reference_steps,

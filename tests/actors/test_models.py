@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tauray.actors.endpoint import EndpointConfig, RunningEndpoint, start_endpoint
+from tauray.endpoint import EndpointConfig, RunningEndpoint, start_endpoint
 from tauray.actors.llm import (
     ModelCallError,
     ModelClient,

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tauray.actors.endpoint.behaviours import REFUSE_MARK
+from tauray.endpoint.behaviours import REFUSE_MARK
 from tauray.actors.llm import ModelCallError, ModelConfigError, ModelSpec, get_client
 from tauray.actors.llm.probe import ProbeError, probe_models
 

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tauray.actors.conversation import run_conversation
-from tauray.actors.endpoint.shapes import AFTER_TOOL, PREAMBLE
+from tauray.endpoint.shapes import AFTER_TOOL, PREAMBLE
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.llm import ModelClient, ModelSpec
 from tauray.actors.policies import LLMPolicy

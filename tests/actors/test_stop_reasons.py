@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tauray.actors.endpoint.shapes import CUT_ARGUMENTS, CUT_TEXT, REFUSAL
+from tauray.endpoint.shapes import CUT_ARGUMENTS, CUT_TEXT, REFUSAL
 from tauray.actors.llm import ModelClient, ModelSpec
 
 TOOLS = [{"type": "function", "function": {"name": "check_status_bar", "description": "d",

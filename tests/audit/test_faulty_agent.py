@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from tauray.actors.endpoint.behaviours import BEHAVIOURS, BehaviourError
-from tauray.actors.endpoint.faulty_agent import (
+from tauray.endpoint.behaviours import BEHAVIOURS, BehaviourError
+from tauray.endpoint.faulty_agent import (
     AGENT_FAULT_CLASSES,
     faulty_agent,
     plan_for,
 )
-from tauray.actors.endpoint.writers import CLOSING, scripted_agent_writes
+from tauray.endpoint.writers import CLOSING, scripted_agent_writes
 from tauray.actors.policies import parse_phone_request
 from tauray.scenarios.prompts import reference_steps_prompt
 from tauray.scenarios.registry import get_scenario

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from tauray.actors.endpoint.behaviours import BEHAVIOURS, BehaviourError
-from tauray.actors.endpoint.faulty_user import (
+from tauray.endpoint.behaviours import BEHAVIOURS, BehaviourError
+from tauray.endpoint.faulty_user import (
     _ASKING_STOP,
     FAULT_CLASSES,
     HARD_NEGATIVES,
@@ -14,7 +14,7 @@ from tauray.actors.endpoint.faulty_user import (
     faulty_user,
     flipped,
 )
-from tauray.actors.endpoint.writers import scripted_user_writes
+from tauray.endpoint.writers import scripted_user_writes
 from tauray.scenarios.registry import get_scenario
 
 from tests.audit.helpers import GREETING, SCENARIO, ask
@@ -188,7 +188,7 @@ def test_bundled_turn_sends_text_with_the_asked_call():
 
 @pytest.mark.parametrize("name", [*NEW, "reports_check", "keeps_constraint", "asks_first", "cannot_find"])
 def test_phrasing_halves_are_disjoint_and_cover_the_class(name):
-    from tauray.actors.endpoint.faulty_user import PHRASINGS
+    from tauray.endpoint.faulty_user import PHRASINGS
 
     options = PHRASINGS[name]
     tune, held = _phrasings(options, "tune"), _phrasings(options, "heldout")
@@ -284,7 +284,7 @@ def _asked_roaming():
 
 @pytest.mark.parametrize("split", ["tune", "heldout"])
 def test_ignored_request_talks_past_the_asked_action_without_doing_refusing_or_stopping(split):
-    from tauray.actors.endpoint.faulty_user import PHRASINGS
+    from tauray.endpoint.faulty_user import PHRASINGS
 
     said = set()
     for seed in range(0, 16, 2):  # even seeds draw the first request

@@ -1,4 +1,4 @@
-"""One quota per provider model (tauray.pipeline.quota), the endpoint's provider-like quota,
+"""One quota per provider model (tauray.actors.quota), the endpoint's provider-like quota,
 and the client waiting out 429s.
 
 Provider rules these tests check (from the providers' rate-limit documentation):
@@ -20,12 +20,12 @@ from email.utils import formatdate
 
 import pytest
 
-from tauray.actors.endpoint.launcher import start_endpoint
-from tauray.actors.endpoint.quota import EndpointQuota, busiest_window
+from tauray.endpoint.launcher import start_endpoint
+from tauray.endpoint.quota import EndpointQuota, busiest_window
 from tauray.actors.llm import ModelCallError, ModelSpec
 from tauray.actors.llm.client import ModelClient
 from tauray.actors.llm.ratelimit import backoff_s, retry_after_s
-from tauray.pipeline.quota import Limits, ModelQuota, QuotaBook, Window, shared_limits, with_quota
+from tauray.actors.quota import Limits, ModelQuota, QuotaBook, Window, shared_limits, with_quota
 
 
 def _admit_all(window: Window, amounts: list[float]) -> list[float]:
@@ -120,12 +120,12 @@ def test_the_cluster_shares_one_book(ray_local):
     allowance once, not once each."""
     import ray
 
-    from tauray.pipeline import quota
+    from tauray.actors import quota
 
     @ray.remote(num_cpus=0)
     class Caller:
         async def burst(self, n: int) -> list[float]:
-            from tauray.pipeline.quota import Limits, gate
+            from tauray.actors.quota import Limits, gate
 
             g, out = gate(), []
             for _ in range(n):
@@ -230,7 +230,7 @@ def test_the_wait_is_bounded_and_then_the_call_is_an_infra_error():
 def test_a_spec_with_a_quota_is_admitted_before_sending_so_the_endpoint_refuses_nothing(metered):
     """No Ray here: the process's own book meters the client (over a 2 s period, to keep
     the test short). Unmetered, the same burst is refused by the endpoint: the control."""
-    from tauray.pipeline.quota import reset_gate
+    from tauray.actors.quota import reset_gate
 
     reset_gate(QuotaBook(period=2.0))
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tauray.actors.endpoint import start_endpoint
+from tauray.endpoint import start_endpoint
 from tauray.pipeline.config import SweepConfig, run_config
 from tauray.pipeline.driver import execute
 from tauray.results import actions_df, conversations_df, messages_df, predicates_df

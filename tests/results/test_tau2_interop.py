@@ -23,7 +23,7 @@ from tauray.results.tau2_records import Tau2FileError, load_tau2_results
 def faulty_run(ray_local, tmp_path_factory):
     """Scripted models behind an endpoint that injects faults: verdicts of both kinds,
     infra errors, malformed tool calls, retries, and the reference pair for agent stops."""
-    from tauray.actors.endpoint import start_endpoint
+    from tauray.endpoint import start_endpoint
 
     out = tmp_path_factory.mktemp("tau2") / "run"
     with start_endpoint(latency=0.0, fault_rate=0.15, fault_seed=7,

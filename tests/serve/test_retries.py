@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tauray.actors.endpoint import start_endpoint
+from tauray.endpoint import start_endpoint
 from tauray.actors.llm import ModelClient, ModelSpec
 from tauray.pipeline.driver import execute as run_sweep
 from tauray.results.readers import conversations_df, messages_df

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from tauray.actors.endpoint import start_endpoint
+from tauray.endpoint import start_endpoint
 from tauray.results import conversations_df, messages_df
 
 SWEEP = """

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tauray.actors.endpoint import start_endpoint
+from tauray.endpoint import start_endpoint
 
 SECRETS = {"TAURAY_T_HEADER": "S3CRET-HEADER-2"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tauray.actors.endpoint import start_endpoint
+from tauray.endpoint import start_endpoint
 from tauray.pipeline.scheduler import Hooks
 from tauray.pipeline.driver import DriverError as SweepError
 from tauray.results import cells_df, conversations_df, messages_df

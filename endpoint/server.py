@@ -4,7 +4,7 @@ Tests, benchmarks and offline demos need the model boundary to behave like a rea
 provider (HTTP, JSON, latency, rate limits, broken tool calls) without a key or a network.
 This server is that provider on the loopback interface: litellm talks to it as
 ``openai/<behaviour>`` with ``api_base=http://127.0.0.1:PORT/v1`` and any API key, and
-the behaviours (:mod:`tauray.actors.endpoint.behaviours`) decide the replies. Built on
+the behaviours (:mod:`tauray.endpoint.behaviours`) decide the replies. Built on
 aiohttp so that hundreds of requests can wait out their simulated latency concurrently at
 almost no CPU cost; no per-request logging unless asked for.
 """
@@ -28,8 +28,8 @@ from typing import Any, Callable, Literal
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tauray.actors.endpoint.quota import EndpointQuota, prompt_tokens_of
-from tauray.actors.endpoint.behaviours import (
+from tauray.endpoint.quota import EndpointQuota, prompt_tokens_of
+from tauray.endpoint.behaviours import (
     BEHAVIOURS,
     BehaviourError,
     Reply,

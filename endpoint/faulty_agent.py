@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tauray.actors.endpoint.replies import (
+from tauray.endpoint.replies import (
     BehaviourError,
     Reply,
     conversation_digest,
@@ -36,7 +36,7 @@ from tauray.actors.endpoint.replies import (
     text_reply,
     tool_call_reply,
 )
-from tauray.actors.endpoint.writers import (
+from tauray.endpoint.writers import (
     CLOSING,
     NoReferenceSteps,
     _functions,

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from tauray.actors.endpoint.replies import (
+from tauray.endpoint.replies import (
     BehaviourSettings,
     Reply,
     request_messages,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tauray.actors.endpoint.judges import JUDGE_BEHAVIOURS, is_judge_request
-from tauray.actors.endpoint.replies import Behaviour, BehaviourSettings, Reply, request_messages
+from tauray.endpoint.judges import JUDGE_BEHAVIOURS, is_judge_request
+from tauray.endpoint.replies import Behaviour, BehaviourSettings, Reply, request_messages
 from tauray.scenarios.prompts import USER_STOP_NOTE
 
 
@@ -26,7 +26,7 @@ def role_of(body: dict[str, Any]) -> str:
 
 def all_roles(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
     """Agent, user or judge, whichever the request is for (see the module docs)."""
-    from tauray.actors.endpoint.behaviours import scripted_agent, scripted_user
+    from tauray.endpoint.behaviours import scripted_agent, scripted_user
 
     role = role_of(body)
     if role == "judge":

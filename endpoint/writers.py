@@ -107,7 +107,7 @@ def scripted_agent_writes(body: dict[str, Any], settings: Any) -> Any:
     customer steps are phone requests in words. Raises :class:`NoReferenceSteps`
     (the endpoint answers 500) when the system prompt lists none.
     """
-    from tauray.actors.endpoint.behaviours import text_reply, tool_call_reply
+    from tauray.endpoint.behaviours import text_reply, tool_call_reply
     from tauray.actors.policies import phone_request
     from tauray.scenarios.model import ReferenceAction
 
@@ -130,7 +130,7 @@ def scripted_user_writes(body: dict[str, Any], settings: Any) -> Any:
     """A customer who opens with the problem, performs each phone action the agent asks for
     with the phone tool offered, reports what the phone shows, and stops when nothing
     more is asked."""
-    from tauray.actors.endpoint.behaviours import (
+    from tauray.endpoint.behaviours import (
         STOP_TOKEN,
         text_reply,
         tool_call_reply,

@@ -21,7 +21,7 @@ PREAMBLE = "Let me check that for you."
 
 
 def _reply(message: dict[str, Any], finish: str, empty_choices: bool = False) -> Any:
-    from tauray.actors.endpoint.replies import Reply
+    from tauray.endpoint.replies import Reply
 
     return Reply(message, finish, empty_choices=empty_choices)
 

@@ -20,7 +20,7 @@ import time
 from collections import deque
 from typing import Any
 
-from tauray.actors.endpoint.replies import prompt_words
+from tauray.endpoint.replies import prompt_words
 
 PERIOD_S = 60.0
 

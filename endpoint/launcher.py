@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 
-from tauray.actors.endpoint.server import (
+from tauray.endpoint.server import (
     _LISTENING_RE,
     ALL_FAULT_KINDS,
     EndpointConfig,
@@ -111,7 +111,7 @@ def run_from_args(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tauray.actors.endpoint",
+        prog="python -m tauray.endpoint",
         description="Local OpenAI-compatible endpoint serving scripted completions.",
     )
     add_arguments(parser)
@@ -238,7 +238,7 @@ def start_endpoint(
         "-W",
         "ignore::RuntimeWarning:runpy",
         "-m",
-        "tauray.actors.endpoint",
+        "tauray.endpoint",
         *config_to_args(config),
         "--exit-with-parent",
     ]

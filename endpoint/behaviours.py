@@ -2,10 +2,10 @@
 
 The request's ``model`` field names the behaviour. Anything after a colon is a parameter
 for it, e.g. ``scripted-user:5``. This module holds the agent and user behaviours and the
-refusals; the judges live in :mod:`~tauray.actors.endpoint.judges`, the writing pair in
-:mod:`~tauray.actors.endpoint.writers`, the reply shapes in
-:mod:`~tauray.actors.endpoint.shapes`, and what they are all built from in
-:mod:`~tauray.actors.endpoint.replies`. New behaviours are added to :data:`BEHAVIOURS`.
+refusals; the judges live in :mod:`~tauray.endpoint.judges`, the writing pair in
+:mod:`~tauray.endpoint.writers`, the reply shapes in
+:mod:`~tauray.endpoint.shapes`, and what they are all built from in
+:mod:`~tauray.endpoint.replies`. New behaviours are added to :data:`BEHAVIOURS`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tauray.actors.endpoint.judges import JUDGE_BEHAVIOURS
-from tauray.actors.endpoint.replies import (  # noqa: F401  (re-exported: behaviours import them from here)
+from tauray.endpoint.judges import JUDGE_BEHAVIOURS
+from tauray.endpoint.replies import (  # noqa: F401  (re-exported: behaviours import them from here)
     Behaviour,
     BehaviourError,
     BehaviourSettings,
@@ -33,11 +33,11 @@ from tauray.actors.endpoint.replies import (  # noqa: F401  (re-exported: behavi
     text_reply,
     tool_call_reply,
 )
-from tauray.actors.endpoint.faulty_agent import FAULTY_AGENT_BEHAVIOURS
-from tauray.actors.endpoint.faulty_user import FAULTY_BEHAVIOURS
-from tauray.actors.endpoint.shapes import SHAPE_BEHAVIOURS
-from tauray.actors.endpoint.roles import ROLE_BEHAVIOURS
-from tauray.actors.endpoint.writers import WRITING_BEHAVIOURS
+from tauray.endpoint.faulty_agent import FAULTY_AGENT_BEHAVIOURS
+from tauray.endpoint.faulty_user import FAULTY_BEHAVIOURS
+from tauray.endpoint.shapes import SHAPE_BEHAVIOURS
+from tauray.endpoint.roles import ROLE_BEHAVIOURS
+from tauray.endpoint.writers import WRITING_BEHAVIOURS
 from tauray.scenarios.conventions import HARNESS_TOOLS, STOP
 
 STOP_TOKEN = STOP

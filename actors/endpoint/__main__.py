@@ -1,5 +1,0 @@
-import sys
-
-from tauray.actors.endpoint.launcher import main
-
-sys.exit(main())

@@ -1,0 +1,40 @@
+"""The work unit: one conversation to run, as the driver hands it to a coordinator.
+
+It lives with the actors that take it (the pipeline builds units, :mod:`tauray.pipeline.plan`
+holds the one rule for their ids and seeds), so the layers below the pipeline never import it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from tauray.scenarios.model import Frozen
+
+
+class WorkUnit(Frozen):
+    """One conversation to run: what the driver sends a coordinator (a record, read by attribute)."""
+
+    unit_id: str = Field(description="Deterministic id; also the conversation id.")
+    run_id: str = Field(description="Run the unit belongs to (the configuration's name).")
+    sweep_id: str = Field(description="Sweep the unit belongs to: the same name (a run is a sweep of one cell).")
+    cell_id: str = Field(description="Cell of the sweep (models and options).")
+    scenario: str = Field(description="Scenario name.")
+    trial: int = Field(ge=0, description="Trial index.")
+    seed: int = Field(description="Seed derived from the unit id (and the run's base seed).")
+    agent: dict[str, Any] = Field(description="Agent ModelSpec as a dict (or a reference policy).")
+    user: dict[str, Any] = Field(description="User-simulator ModelSpec as a dict (or a reference policy).")
+    judge_configs: list[dict[str, Any]] = Field(
+        default_factory=list, description="Judge configs (model spec and prompt) the cell's conversations are "
+        "to be judged with; carried as data, judged after the conversation.")
+    judge_gates: bool = Field(default=False, description="The first overall judge's verdict gates success.")
+    attempt: int = Field(default=0, ge=0, description="Scheduler attempt (0 = first); retries after an actor "
+                         "died get the same id and seed.")
+    max_steps: int = Field(ge=1, description="Policy replies allowed before the conversation is cut.")
+    max_errors: int = Field(ge=1, description="Tool errors allowed before the conversation is cut.")
+    audit: bool = Field(default=False, description="Audit the finished conversation (who failed) on the "
+                        "coordinator, into its row's attribution columns.")
+
+
+__all__ = ["WorkUnit"]

@@ -1,0 +1,5 @@
+import sys
+
+from tauray.endpoint.launcher import main
+
+sys.exit(main())
