@@ -62,6 +62,8 @@ class ModelCheck(BaseModel):
     history: dict[str, list[str]] = Field(description="Per call shape, the history (and tool schema) rules applied "
                                           "for this provider family (empty: sent as written).")
     error: str | None = Field(None, description="Why the model cannot be used as configured; None when it can.")
+    served: str | None = Field(None, description="For a `serve:` model: how its one live generation went (it is "
+                               "deployed for the check unless --offline); None for other models.")
 
 
 def check_model(value: str | dict[str, Any] | ModelSpec) -> ModelCheck:

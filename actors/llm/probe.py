@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.actors.llm import ModelCallError, ModelClient, ModelConfigError, ModelSpec, check_model_ready
 from tauray.actors.llm.cost import is_priced
+from tauray.actors.serving.llama_worker import crash_line
 
 PROBE_MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Reply with the single word: ready"}]
 """The probe's conversation for a judge: short, so that a probe costs a handful of tokens."""
@@ -138,6 +139,9 @@ async def _probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> Pro
         await client.complete(probe_messages(roles), PROBE_TOOLS if _uses_tools(roles) else None, seed=seed)
     except ModelCallError as error:
         who = " and ".join(roles)
+        if (crash := crash_line(error.message)) is not None:  # not "could not be reached": it crashed
+            return ProbeError(f"probe of the {who} model {spec.model!r} failed: {crash}. Nothing was run.",
+                              roles=tuple(roles), model=spec.model, status_code=error.status_code)
         status = f"HTTP {error.status_code} " if error.status_code else ""
         kind = "refused the request" if error.kind == "model" else "could not be reached"
         return ProbeError(

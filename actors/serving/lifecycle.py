@@ -29,6 +29,8 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tauray.actors.serving.llama_build import amx_problem
+from tauray.actors.serving.llama_worker import crash_line
 from tauray.actors.serving.spec import ServeSpec, ServeSpecError, served_name
 
 log = logging.getLogger(__name__)
@@ -74,6 +76,8 @@ def check_backend(spec: ServeSpec) -> None:
         if not ok:
             raise ServeSpecError(f"serve backend {spec.backend!r} needs the Python module {module!r}: "
                                  f"pip install 'tauray[{extra}]'")
+    if spec.backend == "llamacpp" and (problem := amx_problem()) is not None:
+        raise ServeSpecError(problem)
 
 
 def _free_port() -> int:
@@ -199,6 +203,8 @@ class ServedModels:
                 if status == "RUNNING":
                     return detail
                 if status in ("DEPLOY_FAILED", "UNHEALTHY"):
+                    if (crash := crash_line(detail)) is not None:
+                        raise ServeStartError(crash)  # it names the model, its deployment and its file
                     raise ServeStartError(f"served model 'openai/{name}' ({spec.backend}) failed to start: {detail}")
             if time.monotonic() >= deadline:
                 raise ServeStartError(

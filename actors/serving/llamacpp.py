@@ -24,6 +24,7 @@ import threading
 import time
 from typing import Any
 
+from tauray.actors.serving.llama_worker import LlamaWorker, WorkerCrashed
 from tauray.actors.serving.spec import ServeSpec, resolve_weights
 from tauray.actors.serving.toolcalls import parse_reply, render_messages
 
@@ -65,30 +66,34 @@ def grammar_name(response_format: Any) -> str | None:
 
 
 class LlamaCppServer:
-    """One replica: one ``Llama`` on the spec's GGUF file."""
+    """One replica: one ``Llama`` on the spec's GGUF file, held in a child process
+    (:mod:`~tauray.actors.serving.llama_worker`) so that a native crash is answered with its cause."""
 
     def __init__(self, served: str, spec: dict[str, Any]) -> None:
-        from llama_cpp import Llama
-
         self.served = served
         self.spec = ServeSpec.model_validate(spec)
-        started = time.perf_counter()
-        self.llm = Llama(model_path=str(resolve_weights(self.spec.gguf or "")), n_ctx=self.spec.n_ctx,
-                         n_threads=self.spec.threads, n_gpu_layers=self.spec.n_gpu_layers,
-                         chat_format=self.spec.chat_format, verbose=False)
-        self.load_s = time.perf_counter() - started
+        self.worker = LlamaWorker(served, f"llamacpp-{served}", str(resolve_weights(self.spec.gguf or "")),
+                                  {"n_ctx": self.spec.n_ctx, "n_threads": self.spec.threads,
+                                   "n_gpu_layers": self.spec.n_gpu_layers, "chat_format": self.spec.chat_format})
+        self.worker.start()  # a crash while loading fails the deployment, with its cause in Serve's status
+        self.load_s = self.worker.load_s
         # Held by the generating thread itself: when Serve cancels a request whose client went
         # away, the awaiting coroutine ends but the thread runs on, and the next request must
-        # still wait for it (a Llama is never used by two threads at once).
+        # still wait for it (the worker serves one request at a time).
         self._lock = threading.Lock()
 
     def _generate(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
-            return self.llm.create_chat_completion(**kwargs)
+            return self.worker.generate(kwargs)
+
+    def __del__(self) -> None:  # Serve's graceful shutdown of a replica
+        worker = getattr(self, "worker", None)
+        if worker is not None:
+            worker.shutdown()
 
     def check_health(self) -> None:
         """Serve calls this periodically; a replica whose model is gone is replaced."""
-        if getattr(self, "llm", None) is None:
+        if getattr(self, "worker", None) is None:
             raise RuntimeError(f"{self.served}: model not loaded")
 
     async def __call__(self, request: Any) -> Any:
@@ -123,6 +128,8 @@ class LlamaCppServer:
             kwargs["tool_choice"] = "auto"  # OpenAI's default when tools are given
         try:
             result = await asyncio.to_thread(self._generate, kwargs)
+        except WorkerCrashed as exc:  # 500 (litellm retries it, on a fresh worker), saying what happened
+            return _error(500, str(exc), "server_error", "replica_crashed")
         except ValueError as exc:  # llama-cpp-python's way of refusing a request (context window, args)
             code = "context_length_exceeded" if "context window" in str(exc) else None
             return _error(400, f"{self.served}: {exc}", "invalid_request_error", code)

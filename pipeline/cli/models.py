@@ -16,17 +16,35 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     c.add_argument("models", nargs="+", metavar="MODEL",
                    help='litellm model string (e.g. "openai/gpt-5") or a JSON model spec')
     c.add_argument("--json", action="store_true", help="print one JSON document")
+    c.add_argument("--offline", action="store_true",
+                   help="do not deploy `serve:` models for one generation each (by default they are: "
+                   "a served model is free to call, and a build that crashes on this CPU shows only then)")
     c.set_defaults(func=cmd_check)
     return p
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from tauray.actors.llm.check import check_model, describe
+    from tauray.actors.llm.spec import ModelSpec
+    from tauray.pipeline.served_check import check_served_lines
     from tauray.pipeline.output import print_json
 
     checks = [check_model(m) for m in args.models]
+    if not args.offline:
+        served = [i for i, (m, c) in enumerate(zip(args.models, checks)) if not c.error and _served(m)]
+        for i, live in zip(served, check_served_lines([ModelSpec.parse(args.models[i]) for i in served])):
+            checks[i] = checks[i].model_copy(update={"served": live.line} if live.ok else {"error": live.line})
     if args.json:
         print_json([c.model_dump(mode="json") for c in checks])
     else:
-        print("\n\n".join(describe(c) for c in checks))
+        print("\n\n".join(describe(c) + (f"\n  {c.served}" if c.served else "") for c in checks))
     return 2 if any(c.error for c in checks) else 0
+
+
+def _served(value: str) -> bool:
+    from tauray.actors.llm.spec import ModelSpec
+
+    try:
+        return ModelSpec.parse(value).serve is not None
+    except Exception:
+        return False
