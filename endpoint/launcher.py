@@ -165,7 +165,7 @@ class RunningEndpoint:
             return json.loads(response.read())
 
     def stats(self) -> dict[str, Any]:
-        """The server's counters: requests, in_flight, rejected, by_behaviour, faults."""
+        """The server's counters: requests, in_flight, peak_in_flight, rejected, by_behaviour, faults."""
         return self._call("GET", "/stats")
 
     def quota(self) -> dict[str, Any]:

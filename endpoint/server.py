@@ -143,11 +143,13 @@ class _EndpointState:
         self.by_behaviour: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
         self.in_flight = 0  # a gauge, not a counter; the caller restores it
+        self.peak_in_flight = 0  # the most requests in flight at once since the reset
 
     def snapshot(self) -> dict[str, Any]:
         return {
             "requests": self.requests,
             "in_flight": self.in_flight,
+            "peak_in_flight": self.peak_in_flight,
             "rejected": self.rejected,
             "by_behaviour": dict(self.by_behaviour),
             "faults": dict(self.faults),
@@ -228,6 +230,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
     state = request.app[_STATE]
     state.requests += 1
     state.in_flight += 1
+    state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
     try:
         try:
             body = await request.json()

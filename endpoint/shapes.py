@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from tauray.endpoint.replies import Reply
+from tauray.scenarios.conventions import HARNESS_TOOLS
+
 AFTER_TOOL = "I checked that; all looks fine from here."
 PREAMBLE = "Let me check that for you."
 
 
 def _reply(message: dict[str, Any], finish: str, empty_choices: bool = False) -> Any:
-    from tauray.endpoint.replies import Reply
-
     return Reply(message, finish, empty_choices=empty_choices)
 
 
@@ -92,7 +93,6 @@ REFUSAL = "I'm sorry, but I can't help with that request."
 
 def _cut_call(body: dict[str, Any]) -> dict[str, Any]:
     """A call to the first offered tool that neither ends nor hands off the conversation, cut mid-arguments."""
-    from tauray.scenarios.conventions import HARNESS_TOOLS
 
     names = [str(t["function"]["name"]) for t in body.get("tools") or []
              if isinstance(t, dict) and isinstance(t.get("function"), dict) and t["function"].get("name")]

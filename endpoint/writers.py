@@ -31,6 +31,11 @@ import json
 import re
 from typing import Any
 
+from tauray.actors.policies import parse_phone_request, phone_request
+from tauray.endpoint.replies import text_reply, tool_call_reply
+from tauray.scenarios.conventions import STOP as STOP_TOKEN
+from tauray.scenarios.model import ReferenceAction
+
 _TAURAY_STEP = re.compile(r"^\d+\. (?P<side>agent|customer): (?P<name>[A-Za-z_]\w*) (?P<args>\{.*\})$", re.MULTILINE)
 _TAU2_STEP = re.compile(r"^\[Step \d+\][^:\n]*: (?P<name>[A-Za-z_]\w*)\((?P<args>.*)\)\.?$", re.MULTILINE)
 _KEY = re.compile(r",\s*(?=[A-Za-z_]\w*=)")
@@ -93,8 +98,6 @@ def reference_steps(system: str, offered: dict[str, dict[str, Any]]) -> list[tup
 
 
 def _took_step(message: dict[str, Any]) -> bool:
-    from tauray.actors.policies import parse_phone_request
-
     return message.get("role") == "assistant" and bool(
         message.get("tool_calls") or parse_phone_request(message.get("content") if isinstance(message.get("content"), str)
                                                          else None))
@@ -107,9 +110,6 @@ def scripted_agent_writes(body: dict[str, Any], settings: Any) -> Any:
     customer steps are phone requests in words. Raises :class:`NoReferenceSteps`
     (the endpoint answers 500) when the system prompt lists none.
     """
-    from tauray.endpoint.behaviours import text_reply, tool_call_reply
-    from tauray.actors.policies import phone_request
-    from tauray.scenarios.model import ReferenceAction
 
     messages = request_messages(body)
     system = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
@@ -130,12 +130,6 @@ def scripted_user_writes(body: dict[str, Any], settings: Any) -> Any:
     """A customer who opens with the problem, performs each phone action the agent asks for
     with the phone tool offered, reports what the phone shows, and stops when nothing
     more is asked."""
-    from tauray.endpoint.behaviours import (
-        STOP_TOKEN,
-        text_reply,
-        tool_call_reply,
-    )
-    from tauray.actors.policies import parse_phone_request
 
     messages = request_messages(body)
     own = [m for m in messages if m.get("role") == "assistant"]

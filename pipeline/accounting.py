@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
-
 from tauray.pipeline.config import SweepConfig
 from tauray.pipeline.plan import SweepPlan
 from tauray.results.outcomes import ERRORS, outcome, outcomes, success_rate, tally  # noqa: F401 (outcome: run.py counts with it)
-from tauray.results.records import INFRA, INTERNAL, MODEL
+from tauray.results.readers import conversations_df
+from tauray.results.records import INFRA, INTERNAL, MODEL, CellRecord
+from tauray.results.writer import write_rows
 
 ROLES = ("agent", "user", "judge")
 
@@ -106,8 +107,6 @@ _COLUMNS = ["conversation_id", "cell_id", "success", "error_kind",
 def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, ModelTotals], dict[str, int]]:
     """Cells rows, per-model totals and outcome counts of the sweep (newest attempt of
     every unit), from its tables, classified by ``results.outcomes``."""
-    from tauray.results.readers import conversations_df
-    from tauray.results.records import CellRecord
 
     df = conversations_df(out, columns=_COLUMNS, run=plan.cfg.name)
     cells_by_id = {c.cell_id: c for c in plan.cells}
@@ -161,6 +160,5 @@ def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, Model
 def write_cells(out: Path, run_id: str, cells: list[Any]) -> Path | None:
     """All cells of the sweep as one new ``cells`` file; readers keep the latest
     ``updated_at`` per (sweep_id, cell_id)."""
-    from tauray.results.writer import write_rows
 
     return write_rows(out, "cells", cells, run_id)

@@ -20,13 +20,27 @@ from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
-
-from tauray.actors.judge import JudgeConfig, JudgeHost, JudgeItem, JudgeOutcome, build_item, call_judge
+from tauray.actors.judge import (
+    JudgeConfig,
+    JudgeHost,
+    JudgeItem,
+    JudgeOutcome,
+    build_item,
+    call_judge,
+)
 from tauray.actors.judge.render import render_transcript, text_hash
+from tauray.actors.llm import check_model_ready, close_clients
+from tauray.actors.llm.probe import probe_models
 from tauray.results import layout
 from tauray.results.lock import RunLock
-from tauray.results.readers import conversations_df, judge_verdicts_df, messages_df, nl_verdicts_df
+from tauray.results.readers import (
+    conversations_df,
+    judge_verdicts_df,
+    messages_df,
+    nl_verdicts_df,
+)
 from tauray.results.writer import write_rows
+from tauray.scenarios.registry import default_registry
 
 
 class JudgeRunSummary(BaseModel):
@@ -68,7 +82,6 @@ def _stored(run_dir: Path) -> tuple[dict[tuple[str, str, str], dict[int, list[bo
 
 def plan_items(run_dir: Path | str, configs: list[JudgeConfig]) -> tuple[list[JudgeItem], int, int]:
     """The items still to judge, the number skipped as complete, and the eligible conversations."""
-    from tauray.scenarios.registry import default_registry
 
     run_dir = Path(run_dir)
     conv = conversations_df(run_dir, columns=["run_id", "conversation_id", "scenario", "error_kind"])
@@ -149,7 +162,6 @@ def probe_judges(configs: list[JudgeConfig], notes: Any = None) -> None:
     where the config sends one), before any item: an unknown model, a refused key or an
     unsupported parameter stops here with :class:`~tauray.actors.llm.probe.ProbeError` naming
     the model and the provider's answer, instead of as a column of unscored rows."""
-    from tauray.actors.llm.probe import probe_models
 
     probe_models({f"judge ({c.label})": c.request_spec() for c in configs}, seed=None, notes=notes)
 
@@ -164,7 +176,6 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
     ``probe`` (the default) every judge model is called once first and a
     failure raises before any row is written.
     """
-    from tauray.actors.llm import check_model_ready
 
     if not configs:
         raise ValueError("no judge config given")
@@ -211,8 +222,6 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
         bar.update(1)
 
     async def main() -> None:
-        from tauray.actors.llm import close_clients
-
         try:
             await run_items(items, judge, concurrency, done)
         finally:

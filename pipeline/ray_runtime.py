@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import tauray
+
 LOOPBACK_ENV = {
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
     "RAY_AUTH_MODE": "disabled",
@@ -62,7 +64,6 @@ def connect(address: str | None = None, ship_project: bool = True, runtime_env: 
 
 def project_runtime_env(extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """A runtime env that ships the installed ``tauray`` package to every worker."""
-    import tauray
 
     stage = Path(tempfile.mkdtemp(prefix="tauray-ship-")) / "tauray"
     shutil.copytree(Path(tauray.__path__[0]), stage, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))

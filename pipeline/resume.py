@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tauray.results import layout
+from tauray.results.readers import conversations_df
 from tauray.results.records import INFRA, INTERNAL, ErrorKind
 
 RETRYABLE: tuple[ErrorKind, ...] = (INFRA, INTERNAL)
@@ -42,7 +43,6 @@ class ResumeState:
 
 def resume_state(out: Path | str, run_id: str, retry_errors: bool = False) -> ResumeState:
     """Read the newest conversation row of every unit of ``run_id`` in ``out``."""
-    from tauray.results.readers import conversations_df
 
     out = Path(out)
     state = ResumeState()

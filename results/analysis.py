@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 from tauray.results import readers
+from tauray.scenarios import get_scenario, replay
 
 
 def with_arms(conv: pd.DataFrame) -> pd.DataFrame:
@@ -99,7 +100,6 @@ def matches_gold(recorded: dict[str, str | None] | None, gold: dict[str, str | N
 def _gold_dumps(scenario: str) -> tuple[dict[str, Any], dict[str, str | None]]:
     """Each side's gold DB (reference actions replayed) and its hash; one replay per
     scenario however many conversations or report pages need it."""
-    from tauray.scenarios import get_scenario, replay
 
     gold, _ = replay(get_scenario(scenario))
     dumps = {side: (getattr(gold, side).dump() if getattr(gold, side) is not None else None)
@@ -113,7 +113,6 @@ def db_diff(scenario: str, actions: pd.DataFrame, recorded_hashes: dict[str, str
     final DBs (its recorded tool calls, each write followed by sync) and diff them
     per side. When the recorded final hashes equal the recorded gold hashes
     (``gold_hashes``) the DBs are equal and nothing is replayed."""
-    from tauray.scenarios import get_scenario, replay
 
     columns = ["side", "field", "gold", "actual"]
     recorded = recorded_hashes or {}

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tauray.results import analysis, readers
 from tauray.results.layout import REPORT_DIR
 from tauray.results.report_assets import CSS, RENDER_CHECK_JS
+from tauray.results.report_audit import write_audit_page
 from tauray.results.report_index import index_context
 from tauray.results.report_pages import write_transcripts
 from tauray.results.report_values import arm_anchor, records, transcript_href
@@ -87,7 +88,6 @@ def build_report(path: Path | str, out: Path | str | None = None, *, k_max: int 
         env.get_template("conversations.html.j2").render(title="Conversations", root="", arms=listing),
         encoding="utf-8")
     n = write_transcripts(src, out_dir, conv, jv, env, progress)
-    from tauray.results.report_audit import write_audit_page
 
     write_audit_page(src, out_dir, env)  # audit.html, when `tauray audit` has audited the run
     return ReportSummary(out=str(out_dir), index=str(out_dir / "index.html"), conversations=len(conv),

@@ -21,20 +21,22 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-
+from tauray.results.audit.inloop import audit_result
 from tauray.results.records import ConversationResult, MessageRecord
 from tauray.results.tau2_records import (
     HARNESS_KEY,
     RETRIES_KEY,
     STOP_KEYS,
     TAURAY_KEY,
-    Tau2FileError,
     ImportSummary,
+    Tau2FileError,
     load_tau2_results,
+    tau2_tasks,
     tauray_domain,
 )
 from tauray.results.tau2_rows import conversation_rows
 from tauray.results.writer import TableWriter
+from tauray.scenarios import DOMAINS, get_scenario, select_scenarios
 
 MANIFEST = "tau2_import.json"
 
@@ -106,7 +108,6 @@ def _tauray_block(sim: Any) -> dict[str, Any]:
 
 def _scenarios_for(path: Path, results: Any) -> dict[str, Any]:
     """The tauray scenario entry of every task of ``results``, by task id; refuses what tauray lacks."""
-    from tauray.scenarios import DOMAINS, select_scenarios
 
     name = results.info.environment_info.domain_name
     domain, variant = tauray_domain(name)
@@ -129,7 +130,6 @@ def _scenarios_for(path: Path, results: Any) -> dict[str, Any]:
 
 def _check_tasks(path: Path, results: Any, domain: str) -> None:
     """Tasks that differ from the installed ones would be re-scored against the wrong criteria."""
-    from tauray.results.tau2_records import tau2_tasks
 
     installed = tau2_tasks(domain)
     for task in results.tasks:
@@ -156,8 +156,6 @@ def default_run_id(files: list[Path]) -> str:
 
 def import_tau2(files: list[Path | str], out: Path | str, run_id: str | None = None) -> ImportSummary:
     """Import τ² results ``files`` into the run folder ``out``; every file is checked before anything is written."""
-    from tauray.results.audit.inloop import audit_result
-    from tauray.scenarios import get_scenario
 
     started = time.monotonic()
     paths = [Path(f) for f in files]

@@ -14,7 +14,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from tauray import __version__
 from tauray.results.records import (
     INFRA,
     MODEL,
@@ -24,11 +23,19 @@ from tauray.results.records import (
     MessageRecord,
     PredicateRecord,
 )
-from tauray.scenarios.conventions import HARNESS_TOOLS, OUT_OF_SCOPE, TRANSFER, TRANSFER_TO_HUMAN, is_reference
-from tauray.results.tau2_records import call_arguments
+from tauray.results.tau2_records import TERMINATION_TO_TAU2, call_arguments
+from tauray.scenarios.conventions import (
+    HARNESS_TOOLS,
+    OUT_OF_SCOPE,
+    TRANSFER,
+    TRANSFER_TO_HUMAN,
+    is_reference,
+)
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.scoring import ExecutedCall, matched_reference, score
 from tauray.scenarios.upstream import upstream_version
+
+from tauray import __version__
 
 # Conversation-row columns whose value τ² has no field for: an export keeps them in
 # reward_info.info["tauray"]; an import takes them from there, or counts them itself.
@@ -82,7 +89,6 @@ def _sync_row(turn: int, event: Any) -> dict[str, Any]:
 
 def termination(sim: Any, messages: list[MessageRecord], block: dict[str, Any]) -> tuple[str, str | None, str | None]:
     """(tauray termination reason, error kind, error message) of a τ² simulation."""
-    from tauray.results.tau2_records import TERMINATION_TO_TAU2
 
     reason = sim.termination_reason.value
     kept = block.get("termination_reason")

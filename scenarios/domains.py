@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-from tauray.scenarios import conventions, telecom
+from tauray.scenarios import conventions, telecom, telecom_sync
 from tauray.scenarios.model import Side, ToolSpec
 from tauray.scenarios.prompts import DEFAULT_USER_GUIDELINES, DEFAULT_USER_SCRIPT
 from tauray.scenarios.state import DualState, SideState
@@ -159,8 +159,6 @@ def _tool_specs(spec: DomainSpec, side: Side) -> tuple[ToolSpec, ...]:
 
 
 def _telecom() -> DomainSpec:
-    from tauray.scenarios import telecom_sync
-
     return DomainSpec(
         name="telecom",
         variants=("manual", "workflow"),

@@ -20,6 +20,7 @@ import json
 import pickle
 from typing import Any
 
+from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.gold import fresh_state
 from tauray.scenarios.model import Scenario, Side
 from tauray.scenarios.state import SyncEvent
@@ -62,8 +63,6 @@ class _Start:
 
 @functools.lru_cache(maxsize=INITIAL_CACHE_TASKS)
 def _initial(start: _Start) -> InitialState:
-    from tauray.scenarios.domains import domain_spec
-
     state = fresh_state(start.scenario)
     dom = domain_spec(start.scenario.domain)
     dbs = {"agent": pickle.dumps(state.agent.db, protocol=5),

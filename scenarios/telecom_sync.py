@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import Field
 from tauray.scenarios.model import Frozen
+from tauray.scenarios.upstream import upstream_attr
 
 
 class SyncError(ValueError):
@@ -137,8 +138,6 @@ def _status_value(status: Any) -> str:
 
 
 def apply_agent_sync(agent_db, updates: dict[str, Any]) -> None:
-    from tauray.scenarios.upstream import upstream_attr
-
     paid = upstream_attr("domains.telecom.data_model", "BillStatus").PAID
     for bill_id in updates.get("bills_paid", ()):
         bill = next((b for b in agent_db.bills if b.bill_id == bill_id), None)
@@ -148,8 +147,6 @@ def apply_agent_sync(agent_db, updates: dict[str, Any]) -> None:
 
 
 def apply_user_sync(user_db, updates: dict[str, Any]) -> None:
-    from tauray.scenarios.upstream import upstream_attr
-
     payment_request_cls = upstream_attr("domains.telecom.user_data_model", "PaymentRequest")
     surroundings = user_db.surroundings
     for key, value in updates.get("surroundings", {}).items():

@@ -15,9 +15,17 @@ from tauray.actors.judge.host import call_judge
 from tauray.actors.judge.parse import assertion_id
 from tauray.actors.judge.prompts import get_pack
 from tauray.actors.judge.render import render_transcript, text_hash
-from tauray.results.records import ConversationRecord, ConversationResult, JudgeVerdictRecord, NLAssertionRecord
+from tauray.results.records import (
+    INFRA,
+    ConversationRecord,
+    ConversationResult,
+    ErrorKind,
+    JudgeVerdictRecord,
+    NLAssertionRecord,
+)
 from tauray.scenarios.model import SuccessSignal, SuccessSignals
-from tauray.results.records import INFRA, ErrorKind
+from tauray.scenarios.scoring import combine
+
 
 def scenario_context(scenario: Any) -> dict[str, str]:
     user = getattr(scenario, "user", None)
@@ -136,7 +144,6 @@ def with_judge_verdict(conv: ConversationRecord, scenario: Any, signals: dict[st
     ``judge_gates``). ``failure`` says what went wrong judging it: when a judge signal the
     verdict waits on is left unscored by it, the row takes ``failure_kind`` (an outage is
     infra, left out of rates and rerun by ``--retry-errors``); otherwise it is a note."""
-    from tauray.scenarios.scoring import combine
 
     gating = tuple(scenario.success_signals.gating)
     informational = tuple(scenario.success_signals.informational)

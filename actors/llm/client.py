@@ -18,26 +18,30 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from tauray.actors.llm.inline_executor import use_inline_executor
+from tauray.actors.llm.cost import is_priced
 from tauray.actors.llm.errors import ModelCallError, ModelConfigError, classify, scrub
-from tauray.actors.llm.spec import ModelSpec
+from tauray.actors.llm.history import adapt_history
+from tauray.actors.llm.inline_executor import use_inline_executor
+from tauray.actors.llm.params import model_info, request_params
 from tauray.actors.llm.providers import (
     _PLACEHOLDER_KEY,
+    env_api_base,
     is_loopback,
     litellm_module,
     missing_env,
     provider_names,
-    env_api_base,
 )
-from tauray.actors.llm.params import request_params
-from tauray.actors.llm.history import adapt_history
-from tauray.actors.llm.cost import is_priced
-from tauray.actors.llm.tool_schemas import strict_tool, tools_for
+from tauray.actors.llm.ratelimit import (
+    backoff_s,
+    is_rate_limit,
+    prompt_chars,
+    retry_after_s,
+)
 from tauray.actors.llm.replies import ModelReply, reply_of
-from tauray.actors.llm.ratelimit import backoff_s, is_rate_limit, prompt_chars, retry_after_s
+from tauray.actors.llm.spec import ModelSpec
+from tauray.actors.llm.tool_schemas import strict_tool, tools_for
 from tauray.actors.quota import Limits, quota_key
 from tauray.actors.quota import gate as quota_gate
-
 
 THINKING_KEPT = 4096
 """Tool-calling replies whose thinking blocks a client keeps (oldest forgotten first)."""
@@ -298,8 +302,6 @@ _CLIENTS: dict[str, ModelClient] = {}
 
 
 def _reasons(spec: ModelSpec) -> bool:
-    from tauray.actors.llm.params import model_info
-
     return bool(model_info(spec.model).get("supports_reasoning")) or "thinking" in spec.extra_params
 
 

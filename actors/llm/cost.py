@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from tauray.actors.llm.providers import litellm_module
+from tauray.scenarios.conventions import REFERENCE_POLICIES
 
 
 def litellm_price(model: str) -> tuple[float, float] | None:
@@ -41,7 +42,6 @@ def unpriced_models(models: Iterable[tuple[str, str, bool]]) -> list[str]:
     Reference policies and models with an explicit price are fine; any other model litellm
     does not price is named, as ``name (model)``, in the order given, each once.
     """
-    from tauray.scenarios.conventions import REFERENCE_POLICIES
 
     out: list[str] = []
     for name, model, has_price in models:

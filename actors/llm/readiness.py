@@ -10,9 +10,14 @@ from __future__ import annotations
 import os
 
 from tauray.actors.llm.errors import ModelConfigError
-from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.llm.params import request_params
-from tauray.actors.llm.providers import litellm_module, missing_env, provider_names, env_api_base
+from tauray.actors.llm.providers import (
+    env_api_base,
+    litellm_module,
+    missing_env,
+    provider_names,
+)
+from tauray.actors.llm.spec import ModelSpec
 
 
 def check_model_ready(spec: ModelSpec) -> None:

@@ -44,6 +44,16 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+from tauray.endpoint import start_endpoint
+from tauray.pipeline.config import run_config
+from tauray.pipeline.driver import execute
+from tauray.pipeline.plan import SweepPlan
+from tauray.pipeline.pool import KEPT
+from tauray.pipeline.ray_runtime import ensure_ray, loopback_env
+from tauray.results import actions_df, conversations_df, messages_df
+from tauray.scenarios import get_scenario, select_scenarios
+from tauray.scenarios.conventions import TRANSFER_TO_HUMAN
+from tauray.scenarios.prompts import reference_steps_prompt
 
 BYTES_SAMPLE = 24
 
@@ -103,8 +113,6 @@ def bench_scenarios(split: str = "base", variant: str | None = None, domain: str
     """Scenarios of ``domain`` whose reference steps the scripted pair can follow to the end
     on either runner: those that hand over to a human end differently in τ²'s runner
     and in tauray's, so they are left out."""
-    from tauray.scenarios import get_scenario, select_scenarios
-    from tauray.scenarios.conventions import TRANSFER_TO_HUMAN
 
     names = []
     for entry in select_scenarios(domain=domain, split=split, variant=variant):
@@ -169,7 +177,6 @@ def replay_requests(scenario: Any, messages: list[dict[str, Any]], agent_spec: d
     other side's text as ``user``, its own tool results as ``tool``; the
     agent's greeting (the first message) is no model call.
     """
-    from tauray.scenarios.prompts import reference_steps_prompt
 
     agent_prompt = scenario.agent_prompt
     if agent_spec.get("reference_steps"):
@@ -198,8 +205,6 @@ def baseline_conversations(out: Path, agent_spec: dict[str, Any], user_spec: dic
                            limit: int | None = None) -> list[list[tuple[str, list[dict], list[dict]]]]:
     """The requests of each recorded conversation of the run, in order, as
     ``(model, messages, tools)``; the first ``limit`` conversations when given."""
-    from tauray.results import messages_df
-    from tauray.scenarios import get_scenario
 
     df = messages_df(out, decode_json=True).sort_values(["conversation_id", "seq"])
     models = {"agent": agent_spec["model"], "user": user_spec["model"]}
@@ -243,7 +248,6 @@ async def _replay(base_url: str, conversations: list[list[tuple[str, list[dict],
 def _replay_worker(args: tuple) -> tuple[float, float, int]:
     """One baseline process: litellm imported first (not timed), then, once every
     process is loaded, its share of the conversations."""
-    from tauray.pipeline.ray_runtime import loopback_env
 
     loopback_env()
     import litellm  # noqa: F401
@@ -287,7 +291,6 @@ def measure_bytes(pool: Any, cfg: Any, out: Path) -> tuple[float, dict[str, floa
     (bytes per conversation, the same by host method, conversations weighed)."""
     import ray
 
-    from tauray.pipeline.driver import execute
 
     coordinators = [c for group in pool.groups for c in group.coordinators]  # the timed run's actors, kept
     ray.get([c.measure_traffic.remote(True) for c in coordinators])
@@ -307,13 +310,6 @@ def measure_bytes(pool: Any, cfg: Any, out: Path) -> tuple[float, dict[str, floa
 def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations: int = 500,
                      baseline_processes: int = 2, progress: bool = False,
                      scenarios: list[str] | None = None, domain: str = "telecom") -> EngineBench:
-    from tauray.endpoint import start_endpoint
-    from tauray.pipeline.ray_runtime import ensure_ray
-    from tauray.pipeline.config import run_config
-    from tauray.pipeline.driver import execute
-    from tauray.pipeline.plan import SweepPlan
-    from tauray.pipeline.pool import KEPT
-    from tauray.results import actions_df, conversations_df
 
     with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-bench-") as tmp:
         names = scenarios or bench_scenarios(domain=domain)
@@ -385,7 +381,5 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
 
 
 def _domain_of(names: list[str]) -> str:
-    from tauray.scenarios import get_scenario
-
     domains = sorted({get_scenario(n).domain for n in names})
     return ",".join(domains)

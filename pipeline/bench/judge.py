@@ -14,11 +14,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tauray.actors.judge import JudgeConfig
+from tauray.actors.llm import close_clients, get_client
+from tauray.endpoint import start_endpoint
+from tauray.pipeline.config import run_config
+from tauray.pipeline.driver import execute
+from tauray.pipeline.judging import rejudge
+
 
 def make_reference_run(out: Path, conversations: int, run_id: str = "judge-bench") -> int:
     """A stored run of ``conversations`` telecom conversations (oracle agent, scripted user)."""
-    from tauray.pipeline.config import run_config
-    from tauray.pipeline.driver import execute
 
     cfg = run_config(name=run_id, domain="telecom", split="full", variant="manual", limit=conversations,
                      agent={"model": "oracle"}, user={"model": "scripted"}, max_in_flight=64)
@@ -30,7 +35,6 @@ def _warm_up(config: Any) -> None:
     process (seconds), a one-off cost that is not the judge's throughput."""
     import asyncio
 
-    from tauray.actors.llm import close_clients, get_client
 
     async def call() -> None:
         await get_client(config.model).complete([{"role": "user", "content": "warm-up"}])
@@ -42,9 +46,6 @@ def _warm_up(config: Any) -> None:
 def run_judge_bench(latency: float, concurrency: int, conversations: int) -> dict[str, Any]:
     """Return conversations, concurrency, judge_calls, latency_s, ideal_seconds,
     wall_seconds and ratio (wall / ideal)."""
-    from tauray.endpoint import start_endpoint
-    from tauray.actors.judge import JudgeConfig
-    from tauray.pipeline.judging import rejudge
 
     with tempfile.TemporaryDirectory(prefix="tauray-judge-bench-") as tmp:
         run_dir = Path(tmp) / "run"

@@ -22,6 +22,7 @@ import sys
 import tempfile
 
 from pydantic import BaseModel, Field
+from tauray.endpoint import start_endpoint
 
 _DRIVER = r"""
 import json, os, resource, sys, threading, time
@@ -115,8 +116,6 @@ def _one(units: int, base_url: str, timeout: float) -> dict:
 
 
 def run_memory_bench(small: int = 1000, large: int = 10000, timeout: float = 1800.0) -> MemoryBench:
-    from tauray.endpoint import start_endpoint
-
     with start_endpoint(latency=0.0, user_turns=1) as ep:
         a = _one(small, ep.base_url, timeout)
         b = _one(large, ep.base_url, timeout)

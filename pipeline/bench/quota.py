@@ -19,14 +19,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tauray.endpoint import start_endpoint
 from tauray.endpoint.quota import PERIOD_S, busiest_window
+from tauray.pipeline.config import SweepConfig
+from tauray.pipeline.driver import execute
+from tauray.scenarios import select_scenarios
 
 
 def quota_sweep(base_url: str, rpm: int | None, tpm: int | None, conversations: int, hosts: int,
                 coordinators: int, domain: str) -> Any:
     """The benchmark's sweep: one model in every role, ``hosts`` hosts per role."""
-    from tauray.pipeline.config import SweepConfig
-    from tauray.scenarios import select_scenarios
 
     scenarios = len(select_scenarios(None, domain=domain))
     spec = {"model": "openai/all-roles", "api_base": base_url, "concurrency": 256,
@@ -71,8 +73,6 @@ def run_quota_bench(rpm: int | None, tpm: int | None, conversations: int, latenc
                     retry_after: bool = True, hosts: int = 2, coordinators: int = 2, domain: str = "mock",
                     progress: bool = False, log_file: Path | None = None) -> dict[str, Any]:
     """Run the sweep against the quota-enforcing endpoint and return the figures."""
-    from tauray.endpoint import start_endpoint
-    from tauray.pipeline.driver import execute
 
     with tempfile.TemporaryDirectory(prefix="tauray-quota-bench-") as tmp, \
             start_endpoint(latency=latency, latency_jitter=0.2, quota_rpm=rpm, quota_tpm=tpm,

@@ -31,6 +31,11 @@ from collections import Counter
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+from tauray.endpoint import start_endpoint
+from tauray.pipeline.bench.engine import bench_scenarios
+from tauray.pipeline.bench.vs_tau2 import tau2_command
+from tauray.pipeline.ray_runtime import LOOPBACK_ENV
+from tauray.scenarios import get_scenario
 
 # (part, frame text that marks it), first match wins; matched against py-spy's folded stacks
 PARTS: tuple[tuple[str, str], ...] = (
@@ -103,10 +108,6 @@ def run_tau2_profile(concurrency: int = 128, tasks: int = 64, waves: int = 3, la
     import math
     from datetime import datetime
 
-    from tauray.endpoint import start_endpoint
-    from tauray.pipeline.bench.engine import bench_scenarios
-    from tauray.pipeline.bench.vs_tau2 import tau2_command
-    from tauray.scenarios import get_scenario
 
     spy = py_spy or shutil.which("py-spy")
     if not spy:
@@ -114,7 +115,6 @@ def run_tau2_profile(concurrency: int = 128, tasks: int = 64, waves: int = 3, la
     names = bench_scenarios(split="base", variant="manual")[:tasks]
     task_ids = [get_scenario(n).upstream_id for n in names]
     trials = max(1, math.ceil(waves * concurrency / len(names)))
-    from tauray.pipeline.ray_runtime import LOOPBACK_ENV
 
     env = {**LOOPBACK_ENV, **os.environ}
     with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-tau2-profile-") as tmp:

@@ -40,19 +40,26 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from typing import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 from pydantic import BaseModel, Field
+from tauray.endpoint import start_endpoint
 from tauray.pipeline.bench.engine import (
     WRITING_AGENT,
     WRITING_USER,
-    process_cpu,
     bench_models,
     bench_scenarios,
     cpu_delta,
+    process_cpu,
 )
+from tauray.pipeline.config import run_config
+from tauray.pipeline.driver import execute
+from tauray.pipeline.pool import KEPT
+from tauray.pipeline.ray_runtime import LOOPBACK_ENV, ensure_ray
+from tauray.results import actions_df, conversations_df
+from tauray.scenarios import get_scenario
 
 
 class RunFigures(BaseModel):
@@ -133,7 +140,6 @@ def _run_tau2(base_url: str, task_ids: list[str], trials: int, concurrency: int,
     name = f"c{concurrency}"
     results = tmp / f"{name}.json"
     results.unlink(missing_ok=True)  # a failed attempt's partial results must not be resumed
-    from tauray.pipeline.ray_runtime import LOOPBACK_ENV
 
     env = {**LOOPBACK_ENV, **os.environ}
     with tempfile.TemporaryFile(mode="w+") as err:
@@ -175,9 +181,6 @@ def _run_tau2(base_url: str, task_ids: list[str], trials: int, concurrency: int,
 
 def _run_tauray(base_url: str, names: list[str], trials: int, concurrency: int, tmp: Path, hosts: int,
                 exclude: set[int]) -> RunFigures:
-    from tauray.pipeline.config import run_config
-    from tauray.pipeline.driver import execute
-    from tauray.results import actions_df, conversations_df
 
     agent, user = bench_models(base_url, concurrency=4096, retries=0)
     out = tmp / f"tauray-c{concurrency}"
@@ -236,12 +239,6 @@ def run_tau2_bench(tasks: int | None = None, latency: float | None = None, equal
                    tau2_candidates: tuple[int, ...] = (32, 64, 128),
                    tauray_candidates: tuple[int, ...] = (128, 256, 384), waves: int = 2, hosts: int = 2,
                    timeout: float = 600.0, scenarios: list[str] | None = None) -> Tau2Bench:
-    from tauray.endpoint import start_endpoint
-    from tauray.pipeline.ray_runtime import ensure_ray
-    from tauray.pipeline.config import run_config
-    from tauray.pipeline.driver import execute
-    from tauray.pipeline.pool import KEPT
-    from tauray.scenarios import get_scenario
 
     t0 = time.perf_counter()
     latency = 3.0 if latency is None else latency
