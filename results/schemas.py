@@ -1,6 +1,6 @@
 """Declared Arrow schemas of the result tables.
 
-Declared by the record classes in ``records.py`` (field order, types and
+Declared by the record classes in ``records`` (the package) (field order, types and
 nullability) and fixed at import, never inferred from the first batch of rows,
 so a column that happens to be all-null in one file still has its real type
 and every file of a table has the same schema.
