@@ -16,13 +16,12 @@ import itertools
 import json
 from typing import Any, Iterator
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from tauray.pipeline.files import ConfigFileError
 from tauray.pipeline.config import SweepConfig
 from tauray.actors.quota import shared_limits, with_quota
 from tauray.scenarios.conventions import is_reference
-from tauray.scenarios.model import Frozen
 from tauray.actors.unit import WorkUnit
 
 
@@ -160,18 +159,3 @@ def select(cfg: SweepConfig) -> list[str]:
         raise ConfigFileError(cfg.source, f"{cfg.where('scenarios')}: the selections match no scenario")
     return list(names)
 
-
-def plan_sweep(cfg: SweepConfig) -> SweepPlan:
-    return SweepPlan(cfg, select(cfg))
-
-
-def make_units(name: str, scenarios: list[str], trials: int = 1, agent: dict[str, Any] | None = None,
-               user: dict[str, Any] | None = None, **knobs: Any) -> list[WorkUnit]:
-    """The units of a one-cell configuration over exactly ``scenarios`` (tests and
-    benchmarks that call the coordinator directly): the same rule as every driver."""
-    from tauray.pipeline.config import run_config
-
-    cfg = run_config(name=name, agent=agent or {"model": "oracle"}, user=user or {"model": "scripted"},
-                     patterns=list(scenarios), trials=trials, **knobs)
-    plan = SweepPlan(cfg, list(scenarios))
-    return [u for cell in plan.cells for u in plan.units(cell)]
