@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.policies import make_policy
 from tauray.actors.session import SideFinal, SideSession, StepResult
 from tauray.scenarios.domains import domain_spec
@@ -39,15 +40,14 @@ class SideHost:
         except KeyError:
             raise KeyError(f"{self.side} host has no conversation {conv_id!r}") from None
 
-    async def open(self, conv_id: str, run_id: str, scenario_name: str, model: dict[str, Any], seed: int | None,
+    async def open(self, conv_id: str, run_id: str, scenario_name: str, spec: ModelSpec, seed: int | None,
                    greeting: str | None = None) -> None:
         """Start this side of a conversation on its initialised DB (initialization data and
         actions, each followed by sync), built here from the scenario; ``run_id`` and
         ``conv_id`` key the side's message records."""
-        from tauray.actors.llm import ModelSpec, get_client
+        from tauray.actors.llm import get_client
 
         scenario = default_registry().get(scenario_name)
-        spec = ModelSpec.model_validate(model)
         dom = domain_spec(scenario.domain)
         db = initial_db(scenario, self.side)
         # a user without phone tools (airline, retail) has no state of its own

@@ -74,11 +74,13 @@ def test_reference_policies_and_make_units_defaults_are_pinned():
     import datetime
     import pathlib
 
+    from tauray.actors.llm.spec import ModelSpec
     from tests.units import make_units
 
     [unit] = make_units("r", ["tau2_mock__update_task_with_message_history"])
     assert (unit.unit_id, unit.cell_id, unit.seed) == ("b424583c05822bf40cd9", "0ad56e47d498", 874797117)
-    assert (unit.agent, unit.user, unit.run_id, unit.trial) == ({"model": "oracle"}, {"model": "scripted"}, "r", 0)
+    assert (unit.agent, unit.user, unit.run_id, unit.trial) == (ModelSpec(model="oracle"), ModelSpec(model="scripted"),
+                                                                 "r", 0)
     assert unit.scenario == "tau2_mock__update_task_with_message_history"
     assert len(make_units("r", ["tau2_mock__update_task_with_message_history"], trials=3)) == 3
     # a cell may hold values JSON has no type for: they hash by their text
@@ -120,3 +122,31 @@ def test_a_served_model_is_identified_by_what_it_serves_not_where(tmp_path):
     assert ident["serve"] == ModelSpec.model_validate(spec).serve.identity()
     assert "serve" not in model_identity({"model": "openai/m"}) and "strict" not in model_identity({"model": "openai/m"})
     assert model_identity({"model": "openai/m", "strict": True})["strict"] is True
+
+
+def test_units_carry_typed_specs_that_nothing_downstream_validates_again(monkeypatch):
+    """The plan validates the model specs and judge configs once; the hosts, the loop and
+    the judge take the unit's records as they are (issue 34: no dict re-validated on the way)."""
+    import asyncio
+
+    from tauray.actors.conversation import run_conversation
+    from tauray.actors.hosts import AgentHost, UserSimHost
+    from tauray.actors.judge.config import JudgeConfig
+    from tauray.actors.llm.spec import ModelSpec
+
+    plan = _plan(make_sweep(URL, judges=[{"model": "j", "prompt": "overall-plain@1"}]))
+    unit = next(plan.units(plan.cells[0]))
+    assert isinstance(unit.agent, ModelSpec) and isinstance(unit.user, ModelSpec)
+    assert [type(j) for j in unit.judge_configs] == [JudgeConfig]
+    assert plan.cells[0].agent is unit.agent  # the cell's record, not a copy per unit
+
+    from tests.units import make_units
+
+    [oracle] = make_units("typed", ["tau2_mock__create_task_1"])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model spec was validated again after the plan")
+
+    monkeypatch.setattr(ModelSpec, "model_validate", classmethod(refuse))
+    row = asyncio.run(run_conversation(oracle, AgentHost(), UserSimHost())).conversation
+    assert row.error_kind is None and row.success, row.error_message

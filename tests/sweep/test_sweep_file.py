@@ -34,7 +34,7 @@ def test_example_file_loads_and_expands(monkeypatch):
     plan = _plan(cfg)
     assert len(plan.cells) == 4 and len(plan.scenarios) == 114  # telecom base, manual variant
     assert plan.total == 4 * 114 * 2
-    assert all(c.judge_configs[0]["prompt"] == "overall-plain@1" for c in plan.cells)
+    assert all(c.judge_configs[0].prompt == "overall-plain@1" for c in plan.cells)
     assert cfg.models["agent-chatty"].spec["api_base"] == "http://127.0.0.1:9/v1"
     unit = next(plan.units(plan.cells[0]))
     assert unit.run_id == unit.sweep_id == "example" and unit.judge_configs
@@ -153,10 +153,11 @@ def test_judge_grid_and_one_quota_per_model():
     cfg = make_sweep("http://127.0.0.1:1/v1", spec={"rpm": 100},
                      judges={"models": ["j"], "prompts": ["overall-plain@1", "overall-rubric"]})
     plan = _plan(cfg)
-    assert [j["prompt"] for j in plan.cells[0].judge_configs] == ["overall-plain@1", "overall-rubric"]
+    # the judge's own config records, validated once here (a bare prompt id resolved to its version)
+    assert [j.prompt for j in plan.cells[0].judge_configs] == ["overall-plain@1", "overall-rubric@2"]
     # no split per host or role: every caller is metered against the model's one quota
-    assert plan.cells[0].agent["rpm"] == 100 and plan.cells[0].user["rpm"] == 100
-    assert all(j["model"]["rpm"] == 100 for j in plan.cells[0].judge_configs)
+    assert plan.cells[0].agent.rpm == 100 and plan.cells[0].user.rpm == 100
+    assert all(j.model.rpm == 100 for j in plan.cells[0].judge_configs)
 
 
 def test_the_run_folder_keeps_no_secret_from_var_references_headers_or_env_vars(tmp_path, monkeypatch):
