@@ -34,9 +34,6 @@ from tauray.scenarios.model import Frozen, Scenario, Side
 from tauray.scenarios.scoring import SideCheck, check_side
 from tauray.scenarios.state import SideState, ToolOutcome
 
-HARNESS_END = END_CONVERSATION
-AGENT_TRANSFER = TRANSFER_TO_HUMAN
-
 
 class ToolEvent(Frozen):
     """One executed tool call: its transcript message (the answer the model got) and what
@@ -213,13 +210,13 @@ class SideSession:
         events: list[ToolEvent] = []
         while self.pending:
             call = self.pending.pop(0)
-            if self.side == "agent" and call.name == HARNESS_END:
+            if self.side == "agent" and call.name == END_CONVERSATION:
                 events.append(self._end(call))
                 self.pending = []
                 return "end", events
             event = self._execute(call)
             events.append(event)
-            if self.side == "agent" and call.name == AGENT_TRANSFER and not event.outcome.error:
+            if self.side == "agent" and call.name == TRANSFER_TO_HUMAN and not event.outcome.error:
                 self.pending = []
                 return "transfer", events
             if event.outcome.is_write:
