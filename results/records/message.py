@@ -3,6 +3,9 @@ carried unchanged to the ``messages`` table."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from pydantic import Field
 
 from tauray.results.records.columns import Role, Side, ToolCallsJson, UtcDatetime, _DetailRow
@@ -25,3 +28,10 @@ class MessageRecord(_DetailRow):
                                       "when no model call produced it.")
     refusal: str | None = Field(None, description="The model's refusal text, when it refused (OpenAI's refusal).")
     created_at: UtcDatetime = Field(description="Creation time, UTC.")
+
+    @property
+    def calls(self) -> tuple[dict[str, Any], ...]:
+        """The tool calls as ``{id, name, arguments}`` objects (the column keeps them as JSON
+        text, one plain Arrow type); ``()`` for a message without calls. Readers of the
+        record (the judge's transcript, the audit) take them from here."""
+        return tuple(json.loads(self.tool_calls)) if self.tool_calls else ()

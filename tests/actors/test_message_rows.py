@@ -10,11 +10,11 @@ import asyncio
 import json
 from pathlib import Path
 
+import pyarrow as pa
+
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.unit import WorkUnit
-import pyarrow as pa
-
 from tauray.results.schemas import schema_for
 
 GOLDEN = Path(__file__).parent / "data" / "messages_golden.json"
