@@ -14,6 +14,11 @@ after retries; then the final state is scored (pure) and the result records are
 built (:mod:`tauray.actors.rows`) from what each host checked of its final DB.
 Whatever happens, one ``ConversationResult``
 comes back: a failure is a row that says why.
+
+The transcript is a list of :class:`~tauray.results.records.MessageRecord`: each host
+makes its side's messages (numbered from the ``seq`` and ``turn`` the step is given)
+and they are kept here as they come, beside the few the loop makes itself (the task's
+opening history, the greeting); the result carries them unchanged to the writer.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from tauray.scenarios.conventions import STOP_TOKENS
 from tauray.actors.rows import REASONS, Termination, build_result
 from tauray.actors.session import SideFinal, StepResult
 from tauray.actors.unit import WorkUnit
-from tauray.results.records import ConversationResult
+from tauray.results.records import ConversationResult, MessageRecord
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.initial import initial_state
 from tauray.scenarios.model import Scenario
@@ -110,7 +115,7 @@ class Conversation:
         self.scenario = scenario
         self.domain = domain_spec(scenario.domain)
         self.agent, self.user = agent, user
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[MessageRecord] = []
         self.actions: list[dict[str, Any]] = []
         self.calls: list[ExecutedCall] = []
         self.agent_texts: list[str] = []
@@ -125,28 +130,24 @@ class Conversation:
 
     # --- records while running -----------------------------------------------------------
     def _message(self, side: str, role: str, content: str | None, tool_calls: list[dict] | None = None,
-                 tool_call_id: str | None = None, retries: int | None = None, finish_reason: str | None = None,
-                 refusal: str | None = None) -> None:
-        self.messages.append(dict(side=side, role=role, content=content, tool_calls=tool_calls,
-                                  tool_call_id=tool_call_id, turn=self.turn, retries=retries,
-                                  finish_reason=finish_reason, refusal=refusal,
-                                  created_at=datetime.now(timezone.utc)))
+                 tool_call_id: str | None = None) -> None:
+        """A message no policy produced (the task's opening history, the greeting)."""
+        self.messages.append(MessageRecord(
+            run_id=self.unit.run_id, conversation_id=self.id, scenario=self.scenario.name, seq=len(self.messages),
+            turn=self.turn, side=side, role=role, content=content, tool_calls=tool_calls,
+            tool_call_id=tool_call_id, created_at=datetime.now(timezone.utc)))
 
     def record_step(self, result: StepResult) -> None:
-        role = "assistant" if result.side == "agent" else "user"
         for round_ in result.rounds:
-            reply = round_.reply
-            if reply is not None:
+            message = round_.message
+            if message is not None:
                 self.steps += 1
-                calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls] or None
-                self._message(result.side, role, reply.content, calls,
-                              retries=reply.retries if reply.llm_call else None,
-                              finish_reason=reply.finish_reason, refusal=reply.refusal)
-                if result.side == "agent" and reply.content:
-                    self.agent_texts.append(reply.content)
+                self.messages.append(message)
+                if result.side == "agent" and message.content:
+                    self.agent_texts.append(message.content)
             for event in round_.events:
                 o = event.outcome
-                self._message(result.side, "tool", o.result, tool_call_id=event.call_id)
+                self.messages.append(event.message)
                 call = ExecutedCall(side=o.side, name=o.name, arguments=o.arguments)
                 self.calls.append(call)
                 self.errors += o.error
@@ -194,8 +195,8 @@ class Conversation:
             self.views = dict(init.views)
         greeting = None if s.message_history else GREETING  # a task's own opening replaces the greeting
         await asyncio.gather(
-            self.agent("open", self.id, s.name, self.unit.agent, self.unit.seed, greeting),
-            self.user("open", self.id, s.name, self.unit.user, self.unit.seed, None),
+            self.agent("open", self.id, self.unit.run_id, s.name, self.unit.agent, self.unit.seed, greeting),
+            self.user("open", self.id, self.unit.run_id, s.name, self.unit.user, self.unit.seed, None),
         )
         for m in s.message_history or ():
             calls = [{"id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)} for c in m.tool_calls] or None
@@ -216,7 +217,7 @@ class Conversation:
                 raise _Stop(Termination.MAX_STEPS)
             try:
                 result: StepResult = await client("step", self.id, incoming, budget,
-                                                  self.unit.max_errors - self.errors)
+                                                  self.unit.max_errors - self.errors, self.turn, len(self.messages))
             except Exception as exc:
                 raise _failure(exc) from exc
             incoming = None
@@ -233,7 +234,7 @@ class Conversation:
             if self.errors >= self.unit.max_errors:
                 raise _Stop(Termination.TOO_MANY_ERRORS)
             if result.kind == "text":
-                return (result.rounds[-1].reply.content or "") if result.rounds else ""
+                return (result.rounds[-1].message.content or "") if result.rounds else ""
 
     async def run(self) -> Termination:
         await self.initialise()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.policies import make_policy
 from tauray.actors.session import SideFinal, SideSession, StepResult
 from tauray.scenarios.domains import domain_spec
@@ -39,20 +40,21 @@ class SideHost:
         except KeyError:
             raise KeyError(f"{self.side} host has no conversation {conv_id!r}") from None
 
-    async def open(self, conv_id: str, scenario_name: str, model: dict[str, Any], seed: int | None,
+    async def open(self, conv_id: str, run_id: str, scenario_name: str, spec: ModelSpec, seed: int | None,
                    greeting: str | None = None) -> None:
         """Start this side of a conversation on its initialised DB (initialization data and
-        actions, each followed by sync), built here from the scenario."""
-        from tauray.actors.llm import ModelSpec, get_client
+        actions, each followed by sync), built here from the scenario; ``run_id`` and
+        ``conv_id`` key the side's message records."""
+        from tauray.actors.llm import get_client
 
         scenario = default_registry().get(scenario_name)
-        spec = ModelSpec.model_validate(model)
         dom = domain_spec(scenario.domain)
         db = initial_db(scenario, self.side)
         # a user without phone tools (airline, retail) has no state of its own
         state = dom.side_from_db(self.side, db) if db is not None else None
         policy = make_policy(self.side, spec.model, scenario, lambda: get_client(spec))
-        session = SideSession(scenario, self.side, state, policy, seed, dom.sync_view.get(self.side))
+        session = SideSession(scenario, self.side, state, policy, seed, dom.sync_view.get(self.side),
+                              run_id=run_id, conversation_id=conv_id)
         if spec.reference_steps:
             if self.side != "agent":
                 raise ValueError("reference_steps is an agent option; the user model must not set it")
@@ -65,8 +67,8 @@ class SideHost:
         self.opened += 1
 
     async def step(self, conv_id: str, incoming: str | None, max_rounds: int = 1,
-                   max_errors: int = 1) -> StepResult:
-        return await self._session(conv_id).step(incoming, max_rounds, max_errors)
+                   max_errors: int = 1, turn: int = 0, seq: int = 0) -> StepResult:
+        return await self._session(conv_id).step(incoming, max_rounds, max_errors, turn=turn, seq=seq)
 
     async def apply_sync(self, conv_id: str, updates: dict[str, Any], domain: str) -> dict[str, Any] | None:
         """Apply this side's half of a sync; returns the side's sync view if that changed it."""

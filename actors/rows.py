@@ -5,7 +5,6 @@ conversation (a stop, a limit, a failure), :func:`build_result` makes its rows.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,6 @@ from tauray.results.records import (
     ActionRecord,
     ConversationRecord,
     ConversationResult,
-    MessageRecord,
     PredicateRecord,
 )
 from tauray.scenarios.conventions import is_reference
@@ -74,8 +72,8 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
         **common, sweep_id=unit.sweep_id, cell_id=unit.cell_id,
         domain=scenario.domain, upstream_id=scenario.upstream_id, policy_variant=scenario.policy_variant,
         issue_type=scenario.issue_type, persona=scenario.persona,
-        agent_model=unit.agent["model"], agent_kind=_kind(unit.agent["model"]),
-        user_model=unit.user["model"], user_kind=_kind(unit.user["model"]),
+        agent_model=unit.agent.model, agent_kind=_kind(unit.agent.model),
+        user_model=unit.user.model, user_kind=_kind(unit.user.model),
         judge_model=None, trial=unit.trial, seed=unit.seed,
         seed_applied=seed_applied(count("agent", "seed_applied", None), count("user", "seed_applied", None)),
         termination_reason=reason.value,
@@ -129,8 +127,8 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
                                   error=p.error)
                   for p in (scored.predicates if scored else ())]
     actions = [ActionRecord(**common, seq=i, **a) for i, a in enumerate(conv.actions)]
-    messages = [MessageRecord(**common, seq=i, **m) for i, m in enumerate(conv.messages)]
-    return ConversationResult(conversation=conversation, predicates=predicates, actions=actions, messages=messages)
+    return ConversationResult(conversation=conversation, predicates=predicates, actions=actions,
+                              messages=list(conv.messages))
 
 
 def _kind(model: str) -> str:
@@ -146,7 +144,3 @@ def _score(conv: Conversation, finals: dict[str, SideFinal | None]):
     user = final_user.check if conv.domain.has_user_state and final_user is not None else None
     return score_checks(conv.scenario, agent, user, conv.calls, agent_texts=conv.agent_texts)
 
-
-def result_summary(result: ConversationResult) -> str:
-    c = result.conversation
-    return json.dumps({"scenario": c.scenario, "success": c.success, "termination": c.termination_reason})

@@ -11,26 +11,35 @@ back the side's :class:`~tauray.scenarios.scoring.SideCheck` (DB hash and
 assertion verdicts). A
 malformed call (unknown tool, arguments that are not a JSON object) is
 answered with an error message to the model and counted.
+
+Each message of the transcript is made here, once, as the
+:class:`~tauray.results.records.MessageRecord` the ``messages`` table stores: the
+reply's from the :class:`~tauray.actors.llm.replies.ModelReply` the policy returned
+(usage and stop reasons stay in the side's counters), each tool answer from its
+outcome. The coordinator keeps them as they come; the writer turns them into Arrow rows.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any, Literal
 
 from pydantic import Field
-from tauray.actors.policies import PolicyReply, PolicyToolCall
+
+from tauray.actors.llm.replies import ModelReply, RawToolCall
+from tauray.results.records import MessageRecord
 from tauray.scenarios.conventions import END_CONVERSATION, TRANSFER_TO_HUMAN
 from tauray.scenarios.model import Frozen, Scenario, Side
 from tauray.scenarios.scoring import SideCheck, check_side
 from tauray.scenarios.state import SideState, ToolOutcome
 
-HARNESS_END = END_CONVERSATION
-AGENT_TRANSFER = TRANSFER_TO_HUMAN
-
 
 class ToolEvent(Frozen):
-    call_id: str = Field(description="Id of the call in the model's reply.")
+    """One executed tool call: its transcript message (the answer the model got) and what
+    the tool did, for the coordinator's action rows."""
+
+    message: MessageRecord = Field(description="The tool message answering the call, as the table stores it.")
     outcome: ToolOutcome = Field(description="What the tool returned.")
     malformed: bool = Field(default=False, description="True when the call itself was invalid (unknown tool, bad JSON).")
     truncated: bool = Field(default=False, description="True when the arguments are not JSON because the reply was "
@@ -38,16 +47,19 @@ class ToolEvent(Frozen):
 
 
 class Round(Frozen):
-    """One policy reply (None when finishing calls left pending by a write) and the calls it made."""
+    """One policy reply's message (None when finishing calls left pending by a write) and the
+    calls run in the round."""
 
-    reply: PolicyReply | None = Field(default=None, description="The policy's reply, if one was requested.")
+    message: MessageRecord | None = Field(default=None, description="The reply's transcript message, if a reply "
+                                          "was requested.")
     events: tuple[ToolEvent, ...] = Field(default=(), description="Tool calls executed, in order.")
 
 
 class StepResult(Frozen):
-    """What one step produced, for the coordinator."""
+    """What one step produced, for the coordinator: the messages and tool events of its
+    rounds, and the side's sync view when a write changed it (never the DB)."""
 
-    side: Side
+    side: Side = Field(description="Side that stepped.")
     kind: Literal["text", "tools", "end", "transfer", "budget"] = Field(
         description="text: the last round is a message for the other side; tools: a write ran (sync, then "
         "step again) or the error budget ran out; end: the agent ended the conversation; transfer: the agent "
@@ -118,9 +130,13 @@ def history_view(scenario: Scenario, side: Side) -> list[dict[str, Any]]:
 
 class SideSession:
     def __init__(self, scenario: Scenario, side: Side, state: SideState | None, policy: Any, seed: int | None,
-                 sync_view: Any = None):
+                 sync_view: Any = None, *, run_id: str, conversation_id: str):
         self.scenario = scenario
         self.side = side
+        # what every message record of this side starts with; seq and turn come with each step
+        self.keys = dict(run_id=run_id, conversation_id=conversation_id, scenario=scenario.name)
+        self.seq = 0
+        self.turn = 0
         self.state = state
         # the domain's sync view of this side, and the view the coordinator holds (it starts from
         # the same initial state, built on its side)
@@ -133,8 +149,7 @@ class SideSession:
         prompt = scenario.agent_prompt if side == "agent" else scenario.user_prompt
         self.view: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
         self.view += history_view(scenario, side)
-        self.pending: list[PolicyToolCall] = []
-        self.pending_reply: PolicyReply | None = None
+        self.pending: list[RawToolCall] = []
         self.pending_cut = False  # the pending calls come from a reply cut at the length limit
         self.counters: dict[str, Any] = SideCounters().model_dump()
 
@@ -147,23 +162,28 @@ class SideSession:
         """A message of this side that no policy produced (the agent's fixed greeting)."""
         self.view.append({"role": "assistant", "content": text})
 
-    async def step(self, incoming: str | None = None, max_rounds: int = 1, max_errors: int = 1) -> StepResult:
+    async def step(self, incoming: str | None = None, max_rounds: int = 1, max_errors: int = 1, *,
+                   turn: int = 0, seq: int = 0) -> StepResult:
         """Reply (and run tool calls) until there is something to say, a write to sync, an
-        end, or a budget is spent: read-only tool rounds need no coordinator in between."""
+        end, or a budget is spent: read-only tool rounds need no coordinator in between.
+        ``turn`` and ``seq`` (the conversation's next message number) place the step's
+        messages in the transcript."""
         if incoming is not None:
             self.hear(incoming)
+        self.turn, self.seq = turn, seq
         rounds: list[Round] = []
         errors = 0
         while True:
-            reply = None
+            reply = message = None
             if not self.pending:
-                if sum(r.reply is not None for r in rounds) >= max_rounds:
+                if sum(r.message is not None for r in rounds) >= max_rounds:
                     return self._result("budget", rounds)
                 reply = await self.policy.reply(self.view, self.tools, self.seed)
                 self._count_reply(reply)
+                message = self._reply_message(reply)
                 if not reply.tool_calls:
                     self.view.append({"role": "assistant", "content": reply.content or ""})
-                    rounds.append(Round(reply=reply))
+                    rounds.append(Round(message=message))
                     return self._result("text", rounds)
                 self.view.append({
                     "role": "assistant", "content": reply.content,
@@ -174,7 +194,7 @@ class SideSession:
                 self.pending = list(reply.tool_calls)
                 self.pending_cut = reply.stop == "length"
             kind, events = self._run_pending()
-            rounds.append(Round(reply=reply, events=tuple(events)))
+            rounds.append(Round(message=message, events=tuple(events)))
             errors += sum(e.outcome.error for e in events)
             if kind != "more":
                 return self._result(kind, rounds, wrote=kind == "tools")
@@ -190,20 +210,37 @@ class SideSession:
         events: list[ToolEvent] = []
         while self.pending:
             call = self.pending.pop(0)
-            if self.side == "agent" and call.name == HARNESS_END:
+            if self.side == "agent" and call.name == END_CONVERSATION:
                 events.append(self._end(call))
                 self.pending = []
                 return "end", events
             event = self._execute(call)
             events.append(event)
-            if self.side == "agent" and call.name == AGENT_TRANSFER and not event.outcome.error:
+            if self.side == "agent" and call.name == TRANSFER_TO_HUMAN and not event.outcome.error:
                 self.pending = []
                 return "transfer", events
             if event.outcome.is_write:
                 return "tools", events
         return "more", events
 
-    def _end(self, call: PolicyToolCall) -> ToolEvent:
+    def _message(self, **fields: Any) -> MessageRecord:
+        """The next message record of this side's transcript."""
+        record = MessageRecord(**self.keys, seq=self.seq, turn=self.turn, side=self.side,
+                               created_at=datetime.now(timezone.utc), **fields)
+        self.seq += 1
+        return record
+
+    def _reply_message(self, reply: ModelReply) -> MessageRecord:
+        calls = [c.model_dump() for c in reply.tool_calls] or None
+        return self._message(role="assistant" if self.side == "agent" else "user", content=reply.content,
+                             tool_calls=calls, tool_call_id=None,
+                             retries=reply.retries if reply.called_model else None,
+                             finish_reason=reply.finish_reason, refusal=reply.refusal)
+
+    def _tool_message(self, call_id: str, text: str) -> MessageRecord:
+        return self._message(role="tool", content=text, tool_calls=None, tool_call_id=call_id)
+
+    def _end(self, call: RawToolCall) -> ToolEvent:
         try:
             arguments = json.loads(call.arguments or "{}")
         except json.JSONDecodeError:
@@ -212,9 +249,9 @@ class SideSession:
         self._answer(call.id, text)
         outcome = ToolOutcome(side=self.side, name=call.name, arguments=arguments if isinstance(arguments, dict) else {},
                               result=text, error=False, is_write=False)
-        return ToolEvent(call_id=call.id, outcome=outcome)
+        return ToolEvent(message=self._tool_message(call.id, text), outcome=outcome)
 
-    def _execute(self, call: PolicyToolCall) -> ToolEvent:
+    def _execute(self, call: RawToolCall) -> ToolEvent:
         malformed, truncated = None, False
         arguments: dict[str, Any] = {}
         if call.name not in self.tool_names:
@@ -242,15 +279,15 @@ class SideSession:
         c["tool_errors"] += outcome.error
         c["malformed_tool_calls"] += malformed is not None and not truncated
         c["truncated_tool_calls"] += truncated
-        return ToolEvent(call_id=call.id, outcome=outcome, malformed=malformed is not None and not truncated,
-                         truncated=truncated)
+        return ToolEvent(message=self._tool_message(call.id, outcome.result), outcome=outcome,
+                         malformed=malformed is not None and not truncated, truncated=truncated)
 
     def _answer(self, call_id: str, text: str) -> None:
         self.view.append({"role": "tool", "tool_call_id": call_id, "content": text})
 
-    def _count_reply(self, reply: PolicyReply) -> None:
+    def _count_reply(self, reply: ModelReply) -> None:
         c = self.counters
-        if reply.llm_call:
+        if reply.called_model:
             c["llm_calls"] += 1
             c["prompt_tokens"] += reply.prompt_tokens
             c["completion_tokens"] += reply.completion_tokens

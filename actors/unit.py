@@ -2,14 +2,16 @@
 
 It lives with the actors that take it (the pipeline builds units, :mod:`tauray.pipeline.plan`
 holds the one rule for their ids and seeds), so the layers below the pipeline never import it.
+Its model specs and judge configs are typed records, validated once when the plan is built;
+the hosts and the judge take them as they come.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
+from tauray.actors.judge.config import JudgeConfig
+from tauray.actors.llm.spec import ModelSpec
 from tauray.scenarios.model import Frozen
 
 
@@ -23,11 +25,12 @@ class WorkUnit(Frozen):
     scenario: str = Field(description="Scenario name.")
     trial: int = Field(ge=0, description="Trial index.")
     seed: int = Field(description="Seed derived from the unit id (and the run's base seed).")
-    agent: dict[str, Any] = Field(description="Agent ModelSpec as a dict (or a reference policy).")
-    user: dict[str, Any] = Field(description="User-simulator ModelSpec as a dict (or a reference policy).")
-    judge_configs: list[dict[str, Any]] = Field(
+    agent: ModelSpec = Field(description="Agent model spec (its model a reference policy, oracle, for no model).")
+    user: ModelSpec = Field(description="User-simulator model spec (its model a reference policy, scripted, for "
+                            "no model).")
+    judge_configs: list[JudgeConfig] = Field(
         default_factory=list, description="Judge configs (model spec and prompt) the cell's conversations are "
-        "to be judged with; carried as data, judged after the conversation.")
+        "to be judged with, after the conversation.")
     judge_gates: bool = Field(default=False, description="The first overall judge's verdict gates success.")
     attempt: int = Field(default=0, ge=0, description="Scheduler attempt (0 = first); retries after an actor "
                          "died get the same id and seed.")

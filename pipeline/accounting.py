@@ -123,8 +123,8 @@ def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, Model
         known = any(c.notna().any() for c in cost_cols)
         rate = success_rate(oc["success"], oc["counted"])
         cells.append(CellRecord(
-            sweep_id=plan.cfg.name, cell_id=cell.cell_id, agent_model=cell.agent.get("model", cell.agent_name),
-            user_model=cell.user.get("model", cell.user_name), judge_configs=cell.judge_labels,
+            sweep_id=plan.cfg.name, cell_id=cell.cell_id, agent_model=cell.agent.model,
+            user_model=cell.user.model, judge_configs=cell.judge_labels,
             units=plan.units_per_cell, done=len(part), success=oc["success"], failed=oc["failed"],
             unscored=oc["unscored"], infra_errors=oc[INFRA], model_errors=oc[MODEL],
             internal_errors=oc[INTERNAL], success_rate=None if rate != rate else round(rate, 6),
@@ -132,7 +132,7 @@ def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, Model
             cost_usd=round(float(sum(c.fillna(0).sum() for c in cost_cols)), 8) if known else None,
             updated_at=now))
         for role, name in (("agent", cell.agent_name), ("user", cell.user_name)):
-            spec_model = (cell.agent if role == "agent" else cell.user).get("model", name)
+            spec_model = (cell.agent if role == "agent" else cell.user).model
             m = models.setdefault(name, ModelTotals(model=spec_model))
             m.conversations += len(part)
             setattr(m, f"as_{role}", getattr(m, f"as_{role}") + len(part))

@@ -18,12 +18,15 @@ import re
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 
 from tauray.scenarios.conventions import ORACLE, SCRIPTED
+
+if TYPE_CHECKING:  # the llm package costs ~1 s to import: not at CLI start-up
+    from tauray.actors.llm.spec import ModelSpec
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -52,13 +55,15 @@ class ModelEntry(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="allow")
     price: Price | None = Field(default=None, description="Price used when litellm knows none.")
+    # the spec validated once, at load (the plan and the readiness check take it from here)
+    _model_spec: ModelSpec | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _valid_spec(self) -> ModelEntry:
-        from tauray.actors.llm import ModelSpec
+        from tauray.actors.llm import ModelSpec  # the llm package costs ~1 s: not at CLI start-up
 
         try:
-            ModelSpec.model_validate(self.spec)
+            self._model_spec = ModelSpec.model_validate(self.spec)
         except ValidationError as exc:
             raise ValueError("; ".join(
                 f"'{'.'.join(str(p) for p in e['loc']) or 'model'}': {e['msg'].removeprefix('Value error, ')}"
@@ -74,10 +79,13 @@ class ModelEntry(BaseModel):
         return str(self.spec.get("model"))
 
     @property
-    def concurrency(self) -> int:
-        from tauray.actors.llm import ModelSpec
+    def model_spec(self) -> ModelSpec:
+        """The entry's :class:`~tauray.actors.llm.spec.ModelSpec`, validated at load."""
+        return self._model_spec
 
-        return ModelSpec.model_validate(self.spec).concurrency
+    @property
+    def concurrency(self) -> int:
+        return self._model_spec.concurrency
 
 
 class JudgeEntry(BaseModel):

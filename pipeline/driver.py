@@ -93,13 +93,13 @@ def _stderr(line: str) -> None:
 
 def check_models(cfg: SweepConfig) -> None:
     """Each model usable as configured (provider known, key variable set): free, no call."""
-    from tauray.actors.llm import ModelSpec, check_model_ready
+    from tauray.actors.llm import check_model_ready
     from tauray.scenarios.conventions import is_reference
 
     for name, entry in cfg.models.items():
         if not is_reference(entry.spec.get("model")):
             try:
-                check_model_ready(ModelSpec.model_validate(entry.spec))
+                check_model_ready(entry.model_spec)
             except Exception as exc:
                 raise ConfigFileError(cfg.source, f"{cfg.where(f'models.{name}')}: {exc}") from None
     from tauray.actors.llm.cost import budget_refusal

@@ -14,16 +14,17 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.pipeline.files import ConfigFileError
-from tauray.pipeline.config import SweepConfig
+from tauray.actors.judge.config import JudgeConfig
+from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.quota import shared_limits, with_quota
-from tauray.scenarios.conventions import is_reference
-from tauray.scenarios.model import Frozen
 from tauray.actors.unit import WorkUnit
+from tauray.pipeline.config import SweepConfig
+from tauray.pipeline.files import ConfigFileError
 
 
 # ModelSpec fields that say how to reach or pace a model, not what it is asked: changing
@@ -33,11 +34,9 @@ OPERATIONAL_FIELDS = frozenset({"api_base", "api_key_env", "concurrency", "rpm",
                                 "rate_limit_wait"})
 
 
-def model_identity(spec: dict[str, Any]) -> dict[str, Any]:
+def model_identity(spec: ModelSpec | Mapping[str, Any]) -> dict[str, Any]:
     """The part of a model spec that decides what the model is asked (for ids)."""
-    from tauray.actors.llm import ModelSpec
-
-    model = ModelSpec.model_validate(spec)
+    model = spec if isinstance(spec, ModelSpec) else ModelSpec.model_validate(dict(spec))
     full = model.model_dump()
     if model.serve is None:  # ids of models that are not served stay what they were
         full.pop("serve", None)
@@ -62,17 +61,18 @@ def unit_seed(uid: str, base_seed: int) -> int:
 
 
 class Cell(BaseModel):
-    """One agent model × user model, with the sweep's judge configs and options."""
+    """One agent model × user model, with the sweep's judge configs and options; its specs
+    and configs validated here, once, and handed to every unit of the cell as they are."""
 
     model_config = ConfigDict(frozen=True)
-    cell_id: str
-    agent_name: str
-    user_name: str
-    agent: dict[str, Any]
-    user: dict[str, Any]
-    judge_configs: list[dict[str, Any]]
-    judge_labels: list[str]
-    judge_gates: bool = False
+    cell_id: str = Field(description="Deterministic id of the cell's configuration.")
+    agent_name: str = Field(description="The agent's name in the configuration.")
+    user_name: str = Field(description="The user simulator's name in the configuration.")
+    agent: ModelSpec = Field(description="Agent model spec, with its model's shared quota.")
+    user: ModelSpec = Field(description="User-simulator model spec, with its model's shared quota.")
+    judge_configs: list[JudgeConfig] = Field(description="Judge configs the cell's conversations are judged with.")
+    judge_labels: list[str] = Field(description="The judges as model:prompt, as the configuration names them.")
+    judge_gates: bool = Field(False, description="The first overall judge's verdict gates success.")
 
 
 class SweepPlan:
@@ -84,15 +84,19 @@ class SweepPlan:
         # One quota per provider model: every role of a model is metered against the
         # tightest rpm/tpm any of its entries sets (tauray.actors.quota).
         self.quotas = shared_limits([entry.spec for entry in cfg.models.values()])
-        # in the judge's own config shape (tauray.actors.judge.JudgeConfig), so the
-        # coordinator can judge each conversation with them
-        judges = [j.judge_spec(with_quota(cfg.spec(j.model), self.quotas)) for j in cfg.judge_list]
+        # the judge's own config record, so the coordinator judges each conversation with
+        # them; the ids hash the configuration as written (a prompt id without its version
+        # stays without it), with the validated model spec
+        written = [j.judge_spec(with_quota(cfg.spec(j.model), self.quotas)) for j in cfg.judge_list]
+        judges = [JudgeConfig.model_validate(j) for j in written]
+        judge_ids = [_judge_identity({**j, "model": c.model}) for j, c in zip(written, judges)]
         self.judge_labels = [f"{j.model}:{j.prompt}" for j in cfg.judge_list]
         self.cells: list[Cell] = []
+        specs = {name: ModelSpec.model_validate(with_quota(cfg.spec(name), self.quotas))
+                 for name in dict.fromkeys([*cfg.agents, *cfg.users])}
         for a, u in itertools.product(cfg.agents, cfg.users):
-            agent, user = with_quota(cfg.spec(a), self.quotas), with_quota(cfg.spec(u), self.quotas)
-            identity = {"agent": _identity(agent), "user": _identity(user),
-                        "judges": [_judge_identity(j) for j in judges],
+            agent, user = specs[a], specs[u]
+            identity = {"agent": _identity(agent), "user": _identity(user), "judges": judge_ids,
                         "max_steps": cfg.max_steps, "max_errors": cfg.max_errors, "seed": cfg.seed}
             if cfg.judge_gates:  # ids of cells that do not gate on the judge stay what they were
                 identity["judge_gates"] = True
@@ -125,7 +129,7 @@ class SweepPlan:
                            max_errors=cfg.max_errors, audit=cfg.audit)
 
 
-def _judge_identity(judge: dict[str, Any]) -> dict[str, Any]:
+def _judge_identity(judge: Mapping[str, Any]) -> dict[str, Any]:
     """What of a judge config decides its verdicts (the options at their defaults are left
     out, so ids of cells judged before they existed stay what they were)."""
     ident = {"model": _identity(judge["model"]), "prompt": judge["prompt"], "samples": judge["samples"]}
@@ -136,10 +140,11 @@ def _judge_identity(judge: dict[str, Any]) -> dict[str, Any]:
     return ident
 
 
-def _identity(spec: dict[str, Any]) -> dict[str, Any]:
-    if is_reference(spec.get("model")):
-        return {"model": spec["model"]}
-    return model_identity(spec)
+def _identity(spec: ModelSpec | Mapping[str, Any]) -> dict[str, Any]:
+    model = spec if isinstance(spec, ModelSpec) else ModelSpec.model_validate(dict(spec))
+    if model.is_reference:
+        return {"model": model.model}
+    return model_identity(model)
 
 
 def select(cfg: SweepConfig) -> list[str]:
@@ -160,18 +165,3 @@ def select(cfg: SweepConfig) -> list[str]:
         raise ConfigFileError(cfg.source, f"{cfg.where('scenarios')}: the selections match no scenario")
     return list(names)
 
-
-def plan_sweep(cfg: SweepConfig) -> SweepPlan:
-    return SweepPlan(cfg, select(cfg))
-
-
-def make_units(name: str, scenarios: list[str], trials: int = 1, agent: dict[str, Any] | None = None,
-               user: dict[str, Any] | None = None, **knobs: Any) -> list[WorkUnit]:
-    """The units of a one-cell configuration over exactly ``scenarios`` (tests and
-    benchmarks that call the coordinator directly): the same rule as every driver."""
-    from tauray.pipeline.config import run_config
-
-    cfg = run_config(name=name, agent=agent or {"model": "oracle"}, user=user or {"model": "scripted"},
-                     patterns=list(scenarios), trials=trials, **knobs)
-    plan = SweepPlan(cfg, list(scenarios))
-    return [u for cell in plan.cells for u in plan.units(cell)]

@@ -1,6 +1,6 @@
 """Declared Arrow schemas of the result tables.
 
-Declared by the record classes in ``records.py`` (field order, types and
+Declared by the record classes in ``records`` (the package) (field order, types and
 nullability) and fixed at import, never inferred from the first batch of rows,
 so a column that happens to be all-null in one file still has its real type
 and every file of a table has the same schema.
@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel
 
-from tauray.results.records import TABLES
+from tauray.results.records import AUDIT_TABLES, TABLES, as_json_text
 
 STR = pa.string()
 INT = pa.int64()
@@ -64,13 +64,9 @@ SCHEMAS: dict[str, pa.Schema] = {table: record_schema(record) for table, record 
 
 def json_columns(table: str) -> list[str]:
     """Columns of ``table`` that hold JSON text (decoded by the readers on request)."""
-    import typing as t
-
-    from tauray.results.records import as_json_text
-
     def is_json(annotation: Any) -> bool:
-        for arg in (annotation, *t.get_args(annotation)):
-            if t.get_origin(arg) is t.Annotated and any(
+        for arg in (annotation, *typing.get_args(annotation)):
+            if typing.get_origin(arg) is typing.Annotated and any(
                     getattr(m, "func", None) is as_json_text for m in arg.__metadata__):
                 return True
         return False
@@ -115,18 +111,10 @@ def tables_markdown(tables: dict[str, Any], schemas: dict[str, pa.Schema]) -> st
 
 def schema_markdown() -> str:
     """The tables as README documents them (a test keeps README in step with this)."""
-    from tauray.results.records import TABLES
-
     return tables_markdown(TABLES, SCHEMAS)
 
 
-if __name__ == "__main__":
-    print(schema_markdown())
-
-
 # The audit's tables (``records.AUDIT_TABLES``), declared the same way.
-from tauray.results.records import AUDIT_TABLES  # noqa: E402
-
 AUDIT_SCHEMAS: dict[str, pa.Schema] = {table: record_schema(record) for table, record in AUDIT_TABLES.items()}
 
 
@@ -138,6 +126,5 @@ def audit_schema_for(table: str) -> pa.Schema:
         raise UnknownTableError(f"unknown audit table {table!r}; audit tables: {', '.join(AUDIT_SCHEMAS)}") from None
 
 
-def audit_schema_markdown() -> str:
-    """The audit tables as docs/audit.md documents them."""
-    return tables_markdown(AUDIT_TABLES, AUDIT_SCHEMAS)
+if __name__ == "__main__":
+    print(schema_markdown())

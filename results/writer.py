@@ -7,7 +7,7 @@ renamed into place.
 
 What makes a flush all-or-nothing:
 
-* rows carry their unit and attempt (``records.py``), and readers count a
+* rows carry their unit and attempt (``records``), and readers count a
   detail row only when its attempt's conversation row exists. Within a flush
   ``conversations`` is renamed last, so a driver killed mid-flush (SIGKILL)
   leaves detail rows of an attempt that never counts; the writer numbers

@@ -38,6 +38,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tauray.scenarios.conventions import is_reference
+
 EmptyReason = Literal["no_choices", "no_content"]
 Stop = Literal["stop", "length", "content_filter", "refusal", "tool_calls", "other"]
 
@@ -63,8 +65,8 @@ def stop_of(finish_reason: str | None, refusal: str | None = None) -> Stop | Non
 
 
 class RawToolCall(BaseModel):
-    """A tool call as the model produced it (id and no-argument forms normalised); the engine
-    parses (and judges) the arguments."""
+    """A tool call as the model (or a reference policy) produced it (id and no-argument forms
+    normalised); the engine parses (and judges) the arguments."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -74,7 +76,9 @@ class RawToolCall(BaseModel):
 
 
 class ModelReply(BaseModel):
-    """One completion, reduced to what the engine records and scores."""
+    """One completion, reduced to what the engine records and scores; a reference policy's
+    reply has the same shape (its ``model`` the policy's name, no usage), so a side's session
+    makes its transcript message from either the same way."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -101,7 +105,8 @@ class ModelReply(BaseModel):
     retries: int = Field(0, ge=0, description="Retries the call needed before this reply: the Router's, plus 429s waited out (0: first attempt).")
     fingerprint: str | None = Field(None, description="What the server said produced the reply (OpenAI's "
                                     "system_fingerprint; a llama.cpp deployment of tauray's names its grammar).")
-    model: str = Field(description="litellm model string of the deployment that answered (a fallback if one did).")
+    model: str = Field(description="litellm model string of the deployment that answered (a fallback if one did); "
+                       "a reference policy's name (oracle, scripted) when no model was called.")
     seed_applied: bool | None = Field(
         None, description="True when a seed was sent with the call, False when one was asked for but the provider "
         "takes none (left out), None when no seed was asked for.")
@@ -109,6 +114,10 @@ class ModelReply(BaseModel):
         None, description="Why the reply is empty (no_choices: the completion had none; no_content: no text and no "
         "tool calls); None for a reply with something in it.")
 
+    @property
+    def called_model(self) -> bool:
+        """A model was called for this reply (not a reference policy): it counts as a call."""
+        return not is_reference(self.model)
 
     @property
     def truncated(self) -> bool:

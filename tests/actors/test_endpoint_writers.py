@@ -18,7 +18,8 @@ from tauray.endpoint.writers import (
 )
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.policies import parse_phone_request
-from tauray.pipeline.plan import make_units
+from tauray.actors.llm.spec import ModelSpec
+from tests.units import make_units
 from tauray.scenarios import get_scenario, select_scenarios
 from tauray.scenarios.prompts import reference_steps_prompt
 
@@ -119,6 +120,6 @@ def test_through_the_engine_every_conversation_writes_syncs_and_succeeds(endpoin
 
 def test_user_model_may_not_ask_for_reference_steps(endpoint):
     name = _both_sides_write(1)[0]
-    spec = {"model": "openai/scripted-user-writes", "api_base": endpoint.base_url, "reference_steps": True}
+    spec = ModelSpec(model="openai/scripted-user-writes", api_base=endpoint.base_url, reference_steps=True)
     with pytest.raises(ValueError, match="agent option"):
-        asyncio.run(UserSimHost().open("c", name, spec, 1, None))
+        asyncio.run(UserSimHost().open("c", "r", name, spec, 1, None))

@@ -6,7 +6,7 @@ import asyncio
 
 from tauray.actors.coordinator import CoordinatorHost
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.pipeline.plan import make_units
+from tests.units import make_units
 
 
 def test_coordinator_calls_every_judge_config(endpoint):

@@ -15,7 +15,7 @@ from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.llm import ModelClient, ModelSpec
 from tauray.actors.policies import LLMPolicy
 from tauray.actors.session import SideSession
-from tauray.pipeline.plan import make_units
+from tests.units import make_units
 from tauray.scenarios import domain_spec, get_scenario
 
 SCENARIO = "tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy"
@@ -28,7 +28,8 @@ def _client(endpoint, shape: str) -> ModelClient:
 def _user_session(endpoint, shape: str) -> SideSession:
     scenario = get_scenario(SCENARIO)
     state = domain_spec("telecom").fresh_side("user")
-    return SideSession(scenario, "user", state, LLMPolicy(_client(endpoint, shape)), seed=1)
+    return SideSession(scenario, "user", state, LLMPolicy(_client(endpoint, shape)), seed=1, run_id="r",
+                       conversation_id="c")
 
 
 def _step(loop, session: SideSession, rounds: int = 3):
@@ -47,14 +48,14 @@ def test_null_empty_and_object_arguments_are_a_no_argument_call(endpoint, loop, 
     events = [e for r in result.rounds for e in r.events]
     assert len(events) == 1 and not events[0].malformed and not events[0].outcome.error, events
     assert session.counters["malformed_tool_calls"] == 0 and session.counters["tool_calls"] == 1
-    assert result.kind == "text" and result.rounds[-1].reply.content == AFTER_TOOL
+    assert result.kind == "text" and result.rounds[-1].message.content == AFTER_TOOL
 
 
 def test_missing_ids_get_unique_generated_ids_and_each_result_answers_one_call(endpoint, loop):
     session = _user_session(endpoint, "shape-no-ids")
     result = _step(loop, session)
-    calls = result.rounds[0].reply.tool_calls
-    ids = [c.id for c in calls]
+    calls = json.loads(result.rounds[0].message.tool_calls)
+    ids = [c["id"] for c in calls]
     assert len(ids) == 2 and all(ids) and len(set(ids)) == 2
     answered = [m["tool_call_id"] for m in session.view if m["role"] == "tool"]
     assert answered == ids
@@ -64,7 +65,7 @@ def test_parallel_calls_run_one_at_a_time_in_order(endpoint, loop):
     session = _user_session(endpoint, "shape-parallel")
     result = _step(loop, session)
     events = [e for r in result.rounds for e in r.events]
-    assert [e.call_id for e in events] == ["call_shape_0", "call_shape_1", "call_shape_2"]
+    assert [e.message.tool_call_id for e in events] == ["call_shape_0", "call_shape_1", "call_shape_2"]
     assert session.counters["tool_calls"] == 3 and result.kind == "text"
 
 
@@ -73,7 +74,7 @@ def test_text_beside_tool_calls_stays_in_the_speakers_transcript(endpoint, loop)
     result = _step(loop, session)
     first = next(m for m in session.view if m["role"] == "assistant")
     assert first["content"] == PREAMBLE and first["tool_calls"]
-    assert result.kind == "text" and result.rounds[-1].reply.content == AFTER_TOOL  # what the other side hears
+    assert result.kind == "text" and result.rounds[-1].message.content == AFTER_TOOL  # what the other side hears
 
 
 @pytest.mark.parametrize("shape, reason", [("shape-no-choices", "no_choices"), ("shape-empty-content", "no_content"),
@@ -83,7 +84,7 @@ def test_empty_replies_are_counted_with_a_reason_and_the_conversation_goes_on(en
     assert reply.content == "" and reply.tool_calls == [] and reply.empty == reason
     session = _user_session(endpoint, shape)
     result = _step(loop, session)
-    assert result.kind == "text" and result.rounds[-1].reply.content == ""
+    assert result.kind == "text" and result.rounds[-1].message.content == ""
     assert session.counters["empty_replies"] == 1
 
 

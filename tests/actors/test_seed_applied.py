@@ -14,7 +14,7 @@ import pytest
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.llm import ModelCallError, ModelClient, ModelSpec
-from tauray.pipeline.plan import make_units
+from tests.units import make_units
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 SCENARIO = "tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy"

@@ -9,9 +9,10 @@ import pytest
 
 from tauray.actors.conversation import Conversation, SideClient, _Stop, run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.actors.policies import PolicyReply, PolicyToolCall, parse_phone_request, phone_request
+from tauray.actors.llm.replies import ModelReply, RawToolCall
+from tauray.actors.policies import parse_phone_request, phone_request
 from tauray.actors.session import SideSession
-from tauray.pipeline.plan import make_units
+from tests.units import make_units
 from tauray.scenarios import domain_spec, get_scenario, select_scenarios
 
 SCENARIO = "tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy"
@@ -29,18 +30,23 @@ class Scripted:
 
 def _session(side, replies, scenario=SCENARIO):
     s = get_scenario(scenario)
-    return SideSession(s, side, domain_spec("telecom").fresh_side(side), Scripted(replies), seed=1)
+    return SideSession(s, side, domain_spec("telecom").fresh_side(side), Scripted(replies), seed=1, run_id="r",
+                       conversation_id="c")
+
+
+def _reply(content=None, tool_calls=()):
+    return ModelReply(content=content, tool_calls=list(tool_calls), model="openai/m")
 
 
 def _call(name, args, cid="c1"):
-    return PolicyToolCall(id=cid, name=name, arguments=args if isinstance(args, str) else json.dumps(args))
+    return RawToolCall(id=cid, name=name, arguments=args if isinstance(args, str) else json.dumps(args))
 
 
 def test_malformed_calls_are_answered_and_counted():
     session = _session("agent", [
-        PolicyReply(tool_calls=(_call("get_customer_by_phone", "{not json", "a"), _call("toggle_data", {}, "b"),
+        _reply(tool_calls=(_call("get_customer_by_phone", "{not json", "a"), _call("toggle_data", {}, "b"),
                                 _call("get_customer_by_phone", "[1, 2]", "c"))),
-        PolicyReply(content="Sorry about that."),
+        _reply(content="Sorry about that."),
     ])
     result = asyncio.run(session.step("hi", max_rounds=5, max_errors=10))
     assert result.kind == "text"
@@ -55,22 +61,22 @@ def test_malformed_calls_are_answered_and_counted():
 
 def test_step_returns_after_each_write_so_the_coordinator_can_sync():
     session = _session("user", [
-        PolicyReply(tool_calls=(_call("toggle_airplane_mode", {}, "a"), _call("check_status_bar", {}, "b"),
+        _reply(tool_calls=(_call("toggle_airplane_mode", {}, "a"), _call("check_status_bar", {}, "b"),
                                 _call("toggle_data", {}, "c"))),
-        PolicyReply(content="Done."),
+        _reply(content="Done."),
     ])
     first = asyncio.run(session.step("please", max_rounds=5, max_errors=10))
     assert first.kind == "tools" and first.wrote
     assert [e.outcome.name for r in first.rounds for e in r.events] == ["toggle_airplane_mode"]
     second = asyncio.run(session.step(None, max_rounds=5, max_errors=10))
     assert [e.outcome.name for r in second.rounds for e in r.events] == ["check_status_bar", "toggle_data"]
-    assert second.wrote and second.rounds[0].reply is None  # finishing the earlier reply's calls
+    assert second.wrote and second.rounds[0].message is None  # finishing the earlier reply's calls
     third = asyncio.run(session.step(None, max_rounds=5, max_errors=10))
-    assert third.kind == "text" and third.rounds[-1].reply.content == "Done."
+    assert third.kind == "text" and third.rounds[-1].message.content == "Done."
 
 
 def test_read_only_rounds_continue_without_the_coordinator_until_the_budget():
-    replies = [PolicyReply(tool_calls=(_call("get_customer_by_phone", {"phone_number": "555-123-2002"}, f"r{i}"),))
+    replies = [_reply(tool_calls=(_call("get_customer_by_phone", {"phone_number": "555-123-2002"}, f"r{i}"),))
                for i in range(3)]
     session = _session("agent", replies)
     result = asyncio.run(session.step("hello", max_rounds=2, max_errors=10))

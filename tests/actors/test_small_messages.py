@@ -11,7 +11,7 @@ import pytest
 
 from tauray.actors.conversation import Conversation, SideClient, Traffic, _Stop, run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.pipeline.plan import make_units
+from tests.units import make_units
 from tauray.scenarios import domain_spec, get_scenario, select_scenarios
 from tauray.scenarios.gold import fresh_state
 

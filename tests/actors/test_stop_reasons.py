@@ -58,7 +58,7 @@ def test_after_a_tool_result_the_stop_behaviours_answer_plainly(endpoint, loop, 
 
 # --- in a side's session: counted, and a cut tool call is not the model's malformed call ---------
 
-from tauray.actors.policies import PolicyReply, PolicyToolCall  # noqa: E402
+from tauray.actors.llm.replies import ModelReply, RawToolCall  # noqa: E402
 from tauray.actors.session import SideSession  # noqa: E402
 from tauray.scenarios import domain_spec, get_scenario  # noqa: E402
 
@@ -75,13 +75,14 @@ class Scripted:
 
 def _session(*replies) -> SideSession:
     state = domain_spec("telecom").fresh_side("user")
-    return SideSession(get_scenario(SCENARIO), "user", state, Scripted(*replies), seed=1)
+    return SideSession(get_scenario(SCENARIO), "user", state, Scripted(*replies), seed=1, run_id="r",
+                       conversation_id="c")
 
 
 def test_a_cut_tool_call_is_truncated_and_counted_apart_from_malformed(loop):
-    cut = PolicyReply(tool_calls=(PolicyToolCall(id="c1", name="check_status_bar", arguments=CUT_ARGUMENTS),),
-                       llm_call=True, stop="length", reasoning_tokens=7, cached_tokens=5, adapted=("user_first",))
-    session = _session(cut, PolicyReply(content="ok", llm_call=True, stop="stop"))
+    cut = ModelReply(content=None, tool_calls=[RawToolCall(id="c1", name="check_status_bar", arguments=CUT_ARGUMENTS)],
+                       model="openai/m", stop="length", reasoning_tokens=7, cached_tokens=5, adapted=("user_first",))
+    session = _session(cut, ModelReply(content="ok", model="openai/m", stop="stop"))
     result = loop.run_until_complete(session.step("Check your phone.", max_rounds=3, max_errors=5))
     event = result.rounds[0].events[0]
     assert event.truncated and not event.malformed and "cut at the length limit" in event.outcome.result
@@ -91,16 +92,16 @@ def test_a_cut_tool_call_is_truncated_and_counted_apart_from_malformed(loop):
 
 
 def test_the_same_bad_json_without_a_length_stop_is_malformed(loop):
-    bad = PolicyReply(tool_calls=(PolicyToolCall(id="c1", name="check_status_bar", arguments=CUT_ARGUMENTS),),
-                       llm_call=True, stop="tool_calls")
-    session = _session(bad, PolicyReply(content="ok", llm_call=True, stop="stop"))
+    bad = ModelReply(content=None, tool_calls=[RawToolCall(id="c1", name="check_status_bar", arguments=CUT_ARGUMENTS)],
+                       model="openai/m", stop="tool_calls")
+    session = _session(bad, ModelReply(content="ok", model="openai/m", stop="stop"))
     loop.run_until_complete(session.step("Check your phone.", max_rounds=3, max_errors=5))
     assert (session.counters["malformed_tool_calls"], session.counters["truncated_tool_calls"]) == (1, 0)
 
 
 def test_filtered_and_refused_replies_are_counted(loop):
-    session = _session(PolicyReply(content="", llm_call=True, stop="content_filter", empty="no_content"),
-                       PolicyReply(content="", llm_call=True, stop="refusal", refusal=REFUSAL))
+    session = _session(ModelReply(content="", model="openai/m", stop="content_filter", empty="no_content"),
+                       ModelReply(content="", model="openai/m", stop="refusal", refusal=REFUSAL))
     loop.run_until_complete(session.step("Hi", max_rounds=1))
     loop.run_until_complete(session.step("Hi again", max_rounds=1))
     assert (session.counters["filtered_replies"], session.counters["refused_replies"]) == (1, 1)
@@ -109,8 +110,8 @@ def test_filtered_and_refused_replies_are_counted(loop):
 def test_parameters_a_provider_dropped_are_recorded_for_the_side(loop):
     # as seed_applied is: a reasoning model's default temperature left out of the calls is said per row
 
-    first = PolicyReply(content="one", llm_call=True, dropped=("temperature",))
-    second = PolicyReply(content="two", llm_call=True, dropped=("temperature", "top_p"))
+    first = ModelReply(content="one", model="openai/m", dropped=("temperature",))
+    second = ModelReply(content="two", model="openai/m", dropped=("temperature", "top_p"))
     session = _session(first, second)
     loop.run_until_complete(session.step("Hi.", max_rounds=1, max_errors=5))
     loop.run_until_complete(session.step("Again.", max_rounds=1, max_errors=5))

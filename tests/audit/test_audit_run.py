@@ -11,7 +11,7 @@ import re
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.pipeline.cli.main import main
-from tauray.pipeline.plan import make_units
+from tests.units import make_units
 from tauray.results.audit import read_audit
 from tauray.results.audit.calibrate import calibrate_path
 from tauray.results.audit.summary import adjusted_success, faults_per_100

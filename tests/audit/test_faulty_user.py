@@ -204,7 +204,7 @@ def _calibrated(tmp_path, endpoint, name: str, scenarios: list[str]):
 
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
-    from tauray.pipeline.plan import make_units
+    from tests.units import make_units
     from tauray.results.audit.calibrate import calibrate_path
     from tauray.results.writer import TableWriter
 

@@ -70,7 +70,7 @@ def test_no_audit_leaves_the_columns_empty_and_a_later_audit_shows_through(ray_l
 
 def test_an_audit_that_breaks_keeps_the_conversation(monkeypatch, caplog):
     from tauray.actors.conversation import failed_result
-    from tauray.pipeline.plan import make_units
+    from tests.units import make_units
     from tauray.results.audit import inloop, runner
 
     unit = make_units("r", SCENARIOS[:1], 1, {"model": "oracle"}, {"model": "scripted"})[0]

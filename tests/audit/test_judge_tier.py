@@ -141,7 +141,7 @@ def audited_run(tmp_path_factory):
     (breaking character at turn 3 of the first; quitting in its first message in the second)."""
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
-    from tauray.pipeline.plan import make_units
+    from tests.units import make_units
     from tauray.results.writer import TableWriter
 
     out = tmp_path_factory.mktemp("judge-tier") / "run"
@@ -289,7 +289,7 @@ def test_a_real_judge_on_injected_faults(tmp_path):  # pragma: no cover - needs 
     clean conversations are mostly clean (a handful measures nothing precisely)."""
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
-    from tauray.pipeline.plan import make_units
+    from tests.units import make_units
     from tauray.results.writer import TableWriter
 
     async def go(run_id):

@@ -8,7 +8,7 @@ import asyncio
 
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.pipeline.plan import make_units
+from tests.units import make_units
 from tauray.results.audit import mixed
 from tauray.results.audit.groundtruth_agent import replay_agent
 from tauray.results.audit.trajectory import trajectories

@@ -17,7 +17,7 @@ def reference_result():
     """One finished, successful telecom conversation (oracle agent, scripted user), no Ray."""
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
-    from tauray.pipeline.plan import make_units
+    from tests.units import make_units
     from tauray.scenarios import select_scenarios
 
     name = select_scenarios(["tau2_telecom__mms_issue__*"], split="small")[0].name

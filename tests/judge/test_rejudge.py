@@ -22,7 +22,7 @@ def mixed_run(endpoint, tmp_path_factory):
     in one run directory; run in-process, the way a coordinator runs them, to keep the suite fast."""
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
-    from tauray.pipeline.plan import make_units
+    from tests.units import make_units
     from tauray.results.writer import TableWriter
     from tauray.scenarios import select_scenarios
 

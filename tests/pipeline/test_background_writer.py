@@ -18,7 +18,7 @@ import pytest
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.pipeline.bench.engine import bench_scenarios
-from tauray.pipeline.plan import make_units
+from tests.units import make_units
 from tauray.pipeline.writing import BackgroundWriter
 from tauray.results import conversations_df, messages_df
 from tauray.results import writer as writer_mod

@@ -5,6 +5,7 @@ conversations exactly as the hosts sent them."""
 from __future__ import annotations
 
 import asyncio
+import json
 import itertools
 
 import pytest
@@ -16,7 +17,7 @@ from tauray.pipeline.bench.engine import (
     replay_requests,
     run_engine_bench,
 )
-from tauray.pipeline.plan import make_units
+from tests.units import make_units
 from tauray.scenarios import get_scenario
 
 
@@ -43,7 +44,9 @@ def test_replayed_requests_are_what_the_hosts_sent(endpoint):
             await conv.run()
 
     asyncio.run(main())
-    requests, agent_view, user_view = replay_requests(get_scenario(name), conv.messages, agent)
+    records = [{**m.model_dump(), "tool_calls": json.loads(m.tool_calls) if m.tool_calls else None}
+               for m in conv.messages]  # as messages_df(decode_json=True) reads them back
+    requests, agent_view, user_view = replay_requests(get_scenario(name), records, agent)
     held = agent_host.sessions[conv.id].view
     # the customer's stop ends the conversation before the agent hears it
     assert agent_view[:len(held)] == held and agent_view[len(held):] == [{"role": "user", "content": user_view[-1]["content"]}]

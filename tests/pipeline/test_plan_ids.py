@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import pytest
 
-from tauray.pipeline.plan import cell_id, plan_sweep, unit_id, unit_seed
+from tauray.pipeline.plan import SweepPlan, cell_id, select, unit_id, unit_seed
 from tests.sweep.conftest import make_sweep
+
+
+def _plan(cfg):
+    """The plan the driver makes of a sweep config."""
+    return SweepPlan(cfg, select(cfg))
 
 URL = "http://127.0.0.1:1/v1"
 ONE = dict(agents=("a1",), users=("u1",), limit=1, trials=1)
 
 
 def _first(**top):
-    plan = plan_sweep(make_sweep(URL, **{**ONE, **top}))
+    plan = _plan(make_sweep(URL, **{**ONE, **top}))
     cell = plan.cells[0]
     unit = next(plan.units(cell))
     return cell.cell_id, unit.unit_id, unit.seed, unit.judge_gates
@@ -53,7 +58,7 @@ def test_every_option_that_changes_the_answers_has_its_pinned_ids(top, expected)
 
 
 def test_units_skip_only_what_is_done():
-    plan = plan_sweep(make_sweep(URL, agents=("a1",), users=("u1",), limit=2, trials=2))
+    plan = _plan(make_sweep(URL, agents=("a1",), users=("u1",), limit=2, trials=2))
     cell = plan.cells[0]
     every = [u.unit_id for u in plan.units(cell)]
     assert len(every) == plan.units_per_cell == 4 and plan.total == 4
@@ -69,11 +74,13 @@ def test_reference_policies_and_make_units_defaults_are_pinned():
     import datetime
     import pathlib
 
-    from tauray.pipeline.plan import make_units
+    from tauray.actors.llm.spec import ModelSpec
+    from tests.units import make_units
 
     [unit] = make_units("r", ["tau2_mock__update_task_with_message_history"])
     assert (unit.unit_id, unit.cell_id, unit.seed) == ("b424583c05822bf40cd9", "0ad56e47d498", 874797117)
-    assert (unit.agent, unit.user, unit.run_id, unit.trial) == ({"model": "oracle"}, {"model": "scripted"}, "r", 0)
+    assert (unit.agent, unit.user, unit.run_id, unit.trial) == (ModelSpec(model="oracle"), ModelSpec(model="scripted"),
+                                                                 "r", 0)
     assert unit.scenario == "tau2_mock__update_task_with_message_history"
     assert len(make_units("r", ["tau2_mock__update_task_with_message_history"], trials=3)) == 3
     # a cell may hold values JSON has no type for: they hash by their text
@@ -92,15 +99,15 @@ def test_judge_options_at_their_defaults_leave_the_identity_alone():
 def test_selection_patterns_limits_and_errors():
     from tauray.pipeline.files import ConfigFileError
 
-    plan = plan_sweep(make_sweep(URL, patterns=["*roaming*"], limit=2))
+    plan = _plan(make_sweep(URL, patterns=["*roaming*"], limit=2))
     assert plan.scenarios == ["tau2_telecom__mobile_data_issue__user_abroad_roaming_enabled_off",
                               "tau2_telecom__mobile_data_issue__user_abroad_roaming_disabled_on__persona_easy"]
-    assert len(plan_sweep(make_sweep(URL, limit=None, split="small")).scenarios) > 2
+    assert len(_plan(make_sweep(URL, limit=None, split="small")).scenarios) > 2
     with pytest.raises(ConfigFileError) as err:
-        plan_sweep(make_sweep(URL, patterns=["nope_*"]))
+        _plan(make_sweep(URL, patterns=["nope_*"]))
     assert str(err.value) == "t: field 'scenarios': the selections match no scenario"
     with pytest.raises(ConfigFileError) as err:
-        plan_sweep(make_sweep(URL, split="nosuchsplit"))
+        _plan(make_sweep(URL, split="nosuchsplit"))
     assert str(err.value).startswith("t: field 'scenarios[0]': unknown split 'nosuchsplit'; available here: ")
 
 
@@ -115,3 +122,31 @@ def test_a_served_model_is_identified_by_what_it_serves_not_where(tmp_path):
     assert ident["serve"] == ModelSpec.model_validate(spec).serve.identity()
     assert "serve" not in model_identity({"model": "openai/m"}) and "strict" not in model_identity({"model": "openai/m"})
     assert model_identity({"model": "openai/m", "strict": True})["strict"] is True
+
+
+def test_units_carry_typed_specs_that_nothing_downstream_validates_again(monkeypatch):
+    """The plan validates the model specs and judge configs once; the hosts, the loop and
+    the judge take the unit's records as they are (issue 34: no dict re-validated on the way)."""
+    import asyncio
+
+    from tauray.actors.conversation import run_conversation
+    from tauray.actors.hosts import AgentHost, UserSimHost
+    from tauray.actors.judge.config import JudgeConfig
+    from tauray.actors.llm.spec import ModelSpec
+
+    plan = _plan(make_sweep(URL, judges=[{"model": "j", "prompt": "overall-plain@1"}]))
+    unit = next(plan.units(plan.cells[0]))
+    assert isinstance(unit.agent, ModelSpec) and isinstance(unit.user, ModelSpec)
+    assert [type(j) for j in unit.judge_configs] == [JudgeConfig]
+    assert plan.cells[0].agent is unit.agent  # the cell's record, not a copy per unit
+
+    from tests.units import make_units
+
+    [oracle] = make_units("typed", ["tau2_mock__create_task_1"])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model spec was validated again after the plan")
+
+    monkeypatch.setattr(ModelSpec, "model_validate", classmethod(refuse))
+    row = asyncio.run(run_conversation(oracle, AgentHost(), UserSimHost())).conversation
+    assert row.error_kind is None and row.success, row.error_message

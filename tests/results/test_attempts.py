@@ -126,7 +126,7 @@ def _run_real(tmp_path, units):
 
 def test_rejudge_of_a_retried_unit_is_read_back(tmp_path, endpoint, capsys, monkeypatch):
     from tauray.pipeline.cli.main import main as judge_main
-    from tauray.pipeline.plan import make_units
+    from tests.units import make_units
     from tauray.scenarios import select_scenarios
 
     names = [e.name for e in select_scenarios(domain="telecom", split="small", variant="manual")][:2]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.pipeline.plan import make_units
+from tests.units import make_units
 from tauray.results.audit.store import write_audit
 from tauray.results.readers import conversations_df
 from tauray.results.records import SimAttributionRecord

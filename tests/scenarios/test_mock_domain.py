@@ -9,7 +9,7 @@ import asyncio
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.session import history_view
-from tauray.pipeline.plan import make_units
+from tests.units import make_units
 from tauray.scenarios import get_scenario, select_scenarios
 from tauray.scenarios.gold import fresh_state
 from tauray.scenarios.validate import validate

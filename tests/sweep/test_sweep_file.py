@@ -9,10 +9,15 @@ import pytest
 
 from tauray.pipeline.files import ConfigFileError
 from tauray.pipeline.sweep_file import load_sweep
-from tauray.pipeline.plan import plan_sweep
+from tauray.pipeline.plan import SweepPlan, select
 from tauray.pipeline.plan import model_identity
 
 from .conftest import make_sweep
+
+
+def _plan(cfg):
+    """The plan the driver makes of a sweep config."""
+    return SweepPlan(cfg, select(cfg))
 
 
 def _write(tmp_path, name, text):
@@ -26,10 +31,10 @@ def test_example_file_loads_and_expands(monkeypatch):
     from pathlib import Path
 
     cfg = load_sweep(Path(__file__).parents[2] / "data" / "sweeps" / "example.toml")
-    plan = plan_sweep(cfg)
+    plan = _plan(cfg)
     assert len(plan.cells) == 4 and len(plan.scenarios) == 114  # telecom base, manual variant
     assert plan.total == 4 * 114 * 2
-    assert all(c.judge_configs[0]["prompt"] == "overall-plain@1" for c in plan.cells)
+    assert all(c.judge_configs[0].prompt == "overall-plain@1" for c in plan.cells)
     assert cfg.models["agent-chatty"].spec["api_base"] == "http://127.0.0.1:9/v1"
     unit = next(plan.units(plan.cells[0]))
     assert unit.run_id == unit.sweep_id == "example" and unit.judge_configs
@@ -120,7 +125,7 @@ def test_yaml_equals_toml(tmp_path):
         scenarios: [{domain: telecom, split: small}]
         models: {j: {model: openai/judge-json}}
         """)
-    a, b = plan_sweep(load_sweep(toml)), plan_sweep(load_sweep(yaml))
+    a, b = _plan(load_sweep(toml)), _plan(load_sweep(yaml))
     ids = lambda p: [u.unit_id for c in p.cells for u in p.units(c)]  # noqa: E731
     assert ids(a) == ids(b) and len(ids(a)) == 2 * 40
     bad = _write(tmp_path, "b.yaml", "name: [unclosed\n")
@@ -129,9 +134,9 @@ def test_yaml_equals_toml(tmp_path):
 
 
 def test_unit_ids_and_seeds_are_deterministic_and_ignore_operational_fields():
-    a = plan_sweep(make_sweep("http://127.0.0.1:1/v1"))
-    b = plan_sweep(make_sweep("http://127.0.0.1:2/v1", spec={"concurrency": 3, "rpm": 10, "timeout": 5}))
-    c = plan_sweep(make_sweep("http://127.0.0.1:1/v1", spec={"temperature": 0.7}))
+    a = _plan(make_sweep("http://127.0.0.1:1/v1"))
+    b = _plan(make_sweep("http://127.0.0.1:2/v1", spec={"concurrency": 3, "rpm": 10, "timeout": 5}))
+    c = _plan(make_sweep("http://127.0.0.1:1/v1", spec={"temperature": 0.7}))
     units = lambda p: [(u.unit_id, u.seed) for cell in p.cells for u in p.units(cell)]  # noqa: E731
     assert units(a) == units(b)  # endpoint, limits and pacing are not what the model is asked
     assert not set(units(a)) & set(units(c))  # sampling is
@@ -147,11 +152,12 @@ def test_unit_ids_and_seeds_are_deterministic_and_ignore_operational_fields():
 def test_judge_grid_and_one_quota_per_model():
     cfg = make_sweep("http://127.0.0.1:1/v1", spec={"rpm": 100},
                      judges={"models": ["j"], "prompts": ["overall-plain@1", "overall-rubric"]})
-    plan = plan_sweep(cfg)
-    assert [j["prompt"] for j in plan.cells[0].judge_configs] == ["overall-plain@1", "overall-rubric"]
+    plan = _plan(cfg)
+    # the judge's own config records, validated once here (a bare prompt id resolved to its version)
+    assert [j.prompt for j in plan.cells[0].judge_configs] == ["overall-plain@1", "overall-rubric@2"]
     # no split per host or role: every caller is metered against the model's one quota
-    assert plan.cells[0].agent["rpm"] == 100 and plan.cells[0].user["rpm"] == 100
-    assert all(j["model"]["rpm"] == 100 for j in plan.cells[0].judge_configs)
+    assert plan.cells[0].agent.rpm == 100 and plan.cells[0].user.rpm == 100
+    assert all(j.model.rpm == 100 for j in plan.cells[0].judge_configs)
 
 
 def test_the_run_folder_keeps_no_secret_from_var_references_headers_or_env_vars(tmp_path, monkeypatch):
