@@ -136,8 +136,3 @@ def audit_schema_for(table: str) -> pa.Schema:
         return AUDIT_SCHEMAS[table]
     except KeyError:
         raise UnknownTableError(f"unknown audit table {table!r}; audit tables: {', '.join(AUDIT_SCHEMAS)}") from None
-
-
-def audit_schema_markdown() -> str:
-    """The audit tables as docs/audit.md documents them."""
-    return tables_markdown(AUDIT_TABLES, AUDIT_SCHEMAS)
