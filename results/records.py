@@ -164,9 +164,9 @@ class ConversationRecord(BaseModel):
     sync_events: Count = Field(description="Cross-side state syncs applied.")
     agent_llm_calls: Count = Field(description="Model calls made for the agent.")
     user_llm_calls: Count = Field(description="Model calls made for the user.")
-    agent_llm_retries: Count = Field(0, description="Router retries of the agent's model calls (a dead served "
-                                     "replica, a 5xx); the messages table says which call.")
-    user_llm_retries: Count = Field(0, description="Router retries of the user simulator's model calls.")
+    agent_llm_retries: Count = Field(0, description="Retries of the agent's model calls: the Router's (a dead "
+                                     "served replica, a 5xx) plus 429s waited out; the messages table says which call.")
+    user_llm_retries: Count = Field(0, description="Retries of the user simulator's model calls, counted as agent_llm_retries.")
     agent_prompt_tokens: Count = Field(description="Agent prompt tokens.")
     agent_completion_tokens: Count = Field(description="Agent completion tokens.")
     agent_cost_usd: float | None = Field(description="Agent cost; null when unknown.")
@@ -270,8 +270,8 @@ class MessageRecord(_DetailRow):
     content: str | None = Field(description="Text content, if any.")
     tool_calls: ToolCallsJson | None = Field(description="JSON list of {id, name, arguments}.")
     tool_call_id: str | None = Field(description="Call answered by a tool message.")
-    retries: int | None = Field(None, ge=0, description="Router retries of the model call that produced this "
-                                "message (0: first attempt); null when no model call produced it.")
+    retries: int | None = Field(None, ge=0, description="Retries of the model call that produced this message: the "
+                                "Router's plus 429s waited out (0: first attempt); null when no model call produced it.")
     finish_reason: str | None = Field(None, description="The provider's finish reason for the model call that "
                                       "produced this message (stop, length, tool_calls, content_filter, ...); null "
                                       "when no model call produced it.")

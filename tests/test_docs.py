@@ -21,7 +21,9 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _END = {"|", "||", "&&", ";", ">", ">>", "2>&1", "&"}
 _NAME = re.compile(r"[a-z][a-z0-9-]*")
 _OPTION = re.compile(r"(--[a-z0-9][a-z0-9-]*|-[a-zA-Z])(=.*)?")
-_TAURAY = re.compile(r"(?:^|(?<=[\s(/'\"]))tauray\s+(.*)")
+# A command line: ``tauray`` first (after a prompt or VAR=value settings), or run as a module or
+# from a bin folder, or after ``--`` (``ray job submit -- …``); not the word in a sentence.
+_TAURAY = re.compile(r"(?:^\s*(?:\$\s+)?(?:[A-Za-z_]+=\S*\s+)*|-m\s+|/bin/|--\s+)tauray\s+(.*)")
 _MAKE = re.compile(r"(?:^|(?<=[\s(`]))make\s+([a-z][a-z0-9-]*)")
 
 
