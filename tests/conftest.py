@@ -39,6 +39,7 @@ SLOW_FIXTURES = frozenset({
 })
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark ``slow`` every test that requests a fixture of :data:`SLOW_FIXTURES`."""
     for item in items:
