@@ -222,7 +222,7 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     from tauray.pipeline.pool import counts_for_cluster
     from tauray.pipeline.progress import SweepProgress
     from tauray.pipeline.resume import resume_state
-    from tauray.pipeline.scheduler import CellQueue, Limits, drive
+    from tauray.pipeline.scheduler import CellQueue, SchedulerBounds, drive
     from tauray.results.writer import remove_temp_files
 
     notes = drive_kw.pop("notes")
@@ -249,7 +249,7 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     agents, users = sorted({c.agent_name for c in plan.cells}), sorted({c.user_name for c in plan.cells})
     display = SweepProgress(cfg.name, to_run, sorted(set(agents) | set(users)), already=skipped,
                             enabled=drive_kw.pop("progress"), label="run" if cfg.source == COMMAND_LINE else "sweep")
-    limits = Limits(max_in_flight=cfg.max_in_flight, max_attempts=cfg.max_attempts, budget_usd=cfg.budget_usd,
+    limits = SchedulerBounds(max_in_flight=cfg.max_in_flight, max_attempts=cfg.max_attempts, budget_usd=cfg.budget_usd,
                     per_model={name: cfg.models[name].concurrency for name in cfg.models})
     sched, generations = None, 0
     t0 = time.perf_counter()

@@ -126,8 +126,8 @@ class ActorGeneration:
 
 class ActorPool:
     """The actors of a run or sweep: the live groups and retired ones still finishing their
-    work. ``ActorPool(c, a, u)`` is one group of those counts; ``ActorPool.per_node()`` one
-    group per node, growing with the cluster. Whoever creates it owns it (``with
+    work. ``ActorPool(c, a, u)`` is one group of those counts; ``ActorPool(None, None, None)``
+    one group per node, growing with the cluster. Whoever creates it owns it (``with
     ActorPool(...)``, or ``kill_all``); ``run`` and ``sweep`` take one, or make one for their
     own lifetime."""
 
@@ -146,10 +146,6 @@ class ActorPool:
             self.grow(force=True)
         else:
             self.groups.append(self._new(None, self.counts))
-
-    @classmethod
-    def per_node(cls, spread: bool = True, classes: dict[str, Any] | None = None, actor_cpus: float = 0.0) -> ActorPool:
-        return cls(None, None, None, spread=spread, classes=classes, actor_cpus=actor_cpus)
 
     @property
     def current(self) -> ActorGeneration:

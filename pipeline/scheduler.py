@@ -75,7 +75,7 @@ class Hooks:
         self.on_retry = on_retry
 
 
-class Limits(BaseModel):
+class SchedulerBounds(BaseModel):
     """How much the scheduler may have going at once, and for how long."""
 
     model_config = ConfigDict(frozen=True)
@@ -86,7 +86,7 @@ class Limits(BaseModel):
 
 
 class Scheduler:
-    def __init__(self, limits: Limits, pool: ActorPool, writer: Any, queues: list[CellQueue], live: Any,
+    def __init__(self, limits: SchedulerBounds, pool: ActorPool, writer: Any, queues: list[CellQueue], live: Any,
                  progress: Any = None, spent_usd: float = 0.0, hooks: Hooks | None = None,
                  finish: Callable[[Any, Cell], Any] | None = None):
         self.limits, self.pool, self.writer, self.queues, self.live, self.progress = (
@@ -259,7 +259,7 @@ class Scheduler:
         return sum(q.remaining + len(q.retries) for q in self.queues)
 
 
-def drive(queues: list[CellQueue], limits: Limits, *, out: Path, run_id: str, live: Any,
+def drive(queues: list[CellQueue], limits: SchedulerBounds, *, out: Path, run_id: str, live: Any,
           counts: tuple[int | None, int | None, int | None], spread: bool = True, pool: ActorPool | None = None,
           actor_cpus: float = 0.0,
           keep_actors: bool = False, progress: Any = None, spent_usd: float = 0.0, hooks: Hooks | None = None,

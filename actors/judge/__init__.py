@@ -9,7 +9,7 @@ its recomputed verdict).
 """
 
 from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, public_api_base
-from tauray.results.metrics import majority, tally
+from tauray.results.metrics import majority, tally_votes
 from tauray.actors.judge.host import JudgeHost, call_judge, judge_actor_class
 from tauray.actors.judge.verdicts import (
     assertions_for,
@@ -24,4 +24,4 @@ from tauray.actors.judge.verdicts import (
 
 __all__ = ["JudgeConfig", "JudgeHost", "JudgeItem", "JudgeOutcome", "assertions_for", "build_item", "call_judge",
            "conversation_signals", "judge_actor_class", "judge_result", "majority", "nl_signal", "overall_signal",
-           "public_api_base", "scenario_context", "tally", "with_judge_verdict"]
+           "public_api_base", "scenario_context", "tally_votes", "with_judge_verdict"]

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, public_api_base
-from tauray.results.metrics import tally
+from tauray.results.metrics import tally_votes
 from tauray.actors.judge.parse import ParsedVerdict, parse_nl, parse_overall
 from tauray.actors.llm import ModelCallError, ModelReply, ModelSpec, get_client
 from tauray.actors.llm.errors import redacted_params
@@ -82,7 +82,7 @@ class JudgeHost:
         by_sample: dict[int, list[bool | None]] = dict(item.prior)
         for sample, parsed, _, _ in done:
             by_sample[sample] = [p.verdict for p in parsed]
-        tallies = [tally([v[q] for v in by_sample.values() if len(v) == questions]) for q in range(questions)]
+        tallies = [tally_votes([v[q] for v in by_sample.values() if len(v) == questions]) for q in range(questions)]
         overall: list[JudgeVerdictRecord] = []
         nl: list[NLAssertionRecord] = []
         c, t = item.config, item.config.template
@@ -134,9 +134,6 @@ class JudgeHost:
         else:
             parsed = parse_nl(text, len(item.assertions))
         return sample, parsed, cached, reply
-
-    async def judge_many(self, items: list[JudgeItem]) -> list[JudgeOutcome]:
-        return list(await asyncio.gather(*(self.judge(i) for i in items)))
 
     async def stats(self) -> dict[str, int]:
         return dict(self.counts) | {"cached_replies": len(self._cache)}

@@ -111,6 +111,4 @@ def classify(error: BaseException) -> tuple[Literal["infra", "model"], int | Non
     return INFRA, status
 
 
-_classify = classify  # the name the client used before the split
-
 __all__ = ["ModelCallError", "ModelConfigError", "classify", "scrub"]

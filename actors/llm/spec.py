@@ -47,7 +47,8 @@ class ModelSpec(BaseModel):
         description="NAME of the environment variable that holds the API key (never the key). "
         "None uses the provider's standard variable.",
     )
-    concurrency: int = Field(64, ge=1, description="Most calls in flight at once through one client.")
+    concurrency: int = Field(64, ge=1, description="Most conversations in flight using this model, cluster-wide (the "
+                             "scheduler's bound), and most calls in flight at once through one client.")
     rpm: int | None = Field(None, gt=0, description="The provider's requests-per-minute quota for this model: one "
                             "limit for every role, host and node that calls the model at this api_base.")
     tpm: int | None = Field(None, gt=0, description="The provider's tokens-per-minute quota (prompt + completion) for "
@@ -56,7 +57,8 @@ class ModelSpec(BaseModel):
                                    "provider's retry-after, else backoff from 1 s) before it fails as an infra error; "
                                    "0 fails at the first 429.")
     timeout: float = Field(120.0, gt=0.0, description="Seconds one attempt may take before it counts as a timeout.")
-    num_retries: int = Field(3, ge=0, description="Router retries for transient failures (429, 5xx, timeouts, connection).")
+    num_retries: int = Field(3, ge=0, description="Router retries for transient failures (5xx, timeouts, connection "
+                             "errors); a 429 is not one of them: the call waits it out (rate_limit_wait).")
     fallbacks: list[str] = Field(
         default_factory=list, description="Other litellm model strings tried, in order, when this model keeps failing."
     )

@@ -84,9 +84,9 @@ class ConversationRecord(BaseModel):
     sync_events: Count = Field(description="Cross-side state syncs applied.")
     agent_llm_calls: Count = Field(description="Model calls made for the agent.")
     user_llm_calls: Count = Field(description="Model calls made for the user.")
-    agent_llm_retries: Count = Field(0, description="Router retries of the agent's model calls (a dead served "
-                                     "replica, a 5xx); the messages table says which call.")
-    user_llm_retries: Count = Field(0, description="Router retries of the user simulator's model calls.")
+    agent_llm_retries: Count = Field(0, description="Retries of the agent's model calls: the Router's (a dead "
+                                     "served replica, a 5xx) plus 429s waited out; the messages table says which call.")
+    user_llm_retries: Count = Field(0, description="Retries of the user simulator's model calls, counted as agent_llm_retries.")
     agent_prompt_tokens: Count = Field(description="Agent prompt tokens.")
     agent_completion_tokens: Count = Field(description="Agent completion tokens.")
     agent_cost_usd: float | None = Field(description="Agent cost; null when unknown.")

@@ -21,8 +21,8 @@ class MessageRecord(_DetailRow):
     content: str | None = Field(description="Text content, if any.")
     tool_calls: ToolCallsJson | None = Field(description="JSON list of {id, name, arguments}.")
     tool_call_id: str | None = Field(description="Call answered by a tool message.")
-    retries: int | None = Field(None, ge=0, description="Router retries of the model call that produced this "
-                                "message (0: first attempt); null when no model call produced it.")
+    retries: int | None = Field(None, ge=0, description="Retries of the model call that produced this message: the "
+                                "Router's plus 429s waited out (0: first attempt); null when no model call produced it.")
     finish_reason: str | None = Field(None, description="The provider's finish reason for the model call that "
                                       "produced this message (stop, length, tool_calls, content_filter, ...); null "
                                       "when no model call produced it.")

@@ -108,6 +108,7 @@ def _complete(loop, endpoint: RunningEndpoint, model: str, messages: list[dict[s
 # --------------------------------------------------------------------------- agent
 
 
+@pytest.mark.slow
 def test_agent_calls_a_lookup_tool_with_schema_arguments(loop, endpoints):
     response = _complete(loop, endpoints["plain"], "scripted-agent", AGENT_TURN, tools=TOOLS)
     choice = response.choices[0]
@@ -124,6 +125,7 @@ def test_agent_calls_a_lookup_tool_with_schema_arguments(loop, endpoints):
     assert again.choices[0].message.tool_calls[0].function.name == name  # deterministic
 
 
+@pytest.mark.slow
 def test_agent_summarises_after_tool_result_and_greets_first(loop, endpoints):
     call = {"id": "call_1", "type": "function", "function": {"name": "get_customer_by_phone", "arguments": "{}"}}
     after_tool = AGENT_TURN + [
@@ -150,6 +152,7 @@ def test_agent_never_ends_or_transfers_on_its_own():
     assert scripted_agent(body, EndpointConfig()).message["tool_calls"][0]["function"]["name"] == "update_plan"
 
 
+@pytest.mark.slow
 def test_quiet_agent_only_talks(loop, endpoints):
     response = _complete(loop, endpoints["plain"], "scripted-agent-quiet", AGENT_TURN, tools=TOOLS)
     assert not response.choices[0].message.tool_calls
@@ -186,6 +189,7 @@ def _converse_as_user(loop, endpoint, model: str, max_turns: int = 10) -> list[s
     return replies
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "normal_replies"),
     [("scripted-user", 2), ("scripted-user:4", 4), ("scripted-user:0", 0), ("scripted-user-impatient", 1)],
@@ -204,6 +208,7 @@ def test_user_ignores_tools():
     assert reply.message["content"] and "tool_calls" not in reply.message
 
 
+@pytest.mark.slow
 def test_judge_returns_json_verdict(loop, endpoints):
     response = _complete(loop, endpoints["plain"], "judge-json", [{"role": "user", "content": "Judge this."}])
     assert json.loads(response.choices[0].message.content)["verdict"] == "pass"
@@ -212,6 +217,7 @@ def test_judge_returns_json_verdict(loop, endpoints):
 # --------------------------------------------------------------------------- errors and faults
 
 
+@pytest.mark.slow
 def test_unknown_model_is_a_not_found_error_naming_it(loop, endpoints):
     with pytest.raises(litellm.NotFoundError) as info:
         _complete(loop, endpoints["plain"], "no-such-behaviour", AGENT_TURN)
@@ -219,6 +225,7 @@ def test_unknown_model_is_a_not_found_error_naming_it(loop, endpoints):
     assert "scripted-agent" in str(info.value)  # lists what is available
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "error"),
     [("429", litellm.RateLimitError), ("500", litellm.InternalServerError), ("timeout", litellm.Timeout)],
@@ -233,6 +240,7 @@ def test_error_faults_raise_the_matching_litellm_error(loop, endpoints, kind, er
     assert stats["requests"] == 1  # num_retries=0 really means one request
 
 
+@pytest.mark.slow
 def test_malformed_tool_json_fault(loop, endpoints):
     endpoint = endpoints["fault:malformed_tool_json"]
     endpoint.reset_stats()
@@ -247,6 +255,7 @@ def test_malformed_tool_json_fault(loop, endpoints):
     assert endpoint.stats()["faults"] == {"malformed_tool_json": 1, "empty": 1}
 
 
+@pytest.mark.slow
 def test_empty_fault(loop, endpoints):
     response = _complete(loop, endpoints["fault:empty"], "scripted-agent", AGENT_TURN, tools=TOOLS)
     message = response.choices[0].message
@@ -256,12 +265,14 @@ def test_empty_fault(loop, endpoints):
 # --------------------------------------------------------------------------- latency, concurrency, stats
 
 
+@pytest.mark.slow
 def test_latency_is_applied(loop, endpoints):
     start = time.perf_counter()
     _complete(loop, endpoints["latency"], "scripted-agent", AGENT_TURN)
     assert time.perf_counter() - start >= 0.3
 
 
+@pytest.mark.slow
 def test_requests_run_concurrently(loop, endpoints):
     endpoint = endpoints["concurrent"]
     endpoint.reset_stats()
@@ -290,6 +301,7 @@ def test_requests_run_concurrently(loop, endpoints):
     assert stats["by_behaviour"] == {"scripted-user": 100} and stats["in_flight"] == 0
 
 
+@pytest.mark.slow
 def test_stats_count_and_reset(loop, endpoints):
     endpoint = endpoints["plain"]
     endpoint.reset_stats()
@@ -329,6 +341,7 @@ def test_config_accepts_loopback_and_is_frozen():
     assert set(BEHAVIOURS) >= {"scripted-agent", "scripted-agent-quiet", "scripted-user", "scripted-user-impatient", "judge-json"}
 
 
+@pytest.mark.slow
 def test_endpoint_listens_on_loopback_and_stops(endpoints):
     endpoint = endpoints["plain"]
     assert endpoint.base_url == f"http://127.0.0.1:{endpoint.port}/v1"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tauray.actors.coordinator import CoordinatorHost
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tests.units import make_units
@@ -49,6 +51,7 @@ def _judged_unit(judge_gates: bool):
                                    "judge_gates": judge_gates})
 
 
+@pytest.mark.slow
 def test_a_gating_judge_that_gets_no_reply_makes_an_infra_row_not_an_unscored_one():
     """The judge's outage says nothing about the agent: when the verdict waits on a judge that
     never answered, the row is infra (left out of rates, rerun by --retry-errors), not unscored."""
@@ -61,6 +64,7 @@ def test_a_gating_judge_that_gets_no_reply_makes_an_infra_row_not_an_unscored_on
     assert c.signal_judge_passed is None and c.judge_infra_errors == 2
 
 
+@pytest.mark.slow
 def test_a_diagnostic_judge_that_gets_no_reply_leaves_the_verdict_and_says_so():
     coordinator = CoordinatorHost([AgentHost()], [UserSimHost()])
     result = asyncio.run(coordinator.run(_judged_unit(judge_gates=False)))

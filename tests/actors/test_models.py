@@ -135,6 +135,7 @@ def test_check_provider_without_standard_key(monkeypatch):
         check_model_ready(ModelSpec(model="anthropic/claude-3-5-haiku-20241022"))
 
 
+@pytest.mark.slow
 def test_check_local_endpoint_needs_no_key(endpoints, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     check_model_ready(_spec(endpoints["plain"]))
@@ -158,6 +159,7 @@ def test_reference_policy_has_no_client():
 # --------------------------------------------------------------------------- replies
 
 
+@pytest.mark.slow
 def test_tool_call_reply(loop, endpoints):
     reply = _call(loop, _spec(endpoints["plain"]))
     assert len(reply.tool_calls) == 1
@@ -171,11 +173,13 @@ def test_tool_call_reply(loop, endpoints):
     assert reply.cost_usd is None  # litellm has no price for a test behaviour
 
 
+@pytest.mark.slow
 def test_text_reply_without_tools(loop, endpoints):
     reply = _call(loop, _spec(endpoints["plain"]), tools=None)
     assert reply.content and not reply.tool_calls
 
 
+@pytest.mark.slow
 def test_malformed_tool_json_is_returned_raw(loop, endpoints):
     reply = _call(loop, _spec(endpoints["malformed"]))
     assert len(reply.tool_calls) == 1
@@ -183,11 +187,13 @@ def test_malformed_tool_json_is_returned_raw(loop, endpoints):
         json.loads(reply.tool_calls[0].arguments)
 
 
+@pytest.mark.slow
 def test_empty_reply_is_not_an_error(loop, endpoints):
     reply = _call(loop, _spec(endpoints["empty"]))
     assert reply.content == "" and reply.tool_calls == []
 
 
+@pytest.mark.slow
 def test_fallback_answers_when_model_fails(loop, endpoints):
     spec = _spec(endpoints["plain"], model="openai/no-such-behaviour", fallbacks=["openai/scripted-agent-quiet"])
     reply = _call(loop, spec)
@@ -197,6 +203,7 @@ def test_fallback_answers_when_model_fails(loop, endpoints):
 # --------------------------------------------------------------------------- errors and retries
 
 
+@pytest.mark.slow
 def test_transient_fault_is_retried_by_router_then_infra(loop, endpoints):
     endpoint = endpoints["500"]
     endpoint.reset_stats()
@@ -207,6 +214,7 @@ def test_transient_fault_is_retried_by_router_then_infra(loop, endpoints):
     assert stats["requests"] == 3 and stats["faults"] == {"500": 3}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("wait", [0.0, 1.4])
 def test_a_429_is_waited_out_by_the_client_not_the_router_then_infra(loop, endpoints, wait):
     """The Router does not retry a 429 (num_retries=2 is for other faults); the client waits
@@ -220,6 +228,7 @@ def test_a_429_is_waited_out_by_the_client_not_the_router_then_infra(loop, endpo
     assert stats["requests"] == expected and stats["faults"] == {"429": expected}
 
 
+@pytest.mark.slow
 def test_intermittent_429_eventually_succeeds(loop, endpoints):
     endpoint = endpoints["429-half"]
     endpoint.reset_stats()
@@ -230,6 +239,7 @@ def test_intermittent_429_eventually_succeeds(loop, endpoints):
     assert faults >= 1 and stats["requests"] == faults + 1
 
 
+@pytest.mark.slow
 def test_unknown_model_is_a_model_error_and_not_retried(loop, endpoints):
     endpoint = endpoints["plain"]
     endpoint.reset_stats()
@@ -244,6 +254,7 @@ def test_unknown_model_is_a_model_error_and_not_retried(loop, endpoints):
 # --------------------------------------------------------------------------- secrets
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("failure", ["500", "unknown-model"])
 def test_secret_never_leaks(loop, endpoints, monkeypatch, caplog, capfd, failure):
     monkeypatch.setenv("TAURAY_TEST_KEY", SECRET)
@@ -269,6 +280,7 @@ def test_scrub_masks_credential_shapes():
 # --------------------------------------------------------------------------- concurrency and cache
 
 
+@pytest.mark.slow
 def test_concurrency_bound(loop, endpoints):
     client = ModelClient(_spec(endpoints["slow"], concurrency=4))
 
@@ -286,6 +298,7 @@ def test_concurrency_bound(loop, endpoints):
     assert 0.9 <= elapsed < 3.0
 
 
+@pytest.mark.slow
 def test_get_client_caches_per_spec(endpoints):
     spec = _spec(endpoints["plain"])
     client = get_client(spec)
@@ -334,6 +347,7 @@ def test_litellm_request_building_runs_in_place_other_jobs_in_threads():
         executor.shutdown()
 
 
+@pytest.mark.slow
 def test_client_installs_inline_executor_and_litellm_builds_on_the_loop_thread(loop, endpoints, monkeypatch):
     import functools
     import threading

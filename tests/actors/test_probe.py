@@ -52,6 +52,7 @@ def test_a_parameter_the_server_refuses_is_caught(endpoint):
     probe_models({"judge": _spec(endpoint, "no-seed")}, seed=None)  # without a seed it answers
 
 
+@pytest.mark.slow
 def test_unreachable_endpoint_stops_within_seconds():
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))

@@ -110,6 +110,7 @@ def _vertex_token(monkeypatch) -> None:
                         lambda self, credentials, project_id, custom_llm_provider: ("test-token", project_id))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", list(MATRIX))
 def test_request_reaches_the_wire_with_seed_only_where_taken(provider, capture, monkeypatch, loop):
     model, seed_key = MATRIX[provider]

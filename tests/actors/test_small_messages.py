@@ -43,6 +43,7 @@ def _weigh(names: list[str]) -> tuple[Traffic, list]:
     return traffic, results
 
 
+@pytest.mark.slow  # about 5 s on 2 cores: too long for the fast loop
 def test_no_db_crosses_in_a_domain_without_sync():
     traffic, results = _weigh(_written("airline", 3))
     assert all(r.conversation.error_kind is None for r in results)

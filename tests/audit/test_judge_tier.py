@@ -218,6 +218,7 @@ def test_two_prompt_versions_give_separate_findings(audited_run, endpoint):
         judge_findings(_stored(audited_run[0]), [JudgeConfig(model=other.model, prompt="overall-plain")])
 
 
+@pytest.mark.slow
 def test_a_judge_with_no_reply_is_unscored_and_counted(audited_run):
     # nothing listens on port 9: after the client's retries every sample is an infra error, no verdict
     config = _config("judge-sim-audit", "http://127.0.0.1:9/v1", num_retries=0, timeout=5)

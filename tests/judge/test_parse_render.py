@@ -70,12 +70,12 @@ def test_majority_and_agreement():
     assert majority([True, None, None]) == (True, 1.0)  # unscored samples are not votes
     assert majority([True, False]) == (None, 0.5)
     assert majority([None, None]) == (None, None)
-    from tauray.actors.judge import tally
+    from tauray.actors.judge import tally_votes
 
     # the majority keeps how many samples it rests on: one scored pass of three is not a unanimous pass
-    assert tally([True, None, None]) == (True, 1.0, 1, 3)
-    assert tally([True, True, False, None]) == (True, 2 / 3, 3, 4)
-    assert tally([None, None]) == (None, None, 0, 2)
+    assert tally_votes([True, None, None]) == (True, 1.0, 1, 3)
+    assert tally_votes([True, True, False, None]) == (True, 2 / 3, 3, 4)
+    assert tally_votes([None, None]) == (None, None, 0, 2)
 
 
 def test_rendering_neutralises_injected_verdicts_and_markers(reference_result):

@@ -63,6 +63,7 @@ def _once(out, results) -> None:
     assert len(messages) == sum(len(r.messages) for r in results)
 
 
+@pytest.mark.slow  # about 3 s on 2 cores: too long for the fast loop
 def test_add_returns_while_the_thread_writes_and_close_writes_every_result_once(tmp_path, results, monkeypatch):
     _, writes = _slow_commits(monkeypatch, 0.05)
     w = BackgroundWriter(tmp_path, RUN, flush_rows=1)  # a flush (several slow files) per result
@@ -78,6 +79,7 @@ def test_add_returns_while_the_thread_writes_and_close_writes_every_result_once(
     assert w.stats.rows["conversations"] == len(results)
 
 
+@pytest.mark.slow  # about 5 s on 2 cores: too long for the fast loop
 def test_sigint_during_a_write_waits_for_it_and_the_rerun_adds_nothing_twice(tmp_path, results, monkeypatch):
     began, writes = _slow_commits(monkeypatch, 0.3)
     w = BackgroundWriter(tmp_path, RUN, flush_rows=1)
@@ -105,6 +107,7 @@ def test_sigint_during_a_write_waits_for_it_and_the_rerun_adds_nothing_twice(tmp
     _once(tmp_path, results)
 
 
+@pytest.mark.slow
 def test_sigterm_during_a_write_ends_the_process_only_after_the_write(tmp_path, results):
     """SIGTERM's default action would kill the process mid-write; it is held until the write
     is done, then the process ends as SIGTERM ends it."""

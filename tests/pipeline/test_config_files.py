@@ -261,6 +261,7 @@ def test_yaml_alias_limit_counts_expansions_not_plain_values(tmp_path):
     _refused(_file(tmp_path, "wide.yaml", wide), kind="aliases")
 
 
+@pytest.mark.slow  # about 5 s on 2 cores: too long for the fast loop
 def test_yaml_node_count_is_bounded_even_without_aliases(tmp_path):
     """A 1 MB list of short values (about 14 s for PyYAML per 5 MB) stops at MAX_NODES. (The bounds
     in these tests are this process's CPU seconds, which a loaded machine does not inflate.)"""
@@ -328,6 +329,7 @@ def test_error_is_a_value_error_that_pickles(tmp_path):
                                                                                      "no such file", "missing")
 
 
+@pytest.mark.slow
 def test_module_is_cheap_to_import():
     code = ("import sys, tauray.pipeline.files; "
             "heavy = [m for m in ('pydantic', 'ray', 'litellm', 'pandas') if m in sys.modules]; "

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tauray.pipeline.cli.main import build_parser
 from tauray.pipeline.cli.run import config_from_args
@@ -102,6 +103,7 @@ def _cli(cases: list[list[str]]) -> list[dict]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_a_locked_folder_is_refused_first_before_litellm_or_ray(tmp_path):
     out = tmp_path / "held"
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from tauray.results.lock import RunLock; "
@@ -121,6 +123,7 @@ def test_a_locked_folder_is_refused_first_before_litellm_or_ray(tmp_path):
     assert seconds < 60  # bounded; the figure on a quiet machine is in the closing note
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_before_any_model_call_ray_or_serve(tmp_path):
     (tmp_path / "latin1.toml").write_bytes(b'name = "caf\xe9"\n')
     (tmp_path / "deep.toml").write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")

@@ -85,6 +85,7 @@ def test_quota_estimates_learn_from_usage():
     assert quota.tokens.used == 1040
 
 
+@pytest.mark.slow  # about 3 s on 2 cores: too long for the fast loop
 def test_one_book_for_every_caller_of_a_model_admits_in_order_within_the_quota():
     async def main() -> list[float]:
         book = QuotaBook(period=1.0)
@@ -208,6 +209,7 @@ def _calls(spec: ModelSpec, n: int) -> list:
     return asyncio.run(main())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retry_after", [True, False])
 def test_a_quota_dip_is_waited_out_not_turned_into_infra_errors(retry_after):
     with start_endpoint(quota_rpm=2, quota_period_s=2.0, quota_retry_after=retry_after) as ep:
@@ -217,6 +219,7 @@ def test_a_quota_dip_is_waited_out_not_turned_into_infra_errors(retry_after):
     assert refused >= 3 and sum(r.retries for r in replies) == refused
 
 
+@pytest.mark.slow
 def test_the_wait_is_bounded_and_then_the_call_is_an_infra_error():
     with start_endpoint(quota_rpm=1, quota_period_s=600.0) as ep:
         first, second = _calls(_spec(ep.base_url, rate_limit_wait=0), 2)
@@ -226,6 +229,7 @@ def test_the_wait_is_bounded_and_then_the_call_is_an_infra_error():
     assert requests == 2  # rate_limit_wait=0: no retry of the refused call
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metered", [True, False])
 def test_a_spec_with_a_quota_is_admitted_before_sending_so_the_endpoint_refuses_nothing(metered):
     """No Ray here: the process's own book meters the client (over a 2 s period, to keep

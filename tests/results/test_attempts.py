@@ -160,6 +160,7 @@ def test_rejudge_of_a_retried_unit_is_read_back(tmp_path, endpoint, capsys, monk
 # ---------------------------------------------------------------- interrupts
 
 
+@pytest.mark.slow  # about 10 s on 2 cores: too long for the fast loop
 def test_interrupt_at_every_line_of_a_flush_loses_and_doubles_nothing(tmp_path):
     """A KeyboardInterrupt raised at each line the flush executes, in turn (the
     writer's module only), then close() as the ``with`` block would."""
@@ -249,6 +250,7 @@ time.sleep(60)
 """
 
 
+@pytest.mark.slow
 def test_second_driver_on_the_same_dir_is_refused_then_a_dead_holder_is_taken_over(tmp_path):
     p = subprocess.Popen([sys.executable, "-c", _HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:

@@ -58,6 +58,7 @@ def test_missing_upstream_install_says_what_to_install(monkeypatch):
         upstream.upstream_version.cache_clear()
 
 
+@pytest.mark.slow
 def test_cli_validate_json_with_upstream_parity():
     proc = subprocess.run(
         [sys.executable, "-m", "tauray", "scenarios", "validate", "--domain", "telecom", "--split", "small",
@@ -70,6 +71,7 @@ def test_cli_validate_json_with_upstream_parity():
     assert report["seconds"] > 0 and report["upstream_seconds"] > 0
 
 
+@pytest.mark.slow
 def test_cli_unknown_scenario_is_a_clear_error():
     proc = subprocess.run([sys.executable, "-m", "tauray", "scenarios", "list", "tau2_telecom__mms_issue__bad_network_preferenc"],
                           capture_output=True, text=True, timeout=60)

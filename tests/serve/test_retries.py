@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tauray.endpoint import start_endpoint
 from tauray.actors.llm import ModelClient, ModelSpec
 from tauray.pipeline.driver import execute as run_sweep
@@ -12,6 +14,7 @@ from tauray.results.readers import conversations_df, messages_df
 from tests.sweep.conftest import make_sweep
 
 
+@pytest.mark.slow
 def test_reply_counts_router_retries():
     with start_endpoint(latency=0.0, fault_rate=0.5, fault_kinds=("500",), fault_seed=3) as ep:
         client = ModelClient(ModelSpec(model="openai/scripted-user", api_base=ep.base_url, num_retries=8))

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from tauray.results import conversations_df, messages_df
 
+pytestmark = pytest.mark.slow
+
 SWEEP = """
 name = "job"
 agents = ["a"]

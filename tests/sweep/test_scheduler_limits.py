@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from tauray.pipeline.config import run_config
 from tauray.pipeline.plan import SweepPlan
-from tauray.pipeline.scheduler import CellQueue, Limits, Scheduler
+from tauray.pipeline.scheduler import CellQueue, SchedulerBounds, Scheduler
 
 
 class _Coordinator:
@@ -27,7 +27,7 @@ def _pending(agent: dict, user: dict, limit: int) -> int:
     plan = SweepPlan(cfg, names)
     [cell] = plan.cells
     queue = CellQueue(cell, plan.units(cell), plan.total)
-    limits = Limits(max_in_flight=100, per_model={cell.agent_name: limit, cell.user_name: limit})
+    limits = SchedulerBounds(max_in_flight=100, per_model={cell.agent_name: limit, cell.user_name: limit})
     sched = Scheduler(limits, _pool(), writer=None, queues=[queue], live=None)
     sched._fill()
     return len(sched.pending)

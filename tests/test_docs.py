@@ -1,0 +1,132 @@
+"""Every command, sub-command and option the docs name exists.
+
+README.md and docs/*.md are scanned for ``tauray <command> [<sub>] --option …`` in code
+blocks and in inline code, and for ``make <target>``; each is looked up in the real argparse
+parser (:func:`tauray.pipeline.cli.main.build_parser`) and in the Makefile. A doc that names
+a command, option or target that is gone fails here, naming the file and line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from tauray.pipeline.cli.main import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+# Where a command line ends: a pipe, a chained command, a redirection, a comment.
+_END = {"|", "||", "&&", ";", ">", ">>", "2>&1", "&"}
+_NAME = re.compile(r"[a-z][a-z0-9-]*")
+_OPTION = re.compile(r"(--[a-z0-9][a-z0-9-]*|-[a-zA-Z])(=.*)?")
+# A command line: ``tauray`` first (after a prompt or VAR=value settings), or run as a module or
+# from a bin folder, or after ``--`` (``ray job submit -- …``); not the word in a sentence.
+_TAURAY = re.compile(r"(?:^\s*(?:\$\s+)?(?:[A-Za-z_]+=\S*\s+)*|-m\s+|/bin/|--\s+)tauray\s+(.*)")
+_MAKE = re.compile(r"(?:^|(?<=[\s(`]))make\s+([a-z][a-z0-9-]*)")
+
+
+def code_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, text) of what is code: lines of fenced blocks without their ``#``
+    comments (a trailing ``\\`` joins the next line), and every inline code span of the
+    prose (one may run over a line break)."""
+    out: list[tuple[int, str]] = []
+    prose: list[str] = []
+    fenced = False
+    pending: tuple[int, str] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            prose.append("")
+            continue
+        prose.append("" if fenced else line)
+        if not fenced:
+            continue
+        line = re.sub(r"(^|\s)#.*", "", line)
+        if pending is not None:
+            line, number = pending[1] + " " + line.strip(), pending[0]
+            pending = None
+        if line.rstrip().endswith("\\"):
+            pending = (number, line.rstrip()[:-1])
+            continue
+        out.append((number, line))
+    joined = "\n".join(prose)
+    for span in re.finditer(r"`([^`]+)`", joined):
+        out.append((joined.count("\n", 0, span.start()) + 1, span.group(1).replace("\n", " ")))
+    return sorted(out)
+
+
+def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def check_command(parser: argparse.ArgumentParser, words: list[str]) -> list[str]:
+    """What of one ``tauray …`` command line does not exist (empty: all of it does)."""
+    problems: list[str] = []
+    command: list[str] = []
+    current = parser
+    for word in words:
+        if word in _END or word.startswith("#"):
+            break
+        word = word.strip(",.;:)`'\"")
+        choices = subparsers(current)
+        if choices and not word.startswith("-"):
+            if not _NAME.fullmatch(word):  # a placeholder (<command>, COMMAND, …): nothing to check
+                break
+            if word not in choices:
+                problems.append(f"`tauray {' '.join(command + [word])}`: no such command "
+                                f"(there are: {', '.join(choices)})")
+                break
+            command.append(word)
+            current = choices[word]
+            continue
+        option = _OPTION.fullmatch(word)
+        if option and option.group(1) not in current._option_string_actions:
+            problems.append(f"`tauray {' '.join(command)}` has no option {option.group(1)}")
+    return problems
+
+
+def make_targets(makefile: Path) -> set[str]:
+    text = makefile.read_text()
+    targets = set(re.findall(r"^([a-z][a-z0-9-]*)\s*:(?!=)", text, re.M))
+    for phony in re.findall(r"^\.PHONY:(.*)$", text, re.M):
+        targets |= set(phony.split())
+    return targets
+
+
+def doc_problems(text: str, parser: argparse.ArgumentParser, targets: set[str]) -> list[str]:
+    """Every command, option and make target a doc's code names that does not exist."""
+    problems: list[str] = []
+    for number, line in code_lines(text):
+        for match in _TAURAY.finditer(line):
+            problems += [f"line {number}: {p}" for p in check_command(parser, match.group(1).split())]
+        for target in _MAKE.findall(line):
+            if target not in targets:
+                problems.append(f"line {number}: `make {target}`: no such target in the Makefile")
+    return problems
+
+
+def test_every_documented_command_option_and_make_target_exists():
+    parser, targets = build_parser(), make_targets(ROOT / "Makefile")
+    problems = [f"{doc.relative_to(ROOT)} {p}" for doc in DOCS for p in doc_problems(doc.read_text(), parser, targets)]
+    assert not problems, "the docs name what does not exist:\n" + "\n".join(problems)
+
+
+def test_the_scan_finds_what_the_docs_name_and_fails_on_what_is_missing():
+    parser, targets = build_parser(), make_targets(ROOT / "Makefile")
+    good = ("Run `tauray sweep my.toml --resume` or\n```\ntauray scenarios validate --domain telecom \\\n"
+            "    --split full --json | jq .\nmake test-fast\n```\n")
+    assert doc_problems(good, parser, targets) == []
+    bad = ("Try `tauray sweep my.toml --no-such-flag`.\n```\ntauray scenarios validat --domain telecom\n"
+           "tauray bench engine \\\n  --bogus 3\nmake no-such-target\n```\n")
+    problems = doc_problems(bad, parser, targets)
+    assert problems == [
+        "line 1: `tauray sweep` has no option --no-such-flag",
+        "line 3: `tauray scenarios validat`: no such command (there are: list, validate)",
+        "line 4: `tauray bench engine` has no option --bogus",
+        "line 6: `make no-such-target`: no such target in the Makefile",
+    ], problems
