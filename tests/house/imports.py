@@ -24,6 +24,7 @@ class Import:
     target: str            # the imported module (or the package a name came from)
     local: bool            # inside a function body
     lazy_reason: str | None  # the `# lazy: ...` comment on its line, if any
+    typing_only: bool = False  # under `if TYPE_CHECKING:` (never run, so no cycle and no cost)
 
 
 def modules() -> dict[str, Path]:
@@ -40,6 +41,15 @@ def _inside_function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     p = parents.get(node)
     while p is not None:
         if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return True
+        p = parents.get(p)
+    return False
+
+
+def _typing_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    p = parents.get(node)
+    while p is not None:
+        if isinstance(p, ast.If) and "TYPE_CHECKING" in ast.unparse(p.test):
             return True
         p = parents.get(p)
     return False
@@ -66,7 +76,7 @@ def imports() -> list[Import]:
             reason = segment.split("# lazy:", 1)[1].strip() if "# lazy:" in segment else None
             for target in dict.fromkeys(targets):
                 out.append(Import(name, str(path.relative_to(ROOT)), node.lineno, target,
-                                  _inside_function(node, parents), reason))
+                                  _inside_function(node, parents), reason, _typing_only(node, parents)))
     return out
 
 
@@ -123,4 +133,4 @@ def product_edges(local: bool | None = None) -> list[tuple[str, str]]:
     """Edges between product modules; ``local`` True/False: only function-local / top-level imports."""
     known = modules()
     return [(i.importer, i.target) for i in imports()
-            if i.target in known and (local is None or i.local == local)]
+            if i.target in known and not i.typing_only and (local is None or i.local == local)]
