@@ -24,8 +24,8 @@ opening history, the greeting); the result carries them unchanged to the writer.
 from __future__ import annotations
 
 import asyncio
-import json
 import inspect
+import json
 import pickle
 import time
 import traceback
@@ -34,17 +34,16 @@ from typing import Any
 
 from tauray.actors.failures import CONFIG, classify
 from tauray.actors.policies import GREETING
-from tauray.scenarios.conventions import STOP_TOKENS
 from tauray.actors.rows import REASONS, Termination, build_result
 from tauray.actors.session import SideFinal, StepResult
 from tauray.actors.unit import WorkUnit
-from tauray.results.records import ConversationResult, MessageRecord
+from tauray.results.records import INTERNAL, ConversationResult, MessageRecord
+from tauray.scenarios.conventions import STOP_TOKENS
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.initial import initial_state
 from tauray.scenarios.model import Scenario
 from tauray.scenarios.registry import default_registry
 from tauray.scenarios.scoring import ExecutedCall, matched_reference
-from tauray.results.records import INTERNAL
 
 _USER_STOPS = dict(zip(STOP_TOKENS, (Termination.USER_STOP, Termination.USER_TRANSFER, Termination.USER_OUT_OF_SCOPE)))
 

@@ -5,14 +5,17 @@ configs, on the given judge actors or else on an in-process judge.
 
 from __future__ import annotations
 
+import os
+import socket
 from typing import Any
 
 from tauray.actors.conversation import Traffic, run_conversation
 from tauray.actors.failures import classify
+from tauray.actors.judge import conversation_signals, judge_result, with_judge_verdict
 from tauray.actors.unit import WorkUnit
-from tauray.results.records import ConversationResult
+from tauray.results.records import INFRA, INTERNAL, MODEL, ConversationResult
 from tauray.scenarios.registry import default_registry
-from tauray.results.records import INFRA, INTERNAL, MODEL
+from tauray.scenarios.upstream import silence_upstream_logging
 
 
 class CoordinatorHost:
@@ -20,8 +23,6 @@ class CoordinatorHost:
     unit names judge configs (on the given judge actors, else on an in-process judge)."""
 
     def __init__(self, agent_hosts: list[Any], user_hosts: list[Any], judge_hosts: list[Any] | None = None):
-        from tauray.scenarios.upstream import silence_upstream_logging
-
         silence_upstream_logging()
         self.agent_hosts, self.user_hosts = agent_hosts, user_hosts
         self.judge_hosts = list(judge_hosts or [])
@@ -59,8 +60,6 @@ class CoordinatorHost:
             self.done += 1
 
     async def _judged(self, unit: WorkUnit, result: ConversationResult) -> ConversationResult:
-        from tauray.actors.judge import conversation_signals, judge_result, with_judge_verdict
-
         scenario = default_registry().get(unit.scenario)
         gates = bool(unit.judge_gates)
         try:
@@ -89,9 +88,6 @@ class CoordinatorHost:
         return before
 
     async def ping(self) -> str:
-        import os
-        import socket
-
         return f"{socket.gethostname()}:{os.getpid()}"
 
 

@@ -13,8 +13,11 @@ process, so a host's concurrency limit holds across its conversations.
 
 from __future__ import annotations
 
+import os
+import socket
 from typing import Any
 
+from tauray.actors.llm import get_client
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.policies import make_policy
 from tauray.actors.session import SideFinal, SideSession, StepResult
@@ -22,14 +25,13 @@ from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.initial import initial_db
 from tauray.scenarios.model import Side
 from tauray.scenarios.registry import default_registry
+from tauray.scenarios.upstream import silence_upstream_logging
 
 
 class SideHost:
     side: Side = "agent"
 
     def __init__(self) -> None:
-        from tauray.scenarios.upstream import silence_upstream_logging
-
         silence_upstream_logging()
         self.sessions: dict[str, SideSession] = {}
         self.opened = 0
@@ -45,7 +47,6 @@ class SideHost:
         """Start this side of a conversation on its initialised DB (initialization data and
         actions, each followed by sync), built here from the scenario; ``run_id`` and
         ``conv_id`` key the side's message records."""
-        from tauray.actors.llm import get_client
 
         scenario = default_registry().get(scenario_name)
         dom = domain_spec(scenario.domain)
@@ -83,9 +84,6 @@ class SideHost:
         return {"side": self.side, "open": len(self.sessions), "opened": self.opened}
 
     async def ping(self) -> str:
-        import os
-        import socket
-
         return f"{socket.gethostname()}:{os.getpid()}"
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -368,8 +369,6 @@ _GATE: tuple[str | None, Gate] | None = None
 
 
 def _ray_job() -> str | None:
-    import sys
-
     ray = sys.modules.get("ray")  # never import Ray just to learn it is not running
     if ray is None or not ray.is_initialized():
         return None

@@ -20,9 +20,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
-
-
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from tauray.actors.judge import JudgeConfig as Judge
+from tauray.actors.judge.sim_audit import refuse_audit_prompt
+from tauray.actors.llm import ModelSpec
 from tauray.scenarios.conventions import ORACLE, SCRIPTED
 
 if TYPE_CHECKING:  # the llm package costs ~1 s to import: not at CLI start-up
@@ -60,8 +69,6 @@ class ModelEntry(BaseModel):
 
     @model_validator(mode="after")
     def _valid_spec(self) -> ModelEntry:
-        from tauray.actors.llm import ModelSpec  # the llm package costs ~1 s: not at CLI start-up
-
         try:
             self._model_spec = ModelSpec.model_validate(self.spec)
         except ValidationError as exc:
@@ -103,8 +110,6 @@ class JudgeEntry(BaseModel):
     @field_validator("prompt")
     @classmethod
     def _conversation_prompt(cls, v: str) -> str:
-        from tauray.actors.judge.sim_audit import refuse_audit_prompt
-
         return refuse_audit_prompt(v)
 
     def judge_spec(self, spec: dict[str, Any]) -> dict[str, Any]:
@@ -126,8 +131,6 @@ class JudgeGrid(BaseModel):
     @field_validator("prompts")
     @classmethod
     def _conversation_prompts(cls, v: list[str]) -> list[str]:
-        from tauray.actors.judge.sim_audit import refuse_audit_prompt
-
         return [refuse_audit_prompt(p) for p in v]
 
 
@@ -275,7 +278,6 @@ class SweepConfig(BaseModel):
 
 def _judge_request(judge: JudgeEntry, spec: dict[str, Any]) -> dict[str, Any]:
     """The model spec ``judge`` calls with (its structured mode may add ``response_format``)."""
-    from tauray.actors.judge import JudgeConfig as Judge
 
     config = Judge.model_validate(judge.judge_spec(spec))
     request = config.request_spec()
@@ -286,7 +288,6 @@ def _judge_request(judge: JudgeEntry, spec: dict[str, Any]) -> dict[str, Any]:
 
 def _check_judge(i: int, judge: JudgeEntry, spec: dict[str, Any]) -> None:
     """A judge config the judge can use (known prompt, a real model), checked at load."""
-    from tauray.actors.judge import JudgeConfig as Judge
 
     try:
         Judge.model_validate(judge.judge_spec(spec))

@@ -27,13 +27,31 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, Field
-
-from tauray.pipeline.accounting import ModelTotals
-from tauray.pipeline.files import ConfigFileError
+from tauray.actors.llm import check_model_ready
+from tauray.actors.llm.cost import budget_refusal
+from tauray.actors.llm.probe import ProbeError, probe_models
+from tauray.actors.quota import quota_actor
+from tauray.actors.serving.lifecycle import unserved
+from tauray.pipeline.accounting import (
+    LiveTotals,
+    ModelTotals,
+    fill_costs,
+    table_totals,
+    write_cells,
+)
 from tauray.pipeline.config import COMMAND_LINE, DriveOptions, SweepConfig
+from tauray.pipeline.files import ConfigFileError
+from tauray.pipeline.plan import SweepPlan
+from tauray.pipeline.pool import counts_for_cluster
+from tauray.pipeline.progress import SweepProgress
+from tauray.pipeline.resume import resume_state
+from tauray.pipeline.scheduler import CellQueue, SchedulerBounds, drive
 from tauray.pipeline.sweep_file import as_stored, stored_name
 from tauray.results import layout
+from tauray.results.lock import RunLock
 from tauray.results.records import INFRA, INTERNAL, MODEL
+from tauray.results.writer import remove_temp_files
+from tauray.scenarios.conventions import is_reference
 
 
 class DriverError(RuntimeError):
@@ -93,8 +111,6 @@ def _stderr(line: str) -> None:
 
 def check_models(cfg: SweepConfig) -> None:
     """Each model usable as configured (provider known, key variable set): free, no call."""
-    from tauray.actors.llm import check_model_ready
-    from tauray.scenarios.conventions import is_reference
 
     for name, entry in cfg.models.items():
         if not is_reference(entry.spec.get("model")):
@@ -102,7 +118,6 @@ def check_models(cfg: SweepConfig) -> None:
                 check_model_ready(entry.model_spec)
             except Exception as exc:
                 raise ConfigFileError(cfg.source, f"{cfg.where(f'models.{name}')}: {exc}") from None
-    from tauray.actors.llm.cost import budget_refusal
 
     refusal = budget_refusal([(name, str(entry.spec.get("model")), entry.price is not None)
                               for name, entry in cfg.models.items() if not is_reference(entry.spec.get("model"))],
@@ -114,8 +129,6 @@ def check_models(cfg: SweepConfig) -> None:
 def run_probe(cfg: SweepConfig, notes: Callable[[str], None]) -> None:
     """One real call per distinct model and role, before any row exists (served models
     are probed once deployed)."""
-    from tauray.actors.llm.probe import ProbeError, probe_models
-    from tauray.actors.serving.lifecycle import unserved
 
     try:
         probe_models(unserved(cfg.probe_specs()), seed=cfg.seed, notes=notes)
@@ -140,7 +153,6 @@ def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | N
     ``pool``: actors the caller owns (``pool.ActorPool``), used and left alive. Otherwise
     ``keep_actors`` keeps the actors for the next run in this process (tests, benchmarks).
     """
-    from tauray.results.lock import RunLock
 
     opts = DriveOptions(out=out, address=address, resume=resume, retry_errors=retry_errors, probe=probe)
     out = opts.out_for(cfg)
@@ -176,7 +188,6 @@ def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | N
 def _warn_cap_before_quota(sched: Any, quotas: dict[str, Any], notes: Callable[[str], None]) -> None:
     """A model with a quota that never made a call wait, while an in-flight cap held work
     back most of the time: the cap, not the quota, bound the run; say which."""
-    from tauray.actors.quota import quota_actor
 
     cap = sched.binding_cap()
     if cap is None:
@@ -217,14 +228,6 @@ def _remove_if_unused(out: Path) -> None:
 
 def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions, ray: Any, started: float,
            **drive_kw: Any) -> RunSummary:
-    from tauray.pipeline.accounting import LiveTotals, fill_costs, table_totals, write_cells
-    from tauray.pipeline.plan import SweepPlan
-    from tauray.pipeline.pool import counts_for_cluster
-    from tauray.pipeline.progress import SweepProgress
-    from tauray.pipeline.resume import resume_state
-    from tauray.pipeline.scheduler import CellQueue, SchedulerBounds, drive
-    from tauray.results.writer import remove_temp_files
-
     notes = drive_kw.pop("notes")
 
     counts = counts_for_cluster(cfg.cluster)

@@ -41,6 +41,7 @@ from tauray.results.readers import (
 )
 from tauray.results.writer import write_rows
 from tauray.scenarios.registry import default_registry
+from tqdm import tqdm
 
 
 class JudgeRunSummary(BaseModel):
@@ -209,7 +210,6 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
     counts = {"calls": 0, "hits": 0, "errors": 0}
     examples: list[str] = []
 
-    from tqdm import tqdm
 
     bar = tqdm(total=len(items), unit="item", desc="judge", disable=not progress, dynamic_ncols=True)
 

@@ -18,14 +18,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from tauray.actors.judge.config import JudgeConfig
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.quota import shared_limits, with_quota
 from tauray.actors.unit import WorkUnit
 from tauray.pipeline.config import SweepConfig
 from tauray.pipeline.files import ConfigFileError
-
+from tauray.scenarios import select_scenarios
 
 # ModelSpec fields that say how to reach or pace a model, not what it is asked: changing
 # them (a new endpoint port, a higher rate limit) must not change unit ids, or a resumed
@@ -149,7 +148,6 @@ def _identity(spec: ModelSpec | Mapping[str, Any]) -> dict[str, Any]:
 
 def select(cfg: SweepConfig) -> list[str]:
     """Scenario names of the sweep: the union of its selections, in policy variants, in order."""
-    from tauray.scenarios import select_scenarios
 
     names: dict[str, None] = {}
     variants = cfg.policy_variants or [None]

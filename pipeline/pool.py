@@ -19,6 +19,9 @@ import itertools
 import time
 from typing import Any, Callable
 
+from tauray.actors.coordinator import coordinator_class
+from tauray.actors.hosts import remote_classes
+
 CPUS_PER_HOST = 4
 """A node gets one agent host and one user host per this many CPUs (at least one each)."""
 
@@ -64,8 +67,6 @@ def _placement(spread: bool) -> Callable[[int], dict[str, Any]]:
 
 def default_classes() -> dict[str, Any]:
     """The Ray actor classes of each role."""
-    from tauray.actors.coordinator import coordinator_class
-    from tauray.actors.hosts import remote_classes
 
     agent, user = remote_classes()
     return {"agent": agent, "user": user, "coordinator": coordinator_class()}

@@ -13,6 +13,8 @@ import sys
 import time
 from typing import Any
 
+from tqdm import tqdm
+
 
 def _money(x: float) -> str:
     return f"${x:,.4f}" if x < 10 else f"${x:,.2f}"
@@ -26,8 +28,6 @@ def _tokens(n: float) -> str:
 class SweepProgress:
     def __init__(self, title: str, total: int, models: list[str], already: int = 0, enabled: bool | None = None,
                  refresh_s: float = 0.5, label: str = "sweep"):
-        from tqdm import tqdm
-
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.refresh_s = refresh_s
         self._last = 0.0

@@ -29,11 +29,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
-
+from tauray.actors.conversation import failed_result
+from tauray.actors.failures import CONFIG, classify, is_actor_death
+from tauray.actors.llm import ModelConfigError
 from tauray.actors.unit import WorkUnit
+from tauray.pipeline.accounting import conversation_cost
 from tauray.pipeline.plan import Cell
 from tauray.pipeline.pool import KEPT, ActorGeneration, ActorPool
-from tauray.actors.failures import CONFIG
+from tauray.pipeline.writing import BackgroundWriter
+from tauray.results.outcomes import outcome
 from tauray.results.records import INFRA
 
 
@@ -173,8 +177,6 @@ class Scheduler:
     def _finish(self, ref: Any) -> None:
         import ray
 
-        from tauray.actors.conversation import failed_result
-        from tauray.actors.failures import classify, is_actor_death
 
         unit, cell, gen, i = self.pending.pop(ref)
         gen.in_flight -= 1
@@ -208,9 +210,6 @@ class Scheduler:
         self._write(result, cell)
 
     def _write(self, result: Any, cell: Cell) -> None:
-        from tauray.pipeline.accounting import conversation_cost
-        from tauray.results.outcomes import outcome
-
         if self.finish is not None:
             result = self.finish(result, cell)
         self.writer.add(result)
@@ -231,7 +230,6 @@ class Scheduler:
     def run(self) -> None:
         import ray
 
-        from tauray.actors.llm import ModelConfigError
 
         self._fill()
         while self.pending:
@@ -267,7 +265,6 @@ def drive(queues: list[CellQueue], limits: SchedulerBounds, *, out: Path, run_id
     """Run the queues to the tables in ``out``; returns the scheduler (its counters) and
     the actor generations used. A given ``pool`` is the caller's and stays alive;
     otherwise the kept pool is used (and kept if ``keep_actors``, else dropped)."""
-    from tauray.pipeline.writing import BackgroundWriter
 
     own = pool is None
     pool = KEPT.get(counts, spread, actor_cpus) if own else pool

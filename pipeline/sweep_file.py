@@ -7,13 +7,13 @@ file is read (an endpoint URL, a key name); the stored copy keeps ``${VAR}`` as 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-
 from tauray.actors.llm.errors import REDACTED, redacted_params
 from tauray.pipeline.config import SweepConfig, format_validation
 from tauray.pipeline.files import ConfigFileError, read_config_file
@@ -45,7 +45,6 @@ def _expand_env(value: Any, where: str, path: Path, written: dict[tuple[Any, ...
 
 def stored_name(out: Path | str) -> str | None:
     """The name of the configuration a run folder holds (its ``sweep.json``), if any."""
-    import json
 
     try:
         return str(json.loads((Path(out) / "sweep.json").read_text())["sweep"]["name"])

@@ -38,8 +38,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.results.layout import CONVERSATIONS, check_run_id, next_seq, part_name, table_dir, temp_files, temp_path
+from tauray.results.layout import (
+    CONVERSATIONS,
+    check_run_id,
+    next_seq,
+    part_name,
+    table_dir,
+    temp_files,
+    temp_path,
+)
 from tauray.results.lock import RunLock
+from tauray.results.readers import scan
 from tauray.results.records import TABLES, ConversationResult, rows_by_table
 from tauray.results.schemas import SCHEMAS, schema_for
 
@@ -177,7 +186,6 @@ def write_rows(
 def attempts_on_disk(out_dir: Path | str, run_id: str) -> dict[str, int]:
     """Highest attempt of each unit of ``run_id`` in any table, detail rows of a
     killed flush included (so the next attempt's number is new everywhere)."""
-    from tauray.results.readers import scan
 
     highest: dict[str, int] = {}
     for table in WRITE_ORDER:

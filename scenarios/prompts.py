@@ -7,7 +7,15 @@ and task, a procedural script and behaviour guidelines.
 
 from __future__ import annotations
 
-from tauray.scenarios.conventions import END_CONVERSATION, OUT_OF_SCOPE, STOP, TRANSFER, TRANSFER_TO_HUMAN
+import json
+
+from tauray.scenarios.conventions import (
+    END_CONVERSATION,
+    OUT_OF_SCOPE,
+    STOP,
+    TRANSFER,
+    TRANSFER_TO_HUMAN,
+)
 from tauray.scenarios.model import UserProfile
 
 POLICY_SEPARATOR = "\n\n---\n\n"
@@ -83,7 +91,6 @@ def reference_steps_prompt(actions: tuple) -> str:
     (one ``N. agent|customer: tool {json}`` line each), for an agent run with
     ``reference_steps``: checking user simulators against a known resolution, and
     benchmarks whose scripted agent follows it."""
-    import json
 
     lines = [f"{i}. {'agent' if a.side == 'agent' else 'customer'}: {a.name} {json.dumps(a.arguments, sort_keys=True)}"
              for i, a in enumerate(actions, 1)]

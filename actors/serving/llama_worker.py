@@ -21,6 +21,7 @@ faulthandler puts the Python stack of a crash into that log.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import re
@@ -232,8 +233,6 @@ def _serve(requests: TextIO, out: TextIO) -> None:
 
 
 def main() -> None:
-    import faulthandler
-
     _die_with_parent()
     # The protocol gets its own copy of standard output; fd 1 then points at the log (fd 2), so
     # native code that prints cannot interleave with the protocol.

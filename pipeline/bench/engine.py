@@ -38,11 +38,14 @@ from __future__ import annotations
 
 import asyncio
 import math
+import multiprocessing as mp
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import psutil
 from pydantic import BaseModel, Field
 from tauray.endpoint import start_endpoint
 from tauray.pipeline.config import run_config
@@ -123,8 +126,6 @@ def bench_scenarios(split: str = "base", variant: str | None = None, domain: str
 
 
 def process_cpu(exclude: set[int]) -> dict[int, tuple[str, float]]:
-    import psutil
-
     me = psutil.Process()
     out = {}
     for p in [me, *me.children(recursive=True)]:
@@ -263,8 +264,6 @@ def litellm_baseline(base_url: str, conversations: list[list[tuple[str, list[dic
     """Replay ``conversations`` with bare litellm over ``processes`` processes (conversations
     dealt round robin, ``concurrency`` in flight in all): (wall seconds, CPU seconds in all,
     warm-up calls in all)."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
 
     processes = max(1, min(processes, len(conversations)))
     if processes == 1:

@@ -9,6 +9,7 @@ re-judge (reading the tables, rendering, judging, writing the rows).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import tempfile
 from pathlib import Path
@@ -33,7 +34,6 @@ def make_reference_run(out: Path, conversations: int, run_id: str = "judge-bench
 def _warm_up(config: Any) -> None:
     """One call first: litellm imports most of itself lazily on the first request of a
     process (seconds), a one-off cost that is not the judge's throughput."""
-    import asyncio
 
 
     async def call() -> None:

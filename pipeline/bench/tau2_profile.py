@@ -22,12 +22,14 @@ grows by one simulation per save, the run's saves cost about
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
 import tempfile
 import time
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -105,9 +107,6 @@ def time_one_save(results: Path) -> float:
 def run_tau2_profile(concurrency: int = 128, tasks: int = 64, waves: int = 3, latency: float = 3.0,
                      rate: int = 100, py_spy: str | None = None, timeout: float = 900.0,
                      keep: Path | None = None) -> Tau2Profile:
-    import math
-    from datetime import datetime
-
 
     spy = py_spy or shutil.which("py-spy")
     if not spy:

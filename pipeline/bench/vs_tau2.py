@@ -44,6 +44,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
+import psutil
 from pydantic import BaseModel, Field
 from tauray.endpoint import start_endpoint
 from tauray.pipeline.bench.engine import (
@@ -135,8 +136,6 @@ def tau2_calls(sim: dict) -> int:
 
 def _run_tau2(base_url: str, task_ids: list[str], trials: int, concurrency: int, tmp: Path,
               timeout: float) -> RunFigures:
-    import psutil
-
     name = f"c{concurrency}"
     results = tmp / f"{name}.json"
     results.unlink(missing_ok=True)  # a failed attempt's partial results must not be resumed

@@ -7,6 +7,7 @@ module names are derived from that mapping, not from the file tree.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ class Import:
     typing_only: bool = False  # under `if TYPE_CHECKING:` (never run, so no cycle and no cost)
 
 
+@functools.cache
 def modules() -> dict[str, Path]:
     found = {}
     for folder, package in FOLDERS.items():
@@ -55,7 +57,8 @@ def _typing_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     return False
 
 
-def imports() -> list[Import]:
+@functools.cache
+def imports() -> tuple[Import, ...]:
     known = modules()
     out = []
     for name, path in known.items():
@@ -77,7 +80,7 @@ def imports() -> list[Import]:
             for target in dict.fromkeys(targets):
                 out.append(Import(name, str(path.relative_to(ROOT)), node.lineno, target,
                                   _inside_function(node, parents), reason, _typing_only(node, parents)))
-    return out
+    return tuple(out)
 
 
 def cycles(edges: list[tuple[str, str]]) -> list[list[str]]:

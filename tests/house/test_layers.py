@@ -25,10 +25,8 @@ LAZY: dict[str, str] = {
     "litellm": "litellm: the slowest import of the stack (several seconds); offline commands skip it",
     "openai": "the OpenAI SDK: about 1 s; only error classification and the endpoint's tests need it",
     "pandas": "pandas: about 1 s; the engine never needs it, only readers and reports",
-    "pyarrow": "pyarrow: about 0.3 s; only the writer and readers need it",
     "tau2": "τ²'s domain modules pull in loguru, their toolkits and data files",
     "llama_cpp": "optional extra tauray[llamacpp]",
-    "vllm": "optional extra tauray[vllm]",
     "starlette": "installed with ray[serve] (optional extra); only a served replica needs it",
 }
 CLI_PREFIX = "pipeline/cli/"
@@ -36,6 +34,7 @@ CLI_PREFIX = "pipeline/cli/"
 that drives a sweep about 1.3 s."""
 
 
+@pytest.mark.slow  # a child process: import-linter must see the package as installed
 def test_layers_import_downward_only(tmp_path: Path):
     # import-linter finds a package by its folder; tauray's folders are mapped under `tauray` at install
     # (pyproject.toml), so the check runs on a tree of links laid out as the installed package is.

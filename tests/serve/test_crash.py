@@ -68,6 +68,7 @@ def crash_when_asked(pid: int, timeout: float = 120.0) -> None:
 
 
 @needs_llama
+@pytest.mark.slow  # the worker is a child process
 def test_the_worker_names_a_crash_during_a_generation_and_serves_on():
     path = str(resolve_weights(SMOLLM2))
     worker = LlamaWorker("smol", "llamacpp-smol", path, {"n_ctx": 512, "n_threads": 1})
