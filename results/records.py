@@ -197,13 +197,6 @@ class ConversationRecord(BaseModel):
     user_db_hash: str | None = Field(description="Hash of the user's final DB.")
     gold_agent_db_hash: str | None = Field(description="Hash of the gold agent DB.")
     gold_user_db_hash: str | None = Field(description="Hash of the gold user DB.")
-    attribution: str | None = Field(None, description="Who failed, from the user-simulator audit made as the "
-                                    "conversation finished: none / agent / simulator / mixed / harness / "
-                                    "undetermined (docs/audit.md); null when not audited. `readers."
-                                    "conversations_df` shows the newest `tauray audit` instead, when there is one.")
-    decisive_finding: str | None = Field(None, description="The audit's deciding finding, as detector@version; "
-                                         "null when none.")
-    decisive_turn: int | None = Field(None, description="Turn of the deciding finding; null when none.")
     tauray_version: str = Field(description="tauray version that produced the row.")
     upstream_version: str = Field(description="Upstream tau2 version used.")
 
@@ -367,63 +360,14 @@ class CellRecord(BaseModel):
     updated_at: UtcDatetime = Field(description="When these totals were computed, UTC.")
 
 
-class ConversationResult(BaseModel):
-    """Everything one conversation adds to the tables, sent back as one message."""
-
-    model_config = _ROW_CONFIG
-
-    conversation: ConversationRecord = Field(description="The conversation row.")
-    predicates: list[PredicateRecord] = Field(description="Predicate verdict rows.")
-    actions: list[ActionRecord] = Field(description="Action rows.")
-    messages: list[MessageRecord] = Field(description="Message rows.")
-    nl_assertions: list[NLAssertionRecord] = Field(default=[], description="NL-assertion verdict rows.")
-    judge_verdicts: list[JudgeVerdictRecord] = Field(default=[], description="Overall judge verdict rows.")
-
-    @model_validator(mode="after")
-    def _rows_belong_to_conversation(self) -> ConversationResult:
-        # Detail rows that point at another conversation would be orphaned
-        # (or worse, attached to the wrong one) once written.
-        key = (self.conversation.run_id, self.conversation.conversation_id)
-        for name in ("predicates", "actions", "messages", "nl_assertions", "judge_verdicts"):
-            for row in getattr(self, name):
-                if (row.run_id, row.conversation_id) != key:
-                    raise ValueError(
-                        f"{name} row for {row.run_id}/{row.conversation_id} "
-                        f"does not belong to {key[0]}/{key[1]}"
-                    )
-        return self
-
-
-TABLES: dict[str, type[BaseModel]] = {
-    "conversations": ConversationRecord,
-    "predicate_verdicts": PredicateRecord,
-    "actions": ActionRecord,
-    "messages": MessageRecord,
-    "nl_assertion_verdicts": NLAssertionRecord,
-    "judge_verdicts": JudgeVerdictRecord,
-    "cells": CellRecord,
-}
-
-
-def rows_by_table(result: ConversationResult) -> dict[str, list[BaseModel]]:
-    """Split a result into the rows of each table (every table present)."""
-    return {
-        "conversations": [result.conversation],
-        "predicate_verdicts": list(result.predicates),
-        "actions": list(result.actions),
-        "messages": list(result.messages),
-        "nl_assertion_verdicts": list(result.nl_assertions),
-        "judge_verdicts": list(result.judge_verdicts),
-    }
-
-
-# --- the user-simulator audit (``results.audit``): written by ``tauray audit`` next to a
-# run's tables, never by the run itself, so they are declared apart from ``TABLES``.
+# --- the audit's rows (``results.audit``): made once per conversation, in the loop, and
+# carried in its ``ConversationResult`` like the other detail rows; ``tauray audit``
+# appends rows under a newer ``audit_id``. Readers keep each conversation's newest audit.
 
 AuditBlame = Literal["agent", "user", "harness"]
 AuditAttribution = Literal["none", "agent", "simulator", "mixed", "harness", "undetermined"]
-AUDIT_ID_DOC = ("Audit that wrote the row (one `tauray audit` of the run); readers keep the newest audit of "
-                "each run.")
+AUDIT_ID_DOC = ("Audit that wrote the row: `inloop-<detectors digest>` for the audit made as the conversation "
+                "finished, `audit-<time>-<hex>` for a `tauray audit`; readers keep each conversation's newest.")
 
 
 class SimFindingRecord(_DetailRow):
@@ -440,8 +384,9 @@ class SimFindingRecord(_DetailRow):
     turn: int | None = Field(ge=0, description="Conversation turn of the fault.")
     message_seq: int | None = Field(ge=0, description="Message (seq in the messages table) that shows it.")
     evidence: str = Field(description="What the rule saw, one line.")
-    flips_verdict: bool | None = Field(None, description="Whether correcting the fault flips the verdict; null: "
-                                       "not computed (the corrected replay is not built yet).")
+    flips_verdict: bool | None = Field(None, description="Whether correcting the fault and replaying the recorded "
+                                       "calls flips the verdict (outcome faults); null: cannot say (a fault that "
+                                       "ended the call, a talk fault, or a replay that does not reproduce the run).")
     audited_at: UtcDatetime = Field(description="Time of the audit, UTC.")
 
 
@@ -462,8 +407,59 @@ class SimAttributionRecord(_DetailRow):
     audited_at: UtcDatetime = Field(description="Time of the audit, UTC.")
 
 
-AUDIT_TABLES: dict[str, type[BaseModel]] = {
+class ConversationResult(BaseModel):
+    """Everything one conversation adds to the tables, sent back as one message."""
+
+    model_config = _ROW_CONFIG
+
+    conversation: ConversationRecord = Field(description="The conversation row.")
+    predicates: list[PredicateRecord] = Field(description="Predicate verdict rows.")
+    actions: list[ActionRecord] = Field(description="Action rows.")
+    messages: list[MessageRecord] = Field(description="Message rows.")
+    nl_assertions: list[NLAssertionRecord] = Field(default=[], description="NL-assertion verdict rows.")
+    judge_verdicts: list[JudgeVerdictRecord] = Field(default=[], description="Overall judge verdict rows.")
+    sim_findings: list[SimFindingRecord] = Field(default=[], description="The audit's findings (none when not audited).")
+    sim_attributions: list[SimAttributionRecord] = Field(default=[], description="The audit's attribution: one row "
+                                                         "when audited, none otherwise.")
+
+    @model_validator(mode="after")
+    def _rows_belong_to_conversation(self) -> ConversationResult:
+        # Detail rows that point at another conversation would be orphaned
+        # (or worse, attached to the wrong one) once written.
+        key = (self.conversation.run_id, self.conversation.conversation_id)
+        for name in ("predicates", "actions", "messages", "nl_assertions", "judge_verdicts", "sim_findings",
+                     "sim_attributions"):
+            for row in getattr(self, name):
+                if (row.run_id, row.conversation_id) != key:
+                    raise ValueError(
+                        f"{name} row for {row.run_id}/{row.conversation_id} "
+                        f"does not belong to {key[0]}/{key[1]}"
+                    )
+        return self
+
+
+TABLES: dict[str, type[BaseModel]] = {
+    "conversations": ConversationRecord,
+    "predicate_verdicts": PredicateRecord,
+    "actions": ActionRecord,
+    "messages": MessageRecord,
+    "nl_assertion_verdicts": NLAssertionRecord,
+    "judge_verdicts": JudgeVerdictRecord,
     "sim_findings": SimFindingRecord,
     "sim_attributions": SimAttributionRecord,
+    "cells": CellRecord,
 }
-"""Tables the audit writes into a run directory (apart from ``TABLES``: a run never writes them)."""
+
+
+def rows_by_table(result: ConversationResult) -> dict[str, list[BaseModel]]:
+    """Split a result into the rows of each table (every table present)."""
+    return {
+        "conversations": [result.conversation],
+        "predicate_verdicts": list(result.predicates),
+        "actions": list(result.actions),
+        "messages": list(result.messages),
+        "nl_assertion_verdicts": list(result.nl_assertions),
+        "judge_verdicts": list(result.judge_verdicts),
+        "sim_findings": list(result.sim_findings),
+        "sim_attributions": list(result.sim_attributions),
+    }

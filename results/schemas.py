@@ -123,21 +123,3 @@ def schema_markdown() -> str:
 if __name__ == "__main__":
     print(schema_markdown())
 
-
-# The audit's tables (``records.AUDIT_TABLES``), declared the same way.
-from tauray.results.records import AUDIT_TABLES  # noqa: E402
-
-AUDIT_SCHEMAS: dict[str, pa.Schema] = {table: record_schema(record) for table, record in AUDIT_TABLES.items()}
-
-
-def audit_schema_for(table: str) -> pa.Schema:
-    """Declared schema of an audit table; fails loudly, naming the audit tables."""
-    try:
-        return AUDIT_SCHEMAS[table]
-    except KeyError:
-        raise UnknownTableError(f"unknown audit table {table!r}; audit tables: {', '.join(AUDIT_SCHEMAS)}") from None
-
-
-def audit_schema_markdown() -> str:
-    """The audit tables as docs/audit.md documents them."""
-    return tables_markdown(AUDIT_TABLES, AUDIT_SCHEMAS)
