@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.results.outcomes import outcomes
+from tauray.results.outcomes import outcomes, success_rate
 from tauray.results.records import INFRA, INTERNAL, MODEL
 
 By = str | Sequence[str] | None
@@ -184,7 +184,7 @@ def _with_rates(out: pd.DataFrame, tc: pd.DataFrame, keys: list[str], n_boot: in
                 seed: int) -> pd.DataFrame:
     """success_rate, its task-clustered interval (ci_lo, ci_hi) and tasks, per row of ``out``."""
     out = out.copy()
-    out["success_rate"] = [s / n if n else math.nan for s, n in zip(out["successes"], out["counted"])]
+    out["success_rate"] = [success_rate(s, n) for s, n in zip(out["successes"], out["counted"])]
     rows = []
     groups = tc.groupby(keys, dropna=False, sort=False, observed=True) if keys else [((), tc)]
     for key, g in groups:

@@ -72,9 +72,7 @@ def page_context(c: dict[str, Any], arm: str, messages: list[dict[str, Any]], ac
 
 def _findings(src: Path) -> pd.DataFrame:
     """The newest audit's findings, keyed like the other detail tables (by unit)."""
-    from tauray.results.audit.store import read_audit
-
-    found = read_audit(src, "sim_findings")
+    found = readers.sim_findings_df(src)
     return found.assign(unit_id=found["unit_id"].astype(str)) if len(found) else found
 
 

@@ -1,13 +1,13 @@
 """Attribution measured on a mixed set: faulty agents alone, faulty customers alone, both in
 one conversation, and neither, each against the ground truth of the replayed endpoint
-behaviours (``groundtruth_agent``, ``groundtruth``), never against the detectors.
+behaviours (``calibration_truth_agent``, ``calibration_truth``), never against the detectors.
 
 The set is one sweep: agents ``scripted-agent-writes`` and ``faulty-agent:<class>`` times
 customers ``scripted-user-writes`` and ``faulty-user:<class>``, so each pairing of a faulty
 agent with a faulty customer is a cell of its own. Per conversation the expected
 attribution is ``none`` when it passed; when it failed, the side that committed a fault
 (``agent`` / ``simulator``); when both did, the conversation is run again with one side
-clean (``groundtruth_agent.fails_alone``): a side whose fault alone fails the task failed
+clean (``calibration_truth_agent.fails_alone``): a side whose fault alone fails the task failed
 it, both (or neither) make it ``mixed``. The expected decisive turn is that side's injected
 turn (for ``mixed``, the earlier one). Rates carry 95% Wilson intervals.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.results.audit.calibrate import Rate
+from tauray.pipeline.bench.calibration import Rate
 
 CELLS = ("none", "agent", "simulator", "both")
 USER_CLASSES = ("premature_stop", "different_action", "unrequested_write", "done_without_call",
@@ -131,8 +131,8 @@ def expected_of(success: bool | None, agent_turn: int | None, user_turn: int | N
 
 def cases(path: Path | str, endpoint: str | None = None) -> tuple[list[Case], int, dict[str, int], int]:
     """(cases, replay mismatches, not committed per cell, conversations run again) of a stored mixed set."""
-    from tauray.results.audit.groundtruth import replay
-    from tauray.results.audit.groundtruth_agent import fails_alone, replay_agent
+    from tauray.pipeline.bench.calibration_truth import replay
+    from tauray.pipeline.bench.calibration_truth_agent import fails_alone, replay_agent
     from tauray.results.audit.runner import audit_trajectory
     from tauray.results.audit.trajectory import trajectories
     from tauray.results.readers import actions_df, conversations_df, messages_df

@@ -3,7 +3,7 @@
 (the scenario's reference steps), on the telecom split.
 
 Each user model is one cell, so one sweep (one Ray start) produces the ground-truth
-set; ``tauray audit calibrate`` writes this file, runs it with ``tauray sweep`` and
+set; ``tauray audit-calibrate DIR --endpoint URL`` writes this file, runs it with ``tauray sweep`` and
 measures the detectors on what it stored.
 """
 

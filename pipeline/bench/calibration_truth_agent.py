@@ -23,7 +23,7 @@ import asyncio
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.results.audit.groundtruth import _recorded  # the recorded reply as the endpoint answers it
+from tauray.pipeline.bench.calibration_truth import _recorded  # the recorded reply as the endpoint answers it
 from tauray.results.audit.trajectory import Trajectory
 
 FAULTY_AGENT_PREFIX = "faulty-agent:"
