@@ -205,7 +205,7 @@ def _calibrated(tmp_path, endpoint, name: str, scenarios: list[str]):
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
     from tauray.pipeline.plan import make_units
-    from tauray.results.audit.calibrate import calibrate_path
+    from tauray.pipeline.bench.calibration import calibrate_path
     from tauray.results.writer import TableWriter
 
     agent = {"model": "openai/scripted-agent-writes", "api_base": endpoint.base_url, "reference_steps": True}
@@ -235,7 +235,7 @@ def test_each_later_fault_is_found_at_its_replayed_turn(tmp_path, endpoint, name
 
 
 def test_the_calibration_sweep_can_run_only_some_classes():
-    from tauray.results.audit.calibration_sweep import sweep_toml, user_models
+    from tauray.pipeline.bench.calibration_sweep import sweep_toml, user_models
 
     every = user_models("heldout")
     assert set(NEW) | {"reports_check", "keeps_constraint"} <= {k.removeprefix("u-") for k in every}
@@ -269,7 +269,7 @@ def _recorded(result, reply, seed=0):
 
 
 def test_the_replay_does_not_count_a_check_run_only_to_decide_on_the_fault():
-    from tauray.results.audit.groundtruth import replay
+    from tauray.pipeline.bench.calibration_truth import replay
 
     resolved = replay(_recorded(EXCELLENT, f"Done. My phone now shows: {EXCELLENT}"))
     assert resolved.mismatch is None and not resolved.committed  # it checked, saw it fixed, and reported it
