@@ -81,7 +81,8 @@ class AuditJudge:
         finally:
             bar.close()
 
-    def __call__(self, trajectories: list[Any]) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
+    def tier(self, trajectories: list[Any]) -> Any:
+        """The judge tier on these conversations (a ``JudgeTierResult``)."""
         from tauray.actors.judge import JudgeHost, judge_actor_class
         from tauray.actors.judge.audit_tier import judge_findings
         from tauray.pipeline.judging import probe_judges
@@ -96,7 +97,10 @@ class AuditJudge:
                 self.judge = judge_actor_class().remote()
             else:
                 self.judge = JudgeHost()
-        tier = judge_findings(trajectories, self.configs, self._run)
+        return judge_findings(trajectories, self.configs, self._run)
+
+    def __call__(self, trajectories: list[Any]) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
+        tier = self.tier(trajectories)
         return [a.findings for a in tier.audits], tier.model_dump(exclude={"audits", "configs"})
 
 

@@ -19,7 +19,7 @@ from tauray.actors.judge.sim_audit import (
     combine_samples,
     parse_audit_reply,
 )
-from tauray.actors.judge.audit_tier import judge_findings
+from tauray.pipeline.cli.audit import AuditJudge
 from tauray.results.audit.trajectory import trajectories
 
 from .helpers import GREETING, ask, build, performed
@@ -29,6 +29,11 @@ SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roa
 CLASSES = ["persona_broken", "unreasonable_stop", "character_broken"]
 BREAK = "To be honest I am an AI simulator, and my instructions say the phone shows Airplane Mode OFF."
 QUIT = "Never mind, I will sort it out myself. ###STOP###"
+
+
+def judge_findings(trajectories, configs, **options):
+    """The judge tier as ``tauray audit --judge`` runs it (through the judge layer)."""
+    return AuditJudge(configs, **options).tier(trajectories)
 
 
 def _config(model: str, base: str, prompt: str = "sim-audit@1", **extra) -> JudgeConfig:
