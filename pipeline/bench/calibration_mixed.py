@@ -36,7 +36,9 @@ def sweep_toml(name: str, endpoint: str, per_family: int = 20, trials: int = 1, 
     """The mixed-set sweep file (TOML): every faulty agent and the clean one, times the clean
     customer and the faulty customers of ``user_classes``, on the first ``per_family``
     scenarios of each telecom family."""
-    from tauray.endpoint.faulty_agent import AGENT_FAULT_CLASSES
+    from tauray.pipeline.bench.calibration_sweep import faulty
+
+    AGENT_FAULT_CLASSES = faulty("faulty_agent").AGENT_FAULT_CLASSES
 
     agents = {"a-clean": "scripted-agent-writes", **{f"a-{c}": f"faulty-agent:{c}:{split}" for c in AGENT_FAULT_CLASSES}}
     users = {"u-clean": "scripted-user-writes", **{f"u-{c}": f"faulty-user:{c}:{split}" for c in user_classes}}
@@ -161,8 +163,9 @@ def cases(path: Path | str, endpoint: str | None = None) -> tuple[list[Case], in
             if audit.success is False and a.committed and u.committed:
                 if endpoint is None and ep is None:
                     from tauray.endpoint import start_endpoint
+                    from tauray.pipeline.bench.calibration_sweep import FAULTY
 
-                    ep = start_endpoint(latency=0.0)
+                    ep = start_endpoint(latency=0.0, behaviours=FAULTY)
                 alone = fails_alone(t, endpoint or ep.base_url)
                 again += 1
             expected, turn = expected_of(audit.success, a.turn if a.committed else None,

@@ -9,7 +9,22 @@ measures the detectors on what it stored.
 
 from __future__ import annotations
 
-from tauray.endpoint.faulty_user import FAULT_CLASSES, HARD_NEGATIVES
+import importlib
+from types import ModuleType
+
+FAULTY = "tests.test_helpers.faulty"
+"""The module of faulty behaviours the calibration's endpoint serves (``--behaviours``)."""
+
+
+def faulty(name: str) -> ModuleType:
+    """``tests.test_helpers.<name>``: the faulty customers and agents are the tests' ground
+    truth, not the product's, so the calibration needs a source checkout to find them."""
+    try:
+        return importlib.import_module(f"tests.test_helpers.{name}")
+    except ModuleNotFoundError:
+        raise ValueError("the audit calibration needs a source checkout of tauray (its faulty customers and agents "
+                         "live in tests/test_helpers): run it from the repository root") from None
+
 
 CLEAN_USER = "scripted-user-writes"
 AGENT = "scripted-agent-writes"
@@ -19,7 +34,8 @@ def user_models(split: str, classes: tuple[str, ...] | None = None) -> dict[str,
     """Sweep model name -> endpoint behaviour of every customer the calibration runs (only the
     named fault classes and hard negatives, plus the clean customer, when ``classes`` is given:
     measuring new detectors need not rerun every class)."""
-    every = (*FAULT_CLASSES, *HARD_NEGATIVES)
+    fu = faulty("faulty_user")
+    every = (*fu.FAULT_CLASSES, *fu.HARD_NEGATIVES)
     unknown = sorted(set(classes or ()) - set(every))
     if unknown:
         raise ValueError(f"unknown fault classes or hard negatives {unknown}; known: {', '.join(every)}")
@@ -44,4 +60,4 @@ def sweep_toml(name: str, endpoint: str, split: str = "heldout", telecom_split: 
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["AGENT", "CLEAN_USER", "sweep_toml", "user_models"]
+__all__ = ["AGENT", "CLEAN_USER", "FAULTY", "faulty", "sweep_toml", "user_models"]

@@ -48,7 +48,10 @@ def _recorded(message: Any) -> dict[str, Any]:
 
 def replay(t: Trajectory) -> Truth:
     """Replay one conversation's customer (see the module doc)."""
-    from tauray.endpoint.faulty_user import FAULTS, faulty_user, is_preparation, reply_signature
+    from tauray.pipeline.bench.calibration_sweep import faulty
+
+    fu = faulty("faulty_user")
+    FAULTS, faulty_user, is_preparation, reply_signature = fu.FAULTS, fu.faulty_user, fu.is_preparation, fu.reply_signature
     from tauray.endpoint.writers import scripted_user_writes
     from tauray.scenarios.registry import default_registry
 

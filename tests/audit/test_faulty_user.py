@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from tauray.endpoint.behaviours import BEHAVIOURS, BehaviourError
-from tauray.endpoint.faulty_user import (
+from tauray.endpoint.behaviours import BehaviourError
+from tests.test_helpers.faulty import BEHAVIOURS
+from tests.test_helpers.faulty_user import (
     _ASKING_STOP,
     FAULT_CLASSES,
     HARD_NEGATIVES,
@@ -188,7 +189,7 @@ def test_bundled_turn_sends_text_with_the_asked_call():
 
 @pytest.mark.parametrize("name", [*NEW, "reports_check", "keeps_constraint", "asks_first", "cannot_find"])
 def test_phrasing_halves_are_disjoint_and_cover_the_class(name):
-    from tauray.endpoint.faulty_user import PHRASINGS
+    from tests.test_helpers.faulty_user import PHRASINGS
 
     options = PHRASINGS[name]
     tune, held = _phrasings(options, "tune"), _phrasings(options, "heldout")
@@ -284,7 +285,7 @@ def _asked_roaming():
 
 @pytest.mark.parametrize("split", ["tune", "heldout"])
 def test_ignored_request_talks_past_the_asked_action_without_doing_refusing_or_stopping(split):
-    from tauray.endpoint.faulty_user import PHRASINGS
+    from tests.test_helpers.faulty_user import PHRASINGS
 
     said = set()
     for seed in range(0, 16, 2):  # even seeds draw the first request
@@ -310,3 +311,24 @@ def test_the_ignored_request_near_misses_raise_no_finding_end_to_end(tmp_path, e
         "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card"])
     assert c.replay_mismatches == 0 and c.hard_negatives == {name: 4}
     assert c.false_positive_rate.k == 0
+
+
+def test_the_faulty_behaviours_are_test_ground_truth_the_endpoint_loads_by_name():
+    """They are not in the product's registry; ``load_behaviours`` (``--behaviours``) adds
+    them, and refuses a module that would redefine a registered name."""
+    import subprocess
+    import sys
+
+    from tauray.endpoint import behaviours
+
+    shipped = subprocess.run([sys.executable, "-c", "from tauray.endpoint.behaviours import BEHAVIOURS as B; "
+                              "print(sorted(n for n in B if n.startswith(('faulty-', 'judge-coin'))))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert shipped == "[]"
+    added = behaviours.load_behaviours("tests.test_helpers.faulty")
+    assert {"faulty-user", "faulty-agent", "judge-coin"} <= set(added) <= set(behaviours.BEHAVIOURS)
+    assert behaviours.load_behaviours("tests.test_helpers.faulty") == added  # loading twice is harmless
+    with pytest.raises(ValueError, match="no BEHAVIOURS"):
+        behaviours.load_behaviours("tests.test_helpers")
+    with pytest.raises(ValueError, match="cannot load"):
+        behaviours.load_behaviours("tests.test_helpers.no_such_module")
