@@ -30,30 +30,23 @@ USER_CLASSES = ("premature_stop", "different_action", "unrequested_write", "done
 FAMILIES = ("mms_issue", "mobile_data_issue", "service_issue")
 
 
-def sweep_toml(name: str, endpoint: str, per_family: int = 20, trials: int = 1, split: str = "heldout",
-               telecom_split: str = "base", user_classes: tuple[str, ...] = USER_CLASSES,
-               max_in_flight: int = 6) -> str:
-    """The mixed-set sweep file (TOML): every faulty agent and the clean one, times the clean
-    customer and the faulty customers of ``user_classes``, on the first ``per_family``
-    scenarios of each telecom family."""
+def sweep_config(name: str, endpoint: str, per_family: int = 20, trials: int = 1, split: str = "heldout",
+                 telecom_split: str = "base", user_classes: tuple[str, ...] = USER_CLASSES,
+                 max_in_flight: int = 6) -> dict[str, Any]:
+    """The mixed-set sweep (the sweep file's fields): every faulty agent and the clean one,
+    times the clean customer and the faulty customers of ``user_classes``, on the first
+    ``per_family`` scenarios of each telecom family."""
     from tauray.pipeline.bench.calibration_sweep import faulty
 
-    AGENT_FAULT_CLASSES = faulty("faulty_agent").AGENT_FAULT_CLASSES
-
-    agents = {"a-clean": "scripted-agent-writes", **{f"a-{c}": f"faulty-agent:{c}:{split}" for c in AGENT_FAULT_CLASSES}}
+    agent_classes = faulty("faulty_agent").AGENT_FAULT_CLASSES
+    agents = {"a-clean": "scripted-agent-writes", **{f"a-{c}": f"faulty-agent:{c}:{split}" for c in agent_classes}}
     users = {"u-clean": "scripted-user-writes", **{f"u-{c}": f"faulty-user:{c}:{split}" for c in user_classes}}
-    quoted = lambda names: ", ".join(f'"{n}"' for n in names)
-    lines = [f'name = "{name}"', f"trials = {trials}", "seed = 0", f"max_in_flight = {max_in_flight}",
-             f"agents = [{quoted(agents)}]", f"users = [{quoted(users)}]"]
-    for family in FAMILIES:
-        lines += ["", "[[scenarios]]", 'domain = "telecom"', f'split = "{telecom_split}"',
-                  f'patterns = ["tau2_telecom*__{family}__*"]', f"limit = {per_family}"]
-    for key, behaviour in agents.items():
-        lines += ["", f"[models.{key}]", f'model = "openai/{behaviour}"', f'api_base = "{endpoint}"',
-                  "reference_steps = true"]
-    for key, behaviour in users.items():
-        lines += ["", f"[models.{key}]", f'model = "openai/{behaviour}"', f'api_base = "{endpoint}"']
-    return "\n".join(lines) + "\n"
+    scenarios = [{"domain": "telecom", "split": telecom_split, "patterns": [f"tau2_telecom*__{family}__*"],
+                  "limit": per_family} for family in FAMILIES]
+    models = {**{k: {"model": f"openai/{b}", "api_base": endpoint, "reference_steps": True} for k, b in agents.items()},
+              **{k: {"model": f"openai/{b}", "api_base": endpoint} for k, b in users.items()}}
+    return {"name": name, "trials": trials, "seed": 0, "max_in_flight": max_in_flight, "agents": list(agents),
+            "users": list(users), "scenarios": scenarios, "models": models}
 
 
 class Case(BaseModel):
@@ -233,4 +226,4 @@ def text_lines(m: MixedFigures) -> list[str]:
 
 
 __all__ = ["CELLS", "USER_CLASSES", "Case", "CellFigures", "MixedFigures", "cases", "expected_of", "figures",
-           "measure_path", "sweep_toml", "text_lines"]
+           "measure_path", "sweep_config", "text_lines"]

@@ -3,14 +3,18 @@
 (the scenario's reference steps), on the telecom split.
 
 Each user model is one cell, so one sweep (one Ray start) produces the ground-truth
-set; ``tauray audit-calibrate DIR --endpoint URL`` writes this file, runs it with ``tauray sweep`` and
-measures the detectors on what it stored.
+set; ``tauray audit-calibrate DIR --endpoint URL`` builds it (``sweep_config``), runs it
+through the driver in its own process (``run_calibration_sweep``) and measures the
+detectors on what it stored. The endpoint must serve the faulty behaviours:
+``tauray endpoint --behaviours tests.test_helpers.faulty`` from a source checkout.
 """
 
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 FAULTY = "tests.test_helpers.faulty"
 """The module of faulty behaviours the calibration's endpoint serves (``--behaviours``)."""
@@ -44,20 +48,27 @@ def user_models(split: str, classes: tuple[str, ...] | None = None) -> dict[str,
     return models
 
 
-def sweep_toml(name: str, endpoint: str, split: str = "heldout", telecom_split: str = "base",
-               limit: int | None = None, max_in_flight: int = 6, trials: int = 1,
-               classes: tuple[str, ...] | None = None) -> str:
-    """The calibration sweep file (TOML)."""
+def sweep_config(name: str, endpoint: str, split: str = "heldout", telecom_split: str = "base",
+                 limit: int | None = None, max_in_flight: int = 6, trials: int = 1,
+                 classes: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The calibration sweep, as the sweep file's fields (``SweepConfig`` validates them)."""
     users = user_models(split, classes)
-    lines = [f'name = "{name}"', f"trials = {trials}", "seed = 0", f"max_in_flight = {max_in_flight}",
-             'agents = ["agent"]', f"users = [{', '.join(repr(u).replace(chr(39), chr(34)) for u in users)}]", "",
-             "[[scenarios]]", 'domain = "telecom"', f'split = "{telecom_split}"']
+    scenarios: dict[str, Any] = {"domain": "telecom", "split": telecom_split}
     if limit is not None:
-        lines.append(f"limit = {limit}")
-    lines += ["", "[models.agent]", f'model = "openai/{AGENT}"', f'api_base = "{endpoint}"', "reference_steps = true"]
-    for key, behaviour in users.items():
-        lines += ["", f"[models.{key}]", f'model = "openai/{behaviour}"', f'api_base = "{endpoint}"']
-    return "\n".join(lines) + "\n"
+        scenarios["limit"] = limit
+    models = {"agent": {"model": f"openai/{AGENT}", "api_base": endpoint, "reference_steps": True},
+              **{key: {"model": f"openai/{behaviour}", "api_base": endpoint} for key, behaviour in users.items()}}
+    return {"name": name, "trials": trials, "seed": 0, "max_in_flight": max_in_flight, "agents": ["agent"],
+            "users": list(users), "scenarios": [scenarios], "models": models}
 
 
-__all__ = ["AGENT", "CLEAN_USER", "FAULTY", "faulty", "sweep_toml", "user_models"]
+def run_calibration_sweep(sweep: dict[str, Any], out: Path) -> Any:
+    """Run (or resume) a calibration sweep into ``out`` through the driver, in this process."""
+    from tauray.pipeline.config import SweepConfig
+    from tauray.pipeline.driver import execute
+
+    return execute(SweepConfig.model_validate(sweep), out=out, resume=(out / "sweep.json").exists(), probe=False,
+                   progress=False)
+
+
+__all__ = ["AGENT", "CLEAN_USER", "FAULTY", "faulty", "run_calibration_sweep", "sweep_config", "user_models"]

@@ -8,9 +8,7 @@ faulty customers, both, neither)."""
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -139,29 +137,23 @@ def _print_tables(path: str) -> None:
 
 
 def _run_sweep(args: argparse.Namespace) -> None:
+    """Run (or resume) the calibration sweep (or the mixed set) into ``args.dir``, in this process."""
+    from tauray.pipeline.bench import calibration_mixed
+    from tauray.pipeline.bench.calibration_sweep import run_calibration_sweep, sweep_config
     from tauray.pipeline.sweep_file import stored_name
-    from tauray.pipeline.bench.calibration_sweep import sweep_toml
 
     out = Path(args.dir)
+    name = stored_name(out) or out.name
     if args.mixed:
-        from tauray.pipeline.bench.calibration_mixed import sweep_toml as mixed_toml
-
-        text = mixed_toml(name=stored_name(out) or out.name, endpoint=args.endpoint, per_family=args.per_family,
-                          trials=args.trials, split=args.split, telecom_split=args.telecom_split,
-                          max_in_flight=args.max_in_flight)
+        sweep = calibration_mixed.sweep_config(name=name, endpoint=args.endpoint, per_family=args.per_family,
+                                               trials=args.trials, split=args.split, telecom_split=args.telecom_split,
+                                               max_in_flight=args.max_in_flight)
     else:
-        text = sweep_toml(name=stored_name(out) or out.name, endpoint=args.endpoint, split=args.split,
-                          telecom_split=args.telecom_split, limit=args.limit, max_in_flight=args.max_in_flight,
-                          trials=args.trials, classes=tuple(args.classes) or None)
-    with tempfile.NamedTemporaryFile("w", suffix=".toml", prefix="tauray-calibration-", delete=False) as fh:
-        fh.write(text)
-    print(f"tauray audit-calibrate: running the calibration sweep {fh.name} -> {out}", file=sys.stderr, flush=True)
-    cmd = [sys.executable, "-m", "tauray", "sweep", fh.name, "--out", str(out), "--no-progress", "--no-probe"]
-    if (out / "sweep.json").exists():
-        cmd.append("--resume")
-    done = subprocess.run(cmd, check=False, stdout=sys.stderr)
-    if done.returncode != 0:
-        raise ValueError(f"the calibration sweep {fh.name} failed (tauray sweep exit {done.returncode}); see above")
+        sweep = sweep_config(name=name, endpoint=args.endpoint, split=args.split, telecom_split=args.telecom_split,
+                             limit=args.limit, max_in_flight=args.max_in_flight, trials=args.trials,
+                             classes=tuple(args.classes) or None)
+    print(f"tauray audit-calibrate: running the calibration sweep -> {out}", file=sys.stderr, flush=True)
+    run_calibration_sweep(sweep, out)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -216,7 +208,8 @@ def register(sub: Any) -> None:
                        "detectors on the calibration sweep (faulty endpoint customers)")
     p.add_argument("dir", help="the calibration sweep's folder (measured as stored; run first with --endpoint)")
     p.add_argument("--endpoint", help="run (or resume) the calibration sweep first against this test endpoint, "
-                   "e.g. http://127.0.0.1:8765/v1 (`tauray endpoint`)")
+                   "e.g. http://127.0.0.1:8765/v1 (`tauray endpoint --behaviours tests.test_helpers.faulty`, "
+                   "from a source checkout)")
     p.add_argument("--split", default="heldout", choices=("tune", "heldout"),
                    help="phrasings the faulty customers use (default: heldout)")
     p.add_argument("--telecom-split", default="base", help="telecom task split (default: base)")

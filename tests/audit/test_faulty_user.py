@@ -236,14 +236,17 @@ def test_each_later_fault_is_found_at_its_replayed_turn(tmp_path, endpoint, name
 
 
 def test_the_calibration_sweep_can_run_only_some_classes():
-    from tauray.pipeline.bench.calibration_sweep import sweep_toml, user_models
+    from tauray.pipeline.bench.calibration_sweep import sweep_config, user_models
+    from tauray.pipeline.config import SweepConfig
 
     every = user_models("heldout")
     assert set(NEW) | {"reports_check", "keeps_constraint"} <= {k.removeprefix("u-") for k in every}
     some = user_models("heldout", classes=("stop_after_failure", "refusal"))
     assert some == {"u-stop_after_failure": "faulty-user:stop_after_failure:heldout",
                     "u-refusal": "faulty-user:refusal:heldout", "u-clean": "scripted-user-writes"}
-    assert "u-bundled_turn" not in sweep_toml("x", "http://127.0.0.1:1/v1", classes=("stop_after_failure",))
+    sweep = sweep_config("x", "http://127.0.0.1:1/v1", classes=("stop_after_failure",))
+    assert "u-bundled_turn" not in sweep["models"] and SweepConfig.model_validate(sweep).users == [
+        "u-stop_after_failure", "u-clean"]
     with pytest.raises(ValueError, match="no_such"):
         user_models("heldout", classes=("no_such",))
 
