@@ -13,7 +13,6 @@ the recorded reply is reported as a mismatch, never guessed over.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -89,10 +88,6 @@ def replay(t: Trajectory) -> Truth:
                          mismatch=None)
         history.append({k: v for k, v in recorded.items()})
     return Truth(behaviour=model, fault=fault_name, negative=negative, committed=False, turn=None, mismatch=None)
-
-
-def _as_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
 
 
 __all__ = ["FAULTY_PREFIX", "Truth", "replay"]
