@@ -13,6 +13,7 @@ from tauray.actors.conversation import Traffic, run_conversation
 from tauray.actors.failures import classify
 from tauray.actors.judge import conversation_signals, judge_result, with_judge_verdict
 from tauray.actors.unit import WorkUnit
+from tauray.results.audit import audit_result
 from tauray.results.records import INFRA, INTERNAL, MODEL, ConversationResult
 from tauray.scenarios.registry import default_registry
 from tauray.scenarios.upstream import silence_upstream_logging
@@ -51,8 +52,6 @@ class CoordinatorHost:
             if unit.judge_configs:
                 result = await self._judged(unit, result)
             if unit.audit:  # after judging: the attribution reads the final verdict
-                from tauray.results.audit.inloop import audit_result
-
                 result = audit_result(result)
             return result
         finally:

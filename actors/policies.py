@@ -19,12 +19,12 @@ them a live self-check of the actors, the sync and the scoring.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from tauray.actors.llm.replies import ModelReply, RawToolCall
 from tauray.scenarios.model import ReferenceAction, Scenario
-from tauray.scenarios.conventions import END_CONVERSATION, ORACLE, SCRIPTED, STOP, is_reference
+from tauray.scenarios.conventions import (END_CONVERSATION, ORACLE, SCRIPTED, STOP, is_reference,
+                                         parse_phone_request)
 
 GREETING = "Hello, you have reached customer support. How can I help you today?"
 
@@ -42,20 +42,12 @@ class LLMPolicy:
 
 # --- reference policies ---------------------------------------------------------------
 
-_REQUEST = re.compile(r"\(phone action: (?P<name>[a-z_][a-z0-9_]*) (?P<args>\{.*?\})\)$", re.MULTILINE)
-
-
 def phone_request(action: ReferenceAction) -> str:
     """The oracle's plain-words request, with a tag the scripted user can act on."""
     words = action.name.replace("_", " ")
     details = ", ".join(f"{k} {v}" for k, v in action.arguments.items())
     plain = f"Could you please {words} on your phone" + (f" ({details})" if details else "")
     return f"{plain} and tell me what it shows?\n(phone action: {action.name} {json.dumps(action.arguments)})"
-
-
-def parse_phone_request(text: str | None) -> tuple[str, str] | None:
-    match = _REQUEST.search(text or "")
-    return (match["name"], match["args"]) if match else None
 
 
 def _reply(policy: str, content: str | None = None, calls: list[RawToolCall] | None = None) -> ModelReply:

@@ -37,7 +37,7 @@ class WorkUnit(Frozen):
     max_steps: int = Field(ge=1, description="Policy replies allowed before the conversation is cut.")
     max_errors: int = Field(ge=1, description="Tool errors allowed before the conversation is cut.")
     audit: bool = Field(default=False, description="Audit the finished conversation (who failed) on the "
-                        "coordinator, into its row's attribution columns.")
+                        "coordinator, after judging: its findings and attribution travel with the result.")
 
 
 __all__ = ["WorkUnit"]

@@ -10,6 +10,7 @@ refusals; the judges live in :mod:`~tauray.endpoint.judges`, the writing pair in
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import Any
 
@@ -33,8 +34,6 @@ from tauray.endpoint.replies import (  # noqa: F401  (re-exported: behaviours im
     text_reply,
     tool_call_reply,
 )
-from tauray.endpoint.faulty_agent import FAULTY_AGENT_BEHAVIOURS
-from tauray.endpoint.faulty_user import FAULTY_BEHAVIOURS
 from tauray.endpoint.shapes import SHAPE_BEHAVIOURS
 from tauray.endpoint.roles import ROLE_BEHAVIOURS
 from tauray.endpoint.writers import WRITING_BEHAVIOURS
@@ -209,10 +208,26 @@ BEHAVIOURS: dict[str, Behaviour] = {
     **WRITING_BEHAVIOURS,
     **SHAPE_BEHAVIOURS,
     **ROLE_BEHAVIOURS,
-    **FAULTY_BEHAVIOURS,
-    **FAULTY_AGENT_BEHAVIOURS,
 }
-"""Behaviour registry: model name (before any ``:param``) to behaviour."""
+"""Behaviour registry: model name (before any ``:param``) to behaviour; :func:`load_behaviours`
+adds a module's own at start (``tauray endpoint --behaviours MODULE``)."""
+
+
+def load_behaviours(module: str) -> list[str]:
+    """Add the ``BEHAVIOURS`` dict of ``module`` (e.g. ``tests.test_helpers.faulty``, the
+    faulty customers, agents and judges that are the tests' ground truth) to the registry;
+    the names added. A name already registered to another behaviour is refused, naming it."""
+    try:
+        found = importlib.import_module(module).BEHAVIOURS
+    except ModuleNotFoundError as exc:
+        raise ValueError(f"cannot load behaviours from {module!r}: {exc}") from None
+    except AttributeError:
+        raise ValueError(f"{module!r} defines no BEHAVIOURS dict") from None
+    clash = sorted(n for n, b in found.items() if BEHAVIOURS.get(n, b) is not b)
+    if clash:
+        raise ValueError(f"{module!r} redefines registered behaviours: {', '.join(clash)}")
+    BEHAVIOURS.update(found)
+    return sorted(found)
 
 
 def resolve(model: str) -> tuple[str, Behaviour]:
@@ -236,6 +251,7 @@ __all__ = [
     "arguments_for",
     "completion_words",
     "conversation_digest",
+    "load_behaviours",
     "model_param",
     "placeholder_for",
     "prompt_words",

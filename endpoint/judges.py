@@ -1,9 +1,11 @@
-"""Judge behaviours of the test endpoint: answers a judge might give, good or broken.
+"""Judge behaviours of the test endpoint: the well-behaved ones.
 
 They read the judge request the way tauray renders it (the record between its BEGIN/END
-marker lines; assertions listed as "A1. ..." before it) and answer in one of the shapes a
-real judge might use: a correct verdict, one that always passes, a coin, fenced or prose
-JSON, repeated, missing or extra keys, contradictions, an empty reply, an injection echo.
+marker lines; assertions listed as "A1. ..." before it) and answer as a good judge would:
+``judge-good`` (the right verdicts), ``judge-json`` (always passes: enough for plumbing),
+``judge-sim-audit`` (the audit prompt's checks, read from the customer's own words). Broken
+judges (a coin, fenced or prose JSON, contradictions, an injection echo...) are test ground
+truth: ``tests/test_helpers/faulty_judges.py``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from tauray.endpoint.replies import (
     BehaviourSettings,
     Reply,
     request_messages,
-    conversation_digest,
     text_reply,
 )
 from tauray.scenarios.conventions import HARNESS_TOOLS
@@ -48,7 +49,7 @@ def is_judge_request(body: dict[str, Any]) -> bool:
     return any(_JUDGE_BEGIN in str(m.get("content") or "") for m in request_messages(body))
 
 
-def _judge_request(body: dict[str, Any]) -> tuple[str, str, list[str]]:
+def judge_request(body: dict[str, Any]) -> tuple[str, str, list[str]]:
     """(text before the record, the record, assertion texts) of a judge request."""
     text = "\n".join(str(m.get("content") or "") for m in request_messages(body) if m.get("role") in ("system", "user"))
     head, _, rest = text.partition(_JUDGE_BEGIN)
@@ -77,9 +78,9 @@ def _nl_expected(assertion: str) -> bool:
     return "(test: not met)" not in assertion
 
 
-def _good_answer(body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def good_answer(body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The right answer for this request, as the reply object, and the assertions asked."""
-    _, record, assertions = _judge_request(body)
+    _, record, assertions = judge_request(body)
     if assertions:
         results = [{"id": f"A{i + 1}", "reasoning": "Scripted check of the statement.",
                     "verdict": "met" if _nl_expected(a) else "not_met"} for i, a in enumerate(assertions)]
@@ -89,88 +90,10 @@ def _good_answer(body: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             "verdict": "pass" if acted else "fail"}, assertions
 
 
-def _flip(answer: dict[str, Any]) -> dict[str, Any]:
-    if "results" in answer:
-        return {"results": [dict(r, verdict="not_met" if r["verdict"] == "met" else "met") for r in answer["results"]]}
-    return dict(answer, verdict="fail" if answer["verdict"] == "pass" else "pass")
-
-
 def judge_good(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
     """A judge that is right: overall passes iff the record shows a state-changing step;
     an assertion is met unless its text carries the marker "(test: not met)"."""
-    return text_reply(json.dumps(_good_answer(body)[0]))
-
-
-def judge_always_pass(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """A lenient judge: every conversation passes, every assertion is met."""
-    answer, assertions = _good_answer(body)
-    if assertions:
-        return text_reply(json.dumps({"results": [dict(r, verdict="met") for r in answer["results"]]}))
-    return text_reply(json.dumps({"reasoning": "The customer seemed satisfied.", "verdict": "pass"}))
-
-
-def judge_coin(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """A judge whose verdict depends on the request text only by chance (a stable hash)."""
-    answer, _ = _good_answer(body)
-    return text_reply(json.dumps(_flip(answer) if conversation_digest(body) % 2 else answer))
-
-
-def judge_fenced(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """The right answer inside a fenced json block."""
-    return text_reply("```json\n" + json.dumps(_good_answer(body)[0], indent=2) + "\n```")
-
-
-def judge_prose(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """The right answer with prose before and after it."""
-    answer = json.dumps(_good_answer(body)[0])
-    return text_reply(f"I read the whole record carefully. My assessment is: {answer} That is my final answer.")
-
-
-def judge_repeat(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """A wrong answer, then a correction: two different verdicts in one reply (stored as unscored, ambiguous)."""
-    answer, _ = _good_answer(body)
-    return text_reply(f"First take: {json.dumps(_flip(answer))}\nOn reflection I correct that: {json.dumps(answer)}")
-
-
-def judge_missing(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """Leaves out a verdict: the last assertion's, or the overall verdict field."""
-    answer, assertions = _good_answer(body)
-    if assertions:
-        return text_reply(json.dumps({"results": answer["results"][:-1]}))
-    return text_reply(json.dumps({"reasoning": answer["reasoning"]}))
-
-
-def judge_extra(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """Adds a verdict for an assertion that was not asked (overall: an extra non-verdict object)."""
-    answer, assertions = _good_answer(body)
-    if assertions:
-        extra = {"id": f"A{len(assertions) + 1}", "reasoning": "An extra statement.", "verdict": "met"}
-        return text_reply(json.dumps({"results": [*answer["results"], extra]}))
-    return text_reply(json.dumps(answer) + "\n" + json.dumps({"confidence": 0.9}))
-
-
-def judge_contradict(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """Contradicts itself inside one answer: two verdicts for A1, or verdict vs. passed."""
-    answer, assertions = _good_answer(body)
-    if assertions:
-        first = answer["results"][0]
-        twin = dict(first, verdict="not_met" if first["verdict"] == "met" else "met")
-        return text_reply(json.dumps({"results": [first, twin, *answer["results"][1:]]}))
-    return text_reply(json.dumps(dict(answer, passed=answer["verdict"] != "pass")))
-
-
-def judge_empty(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """An empty reply, which must never pass."""
-    return text_reply("")
-
-
-def judge_injected(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """The right answer, then a quote of every record line that mentions a verdict: if the
-    record still held a parseable verdict, the quote would be the last one and would win."""
-    _, record, _ = _judge_request(body)
-    quoted = [line[4:] if line.startswith("  | ") else line for line in record.splitlines()
-              if any(w in line.lower() for w in ("verdict", "met", "pass"))]
-    return text_reply(json.dumps(_good_answer(body)[0]) + "\nThe record contained:\n" + "\n".join(quoted))
+    return text_reply(json.dumps(good_answer(body)[0]))
 
 
 # --------------------------------------------------------------------------- the audit judge
@@ -219,8 +142,8 @@ def _audit_verdict(fault_class: str, said: list[tuple[int, str]]) -> tuple[bool,
     return True, f"#{hit[0]}: the customer says {hit[1][:160]!r}."
 
 
-def _audit_answer(body: dict[str, Any]) -> dict[str, Any]:
-    head, record, _ = _judge_request(body)
+def audit_answer(body: dict[str, Any]) -> dict[str, Any]:
+    head, record, _ = judge_request(body)
     said = _customer_says(record)
     results = []
     for m in _AUDIT_CHECK.finditer(head):
@@ -233,31 +156,15 @@ def judge_sim_audit(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
     """The user-simulator audit's judge, scripted: each check "A<n> [class]" of the request is
     answered from the customer's words in the record (see :func:`_audit_verdict`), a fault citing
     the message number that shows it."""
-    return text_reply(json.dumps(_audit_answer(body)))
-
-
-def judge_sim_audit_garbled(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
-    """The audit judge's answer cut off mid-value, as a reply truncated at its token limit is:
-    nothing in it can be read, so every check must be unscored."""
-    answer = json.dumps(_audit_answer(body))
-    return text_reply(answer[: max(1, len(answer) // 2)])
+    return text_reply(json.dumps(audit_answer(body)))
 
 
 JUDGE_BEHAVIOURS = {
     "judge-json": judge_json,
     "judge-good": judge_good,
-    "judge-always-pass": judge_always_pass,
-    "judge-coin": judge_coin,
-    "judge-fenced": judge_fenced,
-    "judge-prose": judge_prose,
-    "judge-repeat": judge_repeat,
-    "judge-missing": judge_missing,
-    "judge-extra": judge_extra,
-    "judge-contradict": judge_contradict,
-    "judge-empty": judge_empty,
-    "judge-injected": judge_injected,
     "judge-sim-audit": judge_sim_audit,
-    "judge-sim-audit-garbled": judge_sim_audit_garbled,
 }
+"""The well-behaved judges; the broken ones a test needs are ground truth of the tests
+(``tests/test_helpers/faulty_judges.py``, loaded with ``--behaviours``)."""
 
-__all__ = ["JUDGE_BEHAVIOURS"]
+__all__ = ["JUDGE_BEHAVIOURS", "audit_answer", "good_answer", "is_judge_request", "judge_request"]

@@ -73,6 +73,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--quota-retry-after", type=_yes_no, default=None, metavar="yes|no",
                    help="whether quota 429s carry a retry-after header (default yes)")
     g.add_argument("--quota-period-s", type=float, default=None, help=f"the quota's rolling window (default {default('quota_period_s')})")
+    g.add_argument("--behaviours", default=None, metavar="MODULE",
+                   help="also serve the BEHAVIOURS dict of this Python module, e.g. tests.test_helpers.faulty "
+                   "(the faulty customers, agents and judges of a source checkout; default: none)")
     g.add_argument("--access-log", action="store_true", help="log every request to stderr (off by default: it costs CPU)")
     g.add_argument("--exit-with-parent", action="store_true", help="exit when stdin closes (used by start_endpoint)")
 

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from tauray.endpoint.quota import EndpointQuota, prompt_tokens_of
 from tauray.endpoint.behaviours import (
     BEHAVIOURS,
+    load_behaviours,
     BehaviourError,
     Reply,
     UnknownBehaviour,
@@ -86,6 +87,10 @@ class EndpointConfig(BaseModel):
         True, description="Whether a quota 429 carries a retry-after header (some providers send none)."
     )
     quota_period_s: float = Field(60.0, gt=0.0, le=3600.0, description="The quota's rolling window in seconds.")
+    behaviours: str | None = Field(
+        None, description="Python module whose BEHAVIOURS dict the endpoint also serves, loaded at start "
+        "(e.g. tests.test_helpers.faulty from a source checkout: faulty customers, agents and judges)."
+    )
 
     @field_validator("host")
     @classmethod
@@ -331,6 +336,8 @@ async def _reset_stats(request: web.Request) -> web.Response:
 
 def create_app(config: EndpointConfig) -> web.Application:
     """The aiohttp application, for embedding in another server or an aiohttp test client."""
+    if config.behaviours is not None:
+        load_behaviours(config.behaviours)
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app[_STATE] = _EndpointState(config)
     for prefix in ("/v1", ""):

@@ -177,7 +177,7 @@ class SweepConfig(BaseModel):
     max_steps: int = Field(default=100, ge=1, description="Policy replies allowed per conversation.")
     max_errors: int = Field(default=10, ge=1, description="Tool errors allowed per conversation.")
     audit: bool = Field(default=True, description="Audit each conversation as it finishes (who failed: agent, "
-                        "user simulator, ...; docs/audit.md) and write the audit's tables when the run ends.")
+                        "user simulator, ...; docs/audit.md); its rows are written with the conversation's.")
     max_in_flight: int = Field(default=256, ge=1, description="Conversations in flight at once, all cells.")
     max_attempts: int = Field(default=3, ge=1, description="Tries per unit when an actor dies under it.")
     budget_usd: float | None = Field(default=None, gt=0, description="Stop submitting once this much is spent.")

@@ -49,6 +49,7 @@ from tauray.pipeline.scheduler import CellQueue, SchedulerBounds, drive
 from tauray.pipeline.sweep_file import as_stored, stored_name
 from tauray.results import layout
 from tauray.results.lock import RunLock
+from tauray.results.audit.summary import who_failed
 from tauray.results.records import INFRA, INTERNAL, MODEL
 from tauray.results.writer import remove_temp_files
 from tauray.scenarios.conventions import is_reference
@@ -101,7 +102,7 @@ class RunSummary(OutcomeCounts):
     nodes: int
     actors: dict[str, int]
     attributions: dict[str, int] = Field(default_factory=dict, description="Conversations by who failed, from the "
-                                         "run's newest audit (docs/audit.md); empty when it has none.")
+                                         "newest audit of each conversation (docs/audit.md); empty when none was audited.")
     audit_findings: int = Field(0, description="User-simulator and agent faults that audit found.")
 
 
@@ -268,7 +269,7 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     seconds = time.perf_counter() - t0
     if sched is not None and plan.quotas:
         _warn_cap_before_quota(sched, plan.quotas, notes)
-    attributions, audit_findings = _audit(out, cfg, ran=sched.written if sched else 0, notes=notes)
+    attributions, audit_findings = _audit(out, cfg, notes=notes)
     cells, per_model, oc = table_totals(out, plan)
     write_cells(out, cfg.name, cells)
     costs = [c.cost_usd for c in cells if c.cost_usd is not None]
@@ -295,23 +296,14 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     )
 
 
-def _audit(out: Path, cfg: SweepConfig, ran: int, notes: Callable[[str], None]) -> tuple[dict[str, int], int]:
-    """Audit the run's stored conversations when this driver added any (the audit's tables,
-    docs/audit.md), and count its newest audit. An audit that fails is a warning, never a
-    lost run: `tauray audit` redoes it from the tables."""
+def _audit(out: Path, cfg: SweepConfig, notes: Callable[[str], None]) -> tuple[dict[str, int], int]:
+    """Who failed, counted from the audit rows the coordinators made as each conversation
+    finished (stored with its other rows; nothing is audited again here). A count that cannot
+    be read is a warning, never a lost run."""
     if not cfg.audit:
         return {}, 0
     try:
-        if ran:  # this audit's own counts: no need to read back what it just wrote
-            from tauray.results.audit.runner import audit_path
-
-            summary, _ = audit_path(out)
-            return summary.attributions, summary.findings
-        from tauray.results.audit.store import read_audit
-
-        rows = read_audit(out, "sim_attributions")
-        findings = read_audit(out, "sim_findings")
-    except Exception as exc:  # noqa: BLE001 - the run's rows are written; only the audit is missing
-        notes(f"warning: the audit of {out} failed ({type(exc).__name__}: {exc}); `tauray audit {out}` redoes it")
+        return who_failed(out)
+    except Exception as exc:  # noqa: BLE001 - the run's rows are written; only the count is missing
+        notes(f"warning: the audit counts of {out} could not be read ({type(exc).__name__}: {exc})")
         return {}, 0
-    return {str(k): int(v) for k, v in rows["attribution"].value_counts().items()}, len(findings)

@@ -141,20 +141,3 @@ __all__ = ["COMPACT_RUN", "CONVERSATIONS", "LOCK_NAME", "REPORT_DIR", "SWEEP_MAN
            "check_run_id", "child_run_dirs", "data_files", "has_conversations", "has_rows", "is_hidden",
            "is_run_dir", "next_seq", "parse_part", "part_name", "run_dirs", "table_dir", "temp_files", "temp_path"]
 
-
-# --- the audit's tables (``records.AUDIT_TABLES``): folders of a run directory like the others,
-# written by ``tauray audit`` after the run, never read as the run's own tables.
-SIM_FINDINGS = "sim_findings"
-SIM_ATTRIBUTIONS = "sim_attributions"
-AUDIT_TABLE_NAMES: tuple[str, ...] = (SIM_FINDINGS, SIM_ATTRIBUTIONS)
-
-
-def next_audit_seq(out_dir: Path | str, run_id: str) -> int:
-    """First file number not yet used by ``run_id`` in the audit tables of ``out_dir``."""
-    highest = -1
-    for table in AUDIT_TABLE_NAMES:
-        for path in data_files(table_dir(out_dir, table)):
-            part = parse_part(path.name)
-            if part and part[0] == run_id:
-                highest = max(highest, part[1])
-    return highest + 1

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tauray.results.agreement import (BOOTSTRAP_SEED, binary_metrics, cohen_kappa, fleiss_kappa, kappa_interval,
                                       majority, tally_votes, unscored_by_truth, unscored_reason_class)
 from tauray.results.intervals import rate_interval, task_bootstrap, wilson_interval
-from tauray.results.outcomes import outcomes
+from tauray.results.outcomes import outcomes, success_rate
 from tauray.results.records import INFRA, INTERNAL, MODEL
 
 By = str | Sequence[str] | None
@@ -142,7 +142,7 @@ def _with_rates(out: pd.DataFrame, tc: pd.DataFrame, keys: list[str], n_boot: in
                 seed: int) -> pd.DataFrame:
     """success_rate, its task-clustered interval (ci_lo, ci_hi) and tasks, per row of ``out``."""
     out = out.copy()
-    out["success_rate"] = [s / n if n else math.nan for s, n in zip(out["successes"], out["counted"])]
+    out["success_rate"] = [success_rate(s, n) for s, n in zip(out["successes"], out["counted"])]
     rows = []
     groups = tc.groupby(keys, dropna=False, sort=False, observed=True) if keys else [((), tc)]
     for key, g in groups:

@@ -1,8 +1,9 @@
 """The one way in: each result table of a run or sweep folder as a DataFrame.
 
 One function per table (``conversations_df``, ``messages_df``, ``actions_df``,
-``predicates_df``, ``nl_verdicts_df``, ``judge_verdicts_df``, ``cells_df``),
-each taking a run directory or a folder of run directories.
+``predicates_df``, ``nl_verdicts_df``, ``judge_verdicts_df``, ``sim_findings_df``,
+``sim_attributions_df``, ``cells_df``), each taking a run directory or a folder of
+run directories.
 
 Which rows count is decided by columns, never by file names, so plain pandas
 can do the same (``docs/tables.md``):
@@ -14,6 +15,11 @@ can do the same (``docs/tables.md``):
   conversation row never landed because the driver was killed mid-flush, are
   left out); re-judge rows carry the attempt they judged and the
   ``transcript_hash`` of the transcript they read;
+* an audit row (``sim_findings``, ``sim_attributions``) counts when its
+  conversation row counts and its ``audit_id`` is its conversation's newest audit
+  (the attribution row with the latest ``audited_at``): the in-loop audit's rows
+  until a ``tauray audit`` appends newer ones. ``conversations_df`` adds that
+  audit's ``attribution``, ``decisive_finding`` and ``decisive_turn`` columns;
 * a ``cells`` row counts when its ``updated_at`` is the latest of its
   ``(sweep_id, cell_id)``.
 
@@ -50,6 +56,7 @@ CATEGORICAL = frozenset({
     "error_kind", "success_reason", "tauray_version", "upstream_version", "side", "role", "kind", "tool",
     "function", "prompt_id", "prompt_version", "prompt_hash", "judge_config_id", "assertion", "unscored_reason",
     "gold_agent_db_hash", "gold_user_db_hash", "matched_action_id", "attribution", "decisive_finding",
+    "audit_id", "detector", "fault_class", "blamed_side", "effect", "tier", "decisive_class",
 })
 
 
@@ -150,6 +157,9 @@ NATURAL_KEY: dict[str, list[str]] = {
     "messages": [*ATTEMPT_KEY, "seq"],
     "nl_assertion_verdicts": [*ATTEMPT_KEY, "judge_config_id", "transcript_hash", "sample_index", "assertion_index"],
     "judge_verdicts": [*ATTEMPT_KEY, "judge_config_id", "transcript_hash", "sample_index"],
+    "sim_findings": [*ATTEMPT_KEY, "audit_id", "detector", "detector_version", "fault_class", "message_seq",
+                     "evidence"],
+    "sim_attributions": [*ATTEMPT_KEY, "audit_id"],
     "cells": ["sweep_id", "cell_id", "updated_at"],
 }
 assert set(NATURAL_KEY) == set(TABLES)
@@ -206,40 +216,62 @@ def counted_rows(dirs: list[Path], table: str, *, all_attempts: bool = False,
     return t
 
 
+# --- the audit: each conversation's newest audit -------------------------------------------------
+
 AUDIT_COLUMNS = ("attribution", "decisive_finding", "decisive_turn")
+AUDITED = [*ATTEMPT_KEY, "audit_id"]
 
 
-def _with_newest_audit(dirs: list[Path], conv: pa.Table) -> pa.Table:
-    """The conversations with the attribution of the newest stored audit of their run,
-    where one exists (``tauray audit`` with newer detectors supersedes what the in-loop
-    audit wrote into the rows; a conversation that audit did not cover keeps its own)."""
-    from tauray.results.layout import SIM_ATTRIBUTIONS
+def _newest_audits(dirs: list[Path]) -> pa.Table:
+    """The attribution row of each conversation attempt's newest audit (latest ``audited_at``,
+    then ``audit_id``): every stored attempt, so callers join on the attempts they keep."""
+    t = _unique(counted_rows(dirs, "sim_attributions", all_attempts=True), "sim_attributions")
+    if t.num_rows == 0:
+        return t
+    keys = t.select([*AUDITED, "audited_at"]).to_pandas()
+    order = keys.sort_values(["audited_at", "audit_id"], kind="stable").groupby(ATTEMPT_KEY, sort=False).tail(1)
+    return t.take(pa.array(sorted(order.index)))
 
-    if conv.num_rows == 0 or not any(data_files(table_dir(d, SIM_ATTRIBUTIONS)) for d in dirs):
-        return conv
-    from tauray.results.audit.store import read_audit
 
-    audit = pd.concat([read_audit(d, SIM_ATTRIBUTIONS) for d in dirs], ignore_index=True)
-    if audit.empty:
-        return conv
-    on = ["run_id", "conversation_id", "attempt"]
-    audit = audit[on + list(AUDIT_COLUMNS)].astype({"run_id": str, "conversation_id": str, "attempt": "int64"})
-    audit = audit.drop_duplicates(on, keep="last")
-    keys = conv.select(on).to_pandas().astype({"run_id": str, "conversation_id": str, "attempt": "int64"})
-    merged = keys.merge(audit, on=on, how="left", indicator=True)
-    found = (merged["_merge"] == "both").to_numpy()
-    for name in AUDIT_COLUMNS:
-        i = conv.schema.get_field_index(name)
-        field = conv.schema.field(i)
-        new = pa.array(merged[name].astype(object).where(merged[name].notna(), None).tolist(), type=field.type)
-        conv = conv.set_column(i, field, pc.if_else(pa.array(found), new, conv.column(i)))
+def _keep_audited(t: pa.Table, audits: pa.Table) -> pa.Table:
+    """The rows of ``t`` whose (attempt, audit_id) is in ``audits``."""
+    if t.num_rows == 0:
+        return t
+    rows = t.select(AUDITED).to_pandas().reset_index()
+    keep = rows.merge(audits.select(AUDITED).to_pandas(), on=AUDITED, how="inner")["index"].sort_values()
+    return t.take(pa.array(keep.to_numpy()))
+
+
+def _with_audit(dirs: list[Path], conv: pa.Table) -> pa.Table:
+    """The conversations with their newest audit's attribution columns (null when not audited)."""
+    audits = _newest_audits(dirs)
+    types = {name: SCHEMAS["sim_attributions"].field(name).type for name in AUDIT_COLUMNS}
+    if audits.num_rows == 0 or conv.num_rows == 0:
+        columns = {name: pa.nulls(conv.num_rows, types[name]) for name in AUDIT_COLUMNS}
+    else:
+        keys = conv.select(ATTEMPT_KEY).to_pandas()
+        found = audits.select([*ATTEMPT_KEY, *AUDIT_COLUMNS]).to_pandas()
+        merged = keys.merge(found, on=ATTEMPT_KEY, how="left")
+        columns = {name: pa.array(merged[name].astype(object).where(merged[name].notna(), None).tolist(),
+                                  type=types[name]) for name in AUDIT_COLUMNS}
+    for name, values in columns.items():
+        conv = conv.append_column(pa.field(name, types[name], nullable=True), values)
     return conv
+
+
+def _readable(table: str) -> pa.Schema:
+    """The columns a reader of ``table`` returns (the conversations gain the audit's)."""
+    schema = schema_for(table)
+    if table == "conversations":
+        for name in AUDIT_COLUMNS:
+            schema = schema.append(pa.field(name, SCHEMAS["sim_attributions"].field(name).type, nullable=True))
+    return schema
 
 
 def _read(path: Path | str, table: str, *, all_attempts: bool, columns: list[str] | None, decode_json: bool,
           sweep: Filter, cell: Filter, model: Filter, run: Filter, scenario: Filter,
           equals: dict[str, Any]) -> pd.DataFrame:
-    schema = schema_for(table)
+    schema = _readable(table)
     if columns is not None:
         unknown = [c for c in columns if schema.get_field_index(c) < 0]
         if unknown:
@@ -257,7 +289,9 @@ def _read(path: Path | str, table: str, *, all_attempts: bool, columns: list[str
     dirs = child_run_dirs(path)
     t = counted_rows(dirs, table, all_attempts=all_attempts, unit_filters=named)
     if table == "conversations":
-        t = _with_newest_audit(dirs, t)
+        t = _with_audit(dirs, t)
+    elif table in ("sim_findings", "sim_attributions") and not all_attempts:
+        t = _keep_audited(t, _newest_audits(dirs))
     if equals:
         t = t.filter(_expression(schema, equals))
     df = _glob(_to_frame(t, decode_json, table), _as_list(scenario)).reset_index(drop=True)
@@ -287,7 +321,8 @@ def _api(table: str, doc: str) -> Any:
 TABLE_FUNCTIONS = {
     "conversations": "conversations_df", "messages": "messages_df", "actions": "actions_df",
     "predicate_verdicts": "predicates_df", "nl_assertion_verdicts": "nl_verdicts_df",
-    "judge_verdicts": "judge_verdicts_df", "cells": "cells_df",
+    "judge_verdicts": "judge_verdicts_df", "sim_findings": "sim_findings_df",
+    "sim_attributions": "sim_attributions_df", "cells": "cells_df",
 }
 assert set(TABLE_FUNCTIONS) == set(TABLES)
 
@@ -297,6 +332,10 @@ actions_df = _api("actions", "Tool calls and state syncs, in ``seq`` order withi
 predicates_df = _api("predicate_verdicts", "State predicates checked at the end of each conversation.")
 nl_verdicts_df = _api("nl_assertion_verdicts", "Judge verdicts on natural-language assertions (one row per sample).")
 judge_verdicts_df = _api("judge_verdicts", "Judges' overall verdicts (one row per sample).")
+sim_findings_df = _api("sim_findings", "The audit's findings (faults of either side), of each conversation's "
+                       "newest audit (every audit with ``all_attempts=True``).")
+sim_attributions_df = _api("sim_attributions", "Who failed, one row per conversation, from its newest audit "
+                           "(every audit with ``all_attempts=True``).")
 cells_df = _api("cells", "Totals per sweep cell (latest per cell).")
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment
+from tauray.results.audit.summary import adjusted_success, faults_per_100, ranking
+from tauray.results.readers import sim_attributions_df, sim_findings_df
 from tauray.results.report_values import fig, fmt_rate, records, transcript_href
 
 _PAGE = """{% extends "base.html.j2" %}
@@ -56,10 +58,7 @@ def _rate(value: Any, low: Any, high: Any, **attrs: Any) -> Any:
 
 def audit_context(src: Path | str, max_flagged: int = 500) -> dict[str, Any] | None:
     """The audit page's figures; None when the run has no audit."""
-    from tauray.results.audit.store import read_audit
-    from tauray.results.audit.summary import adjusted_success, faults_per_100, ranking
-
-    if read_audit(src, "sim_attributions").empty:
+    if sim_attributions_df(src, columns=["audit_id"]).empty:
         return None
     adjusted = []
     for r in records(adjusted_success(src)):
@@ -72,7 +71,7 @@ def audit_context(src: Path | str, max_flagged: int = 500) -> dict[str, Any] | N
     faults = [{"user_model": r["user_model"], "conversations": r["conversations"],
                "cells": [fig(r[c], f"{r[c]:.1f}", metric="faults_per_100", user=r["user_model"], fault_class=c)
                          for c in classes]} for r in records(per100)]
-    findings = read_audit(src, "sim_findings").sort_values(["scenario", "conversation_id", "message_seq"])
+    findings = sim_findings_df(src).sort_values(["scenario", "conversation_id", "message_seq"])
     flagged = records(findings.head(max_flagged))
     for r in flagged:
         seq = r.get("message_seq")  # straight to the flagged message on the transcript page

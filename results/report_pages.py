@@ -13,7 +13,6 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment
 from tauray.results import analysis, readers
-from tauray.results.audit.store import read_audit
 from tauray.results.report_values import (
     arm_anchor,
     fmt_rate,
@@ -79,8 +78,7 @@ def page_context(c: dict[str, Any], arm: str, messages: list[dict[str, Any]], ac
 
 def _findings(src: Path) -> pd.DataFrame:
     """The newest audit's findings, keyed like the other detail tables (by unit)."""
-
-    found = read_audit(src, "sim_findings")
+    found = readers.sim_findings_df(src)
     return found.assign(unit_id=found["unit_id"].astype(str)) if len(found) else found
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel
 
-from tauray.results.records import AUDIT_TABLES, TABLES, as_json_text
+from tauray.results.records import TABLES, as_json_text
 
 STR = pa.string()
 INT = pa.int64()
@@ -112,18 +112,6 @@ def tables_markdown(tables: dict[str, Any], schemas: dict[str, pa.Schema]) -> st
 def schema_markdown() -> str:
     """The tables as README documents them (a test keeps README in step with this)."""
     return tables_markdown(TABLES, SCHEMAS)
-
-
-# The audit's tables (``records.AUDIT_TABLES``), declared the same way.
-AUDIT_SCHEMAS: dict[str, pa.Schema] = {table: record_schema(record) for table, record in AUDIT_TABLES.items()}
-
-
-def audit_schema_for(table: str) -> pa.Schema:
-    """Declared schema of an audit table; fails loudly, naming the audit tables."""
-    try:
-        return AUDIT_SCHEMAS[table]
-    except KeyError:
-        raise UnknownTableError(f"unknown audit table {table!r}; audit tables: {', '.join(AUDIT_SCHEMAS)}") from None
 
 
 if __name__ == "__main__":

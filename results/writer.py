@@ -58,6 +58,8 @@ WRITE_ORDER: tuple[str, ...] = (
     "messages",
     "nl_assertion_verdicts",
     "judge_verdicts",
+    "sim_findings",
+    "sim_attributions",
     CONVERSATIONS,
 )
 # ``cells`` is a per-sweep summary, not written per conversation.

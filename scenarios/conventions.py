@@ -8,6 +8,7 @@ copy elsewhere would drift."""
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 STOP: Final = "###STOP###"
@@ -37,5 +38,17 @@ def is_reference(model: str | None) -> bool:
     return model in REFERENCE_POLICIES
 
 
-__all__ = ["END_CONVERSATION", "HARNESS_TOOLS", "ORACLE", "OUT_OF_SCOPE", "REFERENCE_BY_SIDE",
-           "REFERENCE_POLICIES", "SCRIPTED", "STOP", "STOP_TOKENS", "TRANSFER", "TRANSFER_TO_HUMAN", "is_reference"]
+PHONE_REQUEST: Final = re.compile(r"\(phone action: (?P<name>[a-z_][a-z0-9_]*) (?P<args>\{.*?\})\)$", re.MULTILINE)
+"""The tag the oracle agent ends a phone request with, which the scripted user acts on and
+the audit reads as the exact action asked for."""
+
+
+def parse_phone_request(text: str | None) -> tuple[str, str] | None:
+    """(tool, JSON arguments) of a tagged phone request in ``text``; None when it has none."""
+    match = PHONE_REQUEST.search(text or "")
+    return (match["name"], match["args"]) if match else None
+
+
+__all__ = ["END_CONVERSATION", "HARNESS_TOOLS", "ORACLE", "OUT_OF_SCOPE", "PHONE_REQUEST", "REFERENCE_BY_SIDE",
+           "REFERENCE_POLICIES", "SCRIPTED", "STOP", "STOP_TOKENS", "TRANSFER", "TRANSFER_TO_HUMAN", "is_reference",
+           "parse_phone_request"]

@@ -161,8 +161,9 @@ def ray_local():
 
 @pytest.fixture(scope="session")
 def endpoint():
-    """The local test endpoint (no faults, no latency), shared by the suite."""
+    """The local test endpoint (no faults, no latency), shared by the suite, serving the
+    tests' faulty customers, agents and judges too (``tests/test_helpers``)."""
     from tauray.endpoint import start_endpoint
 
-    with start_endpoint(latency=0.0) as ep:
+    with start_endpoint(latency=0.0, behaviours="tests.test_helpers.faulty") as ep:
         yield ep

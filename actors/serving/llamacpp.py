@@ -21,7 +21,6 @@ import asyncio
 import hashlib
 import json
 import threading
-import time
 from typing import Any
 
 from tauray.actors.serving.llama_worker import LlamaWorker, WorkerCrashed

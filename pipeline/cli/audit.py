@@ -8,9 +8,7 @@ faulty customers, both, neither)."""
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +18,10 @@ from tauray.pipeline.output import print_figures, print_json
 def cmd_audit(args: argparse.Namespace) -> int:
     from tauray.results.audit import audit_path
 
+    judge = _judge_tier(args)
     try:
-        summary, audits = audit_path(args.path, write=not args.no_write, judge=_judge_tier(args))
+        summary, audits = audit_path(args.path, write=not args.no_write, judge=judge,
+                                     judge_labels=judge.labels if judge else None)
     except FileNotFoundError as exc:  # not a run: one line, exit 2 (like every bad input)
         raise ValueError(str(exc)) from None
     if args.json:
@@ -41,23 +41,83 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _judge_tier(args: argparse.Namespace) -> Any:
+class AuditJudge:
+    """The audit's judge tier run as ``tauray judge`` runs a judge: its items on an in-process
+    judge host or a Ray judge actor, at most ``concurrency`` in flight, every judge model
+    probed once first; it hands the audit the findings per conversation and its totals."""
+
+    def __init__(self, configs: list[Any], use_ray: bool = False, concurrency: int = 16, progress: bool = False,
+                 probe: bool = True) -> None:
+        from tauray.actors.judge.audit_tier import audit_checks_of
+
+        audit_checks_of(configs)  # refuse what cannot be audited with before any call
+        self.configs, self.use_ray, self.concurrency = configs, use_ray, concurrency
+        self.progress, self.probe = progress, probe
+        self.judge: Any = None
+
+    @property
+    def labels(self) -> list[str]:
+        return [f"{c.prompt}:{c.model.model}" for c in self.configs]
+
+    def _run(self, items: list[Any]) -> list[Any]:
+        import asyncio
+
+        from tauray.actors.llm import close_clients
+        from tauray.pipeline.judging import run_items
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(items), unit="item", desc="audit judge", disable=not self.progress, dynamic_ncols=True)
+
+        async def main() -> list[Any]:
+            try:
+                return await run_items(items, self.judge, self.concurrency, lambda *_: bar.update(1))
+            finally:
+                await close_clients()
+
+        try:
+            return asyncio.run(main())
+        finally:
+            bar.close()
+
+    def tier(self, trajectories: list[Any]) -> Any:
+        """The judge tier on these conversations (a ``JudgeTierResult``)."""
+        from tauray.actors.judge import JudgeHost, judge_actor_class
+        from tauray.actors.judge.audit_tier import judge_findings
+        from tauray.pipeline.judging import probe_judges
+
+        if self.judge is None:
+            if self.probe:
+                probe_judges(self.configs)
+            if self.use_ray:
+                from tauray.pipeline.ray_runtime import connect
+
+                connect()
+                self.judge = judge_actor_class().remote()
+            else:
+                self.judge = JudgeHost()
+        return judge_findings(trajectories, self.configs, self._run)
+
+    def __call__(self, trajectories: list[Any]) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
+        tier = self.tier(trajectories)
+        return [a.findings for a in tier.audits], tier.model_dump(exclude={"audits", "configs"})
+
+
+def _judge_tier(args: argparse.Namespace) -> AuditJudge | None:
     """The judge tier the flags ask for (None without --judge): every judge model x every
     audit prompt, through the judge layer (docs/audit-judge.md)."""
     if not args.judge:
         if args.judge_prompt:
             raise ValueError("--judge-prompt needs --judge MODEL (the audit judge's model)")
         return None
+    from tauray.actors.judge.audit_tier import audit_judge_configs
     from tauray.pipeline.cli.flags import given
     from tauray.pipeline.cli.judge import JUDGE_MODEL_FIELDS
-    from tauray.results.audit.judge_tier import audit_judge_configs
-    from tauray.results.audit.runner import JudgeTier
 
     options = given(args, JUDGE_MODEL_FIELDS, prefix="judge")
     configs = audit_judge_configs([{"model": m, **options} for m in args.judge], args.judge_prompt or None,
                                   samples=args.judge_samples)
-    return JudgeTier(configs=configs, use_ray=args.ray, concurrency=args.concurrency or 16,
-                     progress=not args.json and sys.stderr.isatty(), probe=args.probe is not False)
+    return AuditJudge(configs, use_ray=args.ray, concurrency=args.concurrency or 16,
+                      progress=not args.json and sys.stderr.isatty(), probe=args.probe is not False)
 
 
 def _print_tables(path: str) -> None:
@@ -77,38 +137,32 @@ def _print_tables(path: str) -> None:
 
 
 def _run_sweep(args: argparse.Namespace) -> None:
+    """Run (or resume) the calibration sweep (or the mixed set) into ``args.dir``, in this process."""
+    from tauray.pipeline.bench import calibration_mixed
+    from tauray.pipeline.bench.calibration_sweep import run_calibration_sweep, sweep_config
     from tauray.pipeline.sweep_file import stored_name
-    from tauray.results.audit.calibration_sweep import sweep_toml
 
     out = Path(args.dir)
+    name = stored_name(out) or out.name
     if args.mixed:
-        from tauray.results.audit.mixed import sweep_toml as mixed_toml
-
-        text = mixed_toml(name=stored_name(out) or out.name, endpoint=args.endpoint, per_family=args.per_family,
-                          trials=args.trials, split=args.split, telecom_split=args.telecom_split,
-                          max_in_flight=args.max_in_flight)
+        sweep = calibration_mixed.sweep_config(name=name, endpoint=args.endpoint, per_family=args.per_family,
+                                               trials=args.trials, split=args.split, telecom_split=args.telecom_split,
+                                               max_in_flight=args.max_in_flight)
     else:
-        text = sweep_toml(name=stored_name(out) or out.name, endpoint=args.endpoint, split=args.split,
-                          telecom_split=args.telecom_split, limit=args.limit, max_in_flight=args.max_in_flight,
-                          trials=args.trials, classes=tuple(args.classes) or None)
-    with tempfile.NamedTemporaryFile("w", suffix=".toml", prefix="tauray-calibration-", delete=False) as fh:
-        fh.write(text)
-    print(f"tauray audit-calibrate: running the calibration sweep {fh.name} -> {out}", file=sys.stderr, flush=True)
-    cmd = [sys.executable, "-m", "tauray", "sweep", fh.name, "--out", str(out), "--no-progress", "--no-probe"]
-    if (out / "sweep.json").exists():
-        cmd.append("--resume")
-    done = subprocess.run(cmd, check=False, stdout=sys.stderr)
-    if done.returncode != 0:
-        raise ValueError(f"the calibration sweep {fh.name} failed (tauray sweep exit {done.returncode}); see above")
+        sweep = sweep_config(name=name, endpoint=args.endpoint, split=args.split, telecom_split=args.telecom_split,
+                             limit=args.limit, max_in_flight=args.max_in_flight, trials=args.trials,
+                             classes=tuple(args.classes) or None)
+    print(f"tauray audit-calibrate: running the calibration sweep -> {out}", file=sys.stderr, flush=True)
+    run_calibration_sweep(sweep, out)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from tauray.results.audit.calibrate import calibrate_path, text_lines
+    from tauray.pipeline.bench.calibration import calibrate_path, text_lines
 
     if args.endpoint:
         _run_sweep(args)
     if args.mixed:
-        from tauray.results.audit import mixed
+        from tauray.pipeline.bench import calibration_mixed as mixed
 
         figures, _ = mixed.measure_path(args.dir, args.endpoint)
         if args.json:
@@ -154,7 +208,8 @@ def register(sub: Any) -> None:
                        "detectors on the calibration sweep (faulty endpoint customers)")
     p.add_argument("dir", help="the calibration sweep's folder (measured as stored; run first with --endpoint)")
     p.add_argument("--endpoint", help="run (or resume) the calibration sweep first against this test endpoint, "
-                   "e.g. http://127.0.0.1:8765/v1 (`tauray endpoint`)")
+                   "e.g. http://127.0.0.1:8765/v1 (`tauray endpoint --behaviours tests.test_helpers.faulty`, "
+                   "from a source checkout)")
     p.add_argument("--split", default="heldout", choices=("tune", "heldout"),
                    help="phrasings the faulty customers use (default: heldout)")
     p.add_argument("--telecom-split", default="base", help="telecom task split (default: base)")

@@ -39,15 +39,16 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from tauray.results.audit import phone
-from tauray.results.audit.detectors import Blame, Detector, Effect, Finding
-from tauray.results.audit.trajectory import Message, Trajectory
+from tauray.results.audit.finding import Blame, Detector, Effect, Finding
+from tauray.results.audit.trajectory import Call, Message, Trajectory
 from tauray.scenarios.conventions import (
     HARNESS_TOOLS,
     TRANSFER_TO_HUMAN,
+    parse_phone_request,
 )
+from tauray.scenarios.registry import UnknownScenarioError, default_registry
 
 USER_ENDS = ("user_stop", "user_transfer", "user_out_of_scope")
-Call = tuple[str, str, dict[str, Any], int]  # side, tool, arguments, turn (as counterfactual replays them)
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,6 @@ class AgentFacts:
 @lru_cache(maxsize=4096)
 def agent_facts(scenario: str) -> AgentFacts:
     """The scenario's reference actions that the alignment uses (unknown names: none)."""
-    from tauray.scenarios.registry import UnknownScenarioError, default_registry
-
     try:
         s = default_registry().get(scenario)
     except (UnknownScenarioError, KeyError):
@@ -135,8 +134,6 @@ def same_arguments(ref: Ref, args: dict[str, Any] | None) -> bool:
 
 def moves(t: Trajectory, facts: AgentFacts) -> list[Move]:
     """The agent's moves, in order (turn 0, the greeting, is the harness's, not the agent's)."""
-    from tauray.actors.policies import parse_phone_request
-
     errors: dict[str, list[bool]] = {}
     for a in t.actions:
         if a.get("kind") == "tool_call" and a.get("side") == "agent":

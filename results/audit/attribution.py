@@ -31,14 +31,14 @@ from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.results.audit.detectors import Finding
+from tauray.results.audit.finding import Finding
 
 Attribution = Literal["none", "agent", "simulator", "mixed", "harness", "undetermined"]
 ATTRIBUTIONS: tuple[str, ...] = ("none", "agent", "simulator", "mixed", "harness", "undetermined")
 _HARNESS_ERRORS = ("infra", "internal")
 
 
-class Verdict(BaseModel):
+class WhoFailed(BaseModel):
     """Who failed in one conversation, and the finding that decides it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -64,7 +64,7 @@ def _decisive(faults: list[Finding]) -> Finding | None:
 
 
 def attribute(success: bool | None, error_kind: str | None, findings: list[Finding],
-              alone: Mapping[FindingKey, bool | None] | None = None) -> Verdict:
+              alone: Mapping[FindingKey, bool | None] | None = None) -> WhoFailed:
     """The attribution of one conversation (see the module doc). ``alone`` says, per finding
     (``finding_key``), whether its fault by itself fails the reference run (None: cannot say,
     taken as mattering); it is asked only when both sides have outcome faults."""
@@ -76,11 +76,11 @@ def attribute(success: bool | None, error_kind: str | None, findings: list[Findi
     unexplained = bool(outcome) and all(f.flips_verdict is False for f in outcome)
     first = decisive_user or (findings[0] if findings else None)
     if error_kind in _HARNESS_ERRORS:
-        return Verdict(attribution="harness", decisive=None, reason=f"ended in a {error_kind} error")
+        return WhoFailed(attribution="harness", decisive=None, reason=f"ended in a {error_kind} error")
     if success is None:
-        return Verdict(attribution="undetermined", decisive=first, reason="no verdict")
+        return WhoFailed(attribution="undetermined", decisive=first, reason="no verdict")
     if success:
-        return Verdict(attribution="none", decisive=None, reason="succeeded")
+        return WhoFailed(attribution="none", decisive=None, reason="succeeded")
     agent_outcome = [f for f in agent if f.effect == "outcome"]
     if decisive_user is not None and agent_outcome:
         matters_a = [f for f in agent_outcome if alone.get(finding_key(f)) is not False]
@@ -89,33 +89,33 @@ def attribute(success: bool | None, error_kind: str | None, findings: list[Findi
         if da is None:  # the agent's faults fail nothing by themselves: the simulator's rules decide
             agent_outcome = []
         elif du is None:
-            return Verdict(attribution="agent", decisive=da, reason=f"agent {da.fault_class} at turn {da.turn}; "
+            return WhoFailed(attribution="agent", decisive=da, reason=f"agent {da.fault_class} at turn {da.turn}; "
                            f"simulator {decisive_user.fault_class} fails nothing by itself")
         elif du.flips_verdict and not da.flips_verdict:
-            return Verdict(attribution="simulator", decisive=du, reason=f"simulator {du.fault_class} at turn "
+            return WhoFailed(attribution="simulator", decisive=du, reason=f"simulator {du.fault_class} at turn "
                            f"{du.turn}; correcting it rescues the verdict despite agent {da.fault_class}")
         elif da.flips_verdict and not du.flips_verdict:
-            return Verdict(attribution="agent", decisive=da, reason=f"agent {da.fault_class} at turn {da.turn}; "
+            return WhoFailed(attribution="agent", decisive=da, reason=f"agent {da.fault_class} at turn {da.turn}; "
                            f"correcting it rescues the verdict despite simulator {du.fault_class}")
         else:
             early = min((du, da), key=lambda f: (f.message_seq if f.message_seq is not None else -1))
-            return Verdict(attribution="mixed", decisive=early,
+            return WhoFailed(attribution="mixed", decisive=early,
                            reason=f"simulator {du.fault_class} (turn {du.turn}) and agent {da.fault_class} "
                            f"(turn {da.turn}) both matter")
     if decisive_user is not None and unexplained:
-        return Verdict(attribution="mixed", decisive=decisive_user,
+        return WhoFailed(attribution="mixed", decisive=decisive_user,
                        reason=f"simulator {decisive_user.fault_class} at turn {decisive_user.turn}, but correcting "
                        "it does not rescue the verdict")
     if decisive_user is not None:
-        return Verdict(attribution="simulator", decisive=decisive_user,
+        return WhoFailed(attribution="simulator", decisive=decisive_user,
                        reason=f"simulator {decisive_user.fault_class} at turn {decisive_user.turn}")
     if agent:
         da = _decisive(agent_outcome) or agent[0]
-        return Verdict(attribution="agent", decisive=da, reason=f"agent {da.fault_class} at turn {da.turn}")
+        return WhoFailed(attribution="agent", decisive=da, reason=f"agent {da.fault_class} at turn {da.turn}")
     if user:
-        return Verdict(attribution="undetermined", decisive=user[0],
+        return WhoFailed(attribution="undetermined", decisive=user[0],
                        reason=f"failed; only simulator talk faults ({user[0].fault_class})")
-    return Verdict(attribution="agent", decisive=None, reason="failed with no simulator fault found")
+    return WhoFailed(attribution="agent", decisive=None, reason="failed with no simulator fault found")
 
 
-__all__ = ["ATTRIBUTIONS", "Attribution", "FindingKey", "Verdict", "attribute", "finding_key"]
+__all__ = ["ATTRIBUTIONS", "Attribution", "FindingKey", "WhoFailed", "attribute", "finding_key"]

@@ -22,14 +22,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tauray.results.audit import phone
-from tauray.results.audit.detectors import Finding
-from tauray.results.audit.trajectory import Trajectory
-from tauray.scenarios.conventions import HARNESS_TOOLS
+import pandas as pd
+from tauray.results.audit import agent_faults, phone
+from tauray.results.audit.agent_faults import align, gold_run
+from tauray.results.audit.finding import Finding
+from tauray.results.audit.trajectory import Call, Trajectory
+from tauray.scenarios.conventions import HARNESS_TOOLS, parse_phone_request
+from tauray.scenarios.gold import replay
+from tauray.scenarios.registry import default_registry
+from tauray.scenarios.scoring import ExecutedCall, score
 
 CORRECTABLE = frozenset({"different_action", "unrequested_write", "done_without_call", "repeated_write",
                          "ignored_request"})
-Call = tuple[str, str, dict[str, Any], int]  # side, tool, arguments, turn
 
 
 def recorded_calls(t: Trajectory) -> list[Call]:
@@ -49,8 +53,6 @@ def recorded_calls(t: Trajectory) -> list[Call]:
 
 def _asked(t: Trajectory, f: Finding) -> tuple[set[str], dict[str, dict[str, Any]]]:
     """Tools the agent had asked for when the fault was committed, with the tagged arguments."""
-    from tauray.actors.policies import parse_phone_request
-
     msg = t.agent_text_before(f.message_seq if f.message_seq is not None else 0)
     text = msg.content if msg else None
     tagged = parse_phone_request(text)
@@ -88,10 +90,6 @@ def corrected_calls(t: Trajectory, f: Finding) -> list[Call] | None:
 
 def replay_success(t: Trajectory, calls: list[Call]) -> bool | None:
     """The verdict of these calls on fresh state (the scenario's own scoring)."""
-    from tauray.scenarios.gold import replay
-    from tauray.scenarios.registry import default_registry
-    from tauray.scenarios.scoring import ExecutedCall, score
-
     scenario = default_registry().get(str(t.row["scenario"]))
     state, _ = replay(scenario, [(side, tool, args) for side, tool, args, _ in calls])
     executed = [ExecutedCall(side=side, name=tool, arguments=args) for side, tool, args, _ in calls]
@@ -99,15 +97,11 @@ def replay_success(t: Trajectory, calls: list[Call]) -> bool | None:
 
 
 def _missing(value: Any) -> bool:
-    import pandas as pd
-
     return value is None or bool(pd.isna(value))
 
 
 def flips(t: Trajectory, f: Finding) -> bool | None:
     """Whether correcting the fault changes the stored verdict (None: cannot say)."""
-    from tauray.results.audit import agent_faults
-
     stored = t.row.get("success")
     if f.blamed_side not in ("user", "agent") or _missing(stored):
         return None
@@ -128,8 +122,6 @@ def user_alone_calls(t: Trajectory, f: Finding) -> list[Call] | None:
     the asked reference action dropped, doubled or replaced by what the customer did, or an
     unasked write added where the conversation was. None for faults that ended the call or
     changed no state (those are taken to matter, or are not asked about)."""
-    from tauray.results.audit.agent_faults import align, gold_run
-
     if f.fault_class not in CORRECTABLE or f.turn is None or f.message_seq is None:
         return None
     al = align(t)
@@ -163,8 +155,6 @@ def user_alone_calls(t: Trajectory, f: Finding) -> list[Call] | None:
 def alone(t: Trajectory, f: Finding) -> bool | None:
     """Whether the fault by itself fails the reference run (None: cannot say, e.g. a fault
     that ended the call, which ``attribution`` takes as mattering)."""
-    from tauray.results.audit import agent_faults
-
     if f.effect != "outcome":
         return False  # words change no state
     calls = agent_faults.alone_calls(t, f) if f.blamed_side == "agent" else user_alone_calls(t, f)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tauray.actors.policies import parse_phone_request
+from tauray.scenarios.conventions import parse_phone_request
 
 # Topic of each phone tool in plain words: an agent that mentions the topic asked for it
 # (or at least did not forbid it); a tool whose topic it never mentioned was not asked for.

@@ -13,6 +13,10 @@ from functools import lru_cache
 from typing import Any
 
 import pandas as pd
+from tauray.scenarios.registry import UnknownScenarioError, default_registry
+
+Call = tuple[str, str, dict[str, Any], int]
+"""One tool call as the counterfactual replays see it: side, tool, arguments, turn."""
 
 
 @dataclass(frozen=True)
@@ -89,8 +93,6 @@ def _text(value: Any) -> str | None:
 @lru_cache(maxsize=4096)
 def task_facts(scenario: str) -> TaskFacts:
     """The customer's side of a registered scenario (unknown names give empty facts)."""
-    from tauray.scenarios.registry import UnknownScenarioError, default_registry
-
     try:
         s = default_registry().get(scenario)
     except (UnknownScenarioError, KeyError):
@@ -133,4 +135,4 @@ def trajectories(conversations: pd.DataFrame, messages: pd.DataFrame, actions: p
             for row in conversations.to_dict("records")]
 
 
-__all__ = ["KEY_COLUMNS", "Message", "TaskFacts", "Trajectory", "task_facts", "trajectories", "trajectory"]
+__all__ = ["KEY_COLUMNS", "Call", "Message", "TaskFacts", "Trajectory", "task_facts", "trajectories", "trajectory"]

@@ -10,7 +10,6 @@ tables (``result``), the audit's rows (``audit``).
 
 from tauray.results.records.audit import (
     AUDIT_ID_DOC,
-    AUDIT_TABLES,
     AuditAttribution,
     AuditBlame,
     SimAttributionRecord,
@@ -43,7 +42,7 @@ from tauray.results.records.message import MessageRecord
 from tauray.results.records.result import TABLES, ConversationResult, rows_by_table
 
 __all__ = [
-    "ATTEMPT_DOC", "AUDIT_ID_DOC", "AUDIT_TABLES", "ERROR_KINDS", "INFRA", "INTERNAL", "MODEL", "TABLES",
+    "ATTEMPT_DOC", "AUDIT_ID_DOC", "ERROR_KINDS", "INFRA", "INTERNAL", "MODEL", "TABLES",
     "UNIT_ID_DOC", "ActionKind", "ActionRecord", "AgentKind", "Attempt", "AuditAttribution", "AuditBlame",
     "CellRecord", "ConversationRecord", "ConversationResult", "Count", "ErrorKind", "JsonText", "JudgeVerdictRecord",
     "MessageRecord", "NLAssertionRecord", "PredicateRecord", "Role", "Side", "SimAttributionRecord",

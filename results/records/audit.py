@@ -1,18 +1,19 @@
-"""The user-simulator audit's rows (``results.audit``): written by ``tauray audit`` next to a
-run's tables, never by the run itself, so they are declared apart from ``TABLES``."""
+"""The user-simulator audit's rows (``results.audit``): made once per conversation, in the loop,
+and carried in its ``ConversationResult`` like the other detail rows; ``tauray audit`` appends
+rows under a newer ``audit_id``. Readers keep each conversation's newest audit."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from tauray.results.records.columns import Count, UtcDatetime, _DetailRow
 
 AuditBlame = Literal["agent", "user", "harness"]
 AuditAttribution = Literal["none", "agent", "simulator", "mixed", "harness", "undetermined"]
-AUDIT_ID_DOC = ("Audit that wrote the row (one `tauray audit` of the run); readers keep the newest audit of "
-                "each run.")
+AUDIT_ID_DOC = ("Audit that wrote the row: `inloop-<detectors digest>` for the audit made as the conversation "
+                "finished, `audit-<time>-<hex>` for a `tauray audit`; readers keep each conversation's newest.")
 
 
 class SimFindingRecord(_DetailRow):
@@ -29,8 +30,9 @@ class SimFindingRecord(_DetailRow):
     turn: int | None = Field(ge=0, description="Conversation turn of the fault.")
     message_seq: int | None = Field(ge=0, description="Message (seq in the messages table) that shows it.")
     evidence: str = Field(description="What the rule saw, one line.")
-    flips_verdict: bool | None = Field(None, description="Whether correcting the fault flips the verdict; null: "
-                                       "not computed (the corrected replay is not built yet).")
+    flips_verdict: bool | None = Field(None, description="Whether correcting the fault and replaying the recorded "
+                                       "calls flips the verdict (outcome faults); null: cannot say (a fault that "
+                                       "ended the call, a talk fault, or a replay that does not reproduce the run).")
     audited_at: UtcDatetime = Field(description="Time of the audit, UTC.")
 
 
@@ -49,10 +51,3 @@ class SimAttributionRecord(_DetailRow):
     success: bool | None = Field(description="The conversation's verdict, as stored.")
     detectors: list[str] = Field(description="Detectors run (name@version).")
     audited_at: UtcDatetime = Field(description="Time of the audit, UTC.")
-
-
-AUDIT_TABLES: dict[str, type[BaseModel]] = {
-    "sim_findings": SimFindingRecord,
-    "sim_attributions": SimAttributionRecord,
-}
-"""Tables the audit writes into a run directory (apart from ``TABLES``: a run never writes them)."""

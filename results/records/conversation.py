@@ -117,13 +117,6 @@ class ConversationRecord(BaseModel):
     user_db_hash: str | None = Field(description="Hash of the user's final DB.")
     gold_agent_db_hash: str | None = Field(description="Hash of the gold agent DB.")
     gold_user_db_hash: str | None = Field(description="Hash of the gold user DB.")
-    attribution: str | None = Field(None, description="Who failed, from the user-simulator audit made as the "
-                                    "conversation finished: none / agent / simulator / mixed / harness / "
-                                    "undetermined (docs/audit.md); null when not audited. `readers."
-                                    "conversations_df` shows the newest `tauray audit` instead, when there is one.")
-    decisive_finding: str | None = Field(None, description="The audit's deciding finding, as detector@version; "
-                                         "null when none.")
-    decisive_turn: int | None = Field(None, description="Turn of the deciding finding; null when none.")
     tauray_version: str = Field(description="tauray version that produced the row.")
     upstream_version: str = Field(description="Upstream tau2 version used.")
 

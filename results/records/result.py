@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, model_validator
 
+from tauray.results.records.audit import SimAttributionRecord, SimFindingRecord
 from tauray.results.records.columns import _ROW_CONFIG
 from tauray.results.records.conversation import CellRecord, ConversationRecord
 from tauray.results.records.detail import ActionRecord, PredicateRecord
@@ -22,13 +23,17 @@ class ConversationResult(BaseModel):
     messages: list[MessageRecord] = Field(description="Message rows.")
     nl_assertions: list[NLAssertionRecord] = Field(default=[], description="NL-assertion verdict rows.")
     judge_verdicts: list[JudgeVerdictRecord] = Field(default=[], description="Overall judge verdict rows.")
+    sim_findings: list[SimFindingRecord] = Field(default=[], description="The audit's findings (none when not audited).")
+    sim_attributions: list[SimAttributionRecord] = Field(default=[], description="The audit's attribution: one row "
+                                                         "when audited, none otherwise.")
 
     @model_validator(mode="after")
     def _rows_belong_to_conversation(self) -> ConversationResult:
         # Detail rows that point at another conversation would be orphaned
         # (or worse, attached to the wrong one) once written.
         key = (self.conversation.run_id, self.conversation.conversation_id)
-        for name in ("predicates", "actions", "messages", "nl_assertions", "judge_verdicts"):
+        for name in ("predicates", "actions", "messages", "nl_assertions", "judge_verdicts", "sim_findings",
+                     "sim_attributions"):
             for row in getattr(self, name):
                 if (row.run_id, row.conversation_id) != key:
                     raise ValueError(
@@ -45,6 +50,8 @@ TABLES: dict[str, type[BaseModel]] = {
     "messages": MessageRecord,
     "nl_assertion_verdicts": NLAssertionRecord,
     "judge_verdicts": JudgeVerdictRecord,
+    "sim_findings": SimFindingRecord,
+    "sim_attributions": SimAttributionRecord,
     "cells": CellRecord,
 }
 
@@ -58,5 +65,7 @@ def rows_by_table(result: ConversationResult) -> dict[str, list[BaseModel]]:
         "messages": list(result.messages),
         "nl_assertion_verdicts": list(result.nl_assertions),
         "judge_verdicts": list(result.judge_verdicts),
+        "sim_findings": list(result.sim_findings),
+        "sim_attributions": list(result.sim_attributions),
     }
 

@@ -13,7 +13,7 @@ from tauray.results.audit.agent_faults import (
     corrected_calls,
 )
 from tauray.results.audit.counterfactual import replay_success
-from tauray.results.audit.detectors import detect_all
+from tauray.results.audit.finding import detect_all
 from tauray.results.audit.trajectory import Message, Trajectory, task_facts
 from tauray.scenarios.conventions import STOP
 from tauray.scenarios.model import ReferenceAction

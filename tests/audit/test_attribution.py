@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tauray.results.audit.attribution import attribute
-from tauray.results.audit.detectors import Finding
+from tauray.results.audit.finding import Finding
 
 
 def _f(cls, effect="outcome", side="user", turn=3):

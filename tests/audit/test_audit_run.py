@@ -12,8 +12,8 @@ from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.pipeline.cli.main import main
 from tests.units import make_units
-from tauray.results.audit import read_audit
-from tauray.results.audit.calibrate import calibrate_path
+from tauray.results.readers import sim_attributions_df, sim_findings_df
+from tauray.pipeline.bench.calibration import calibrate_path
 from tauray.results.audit.summary import adjusted_success, faults_per_100
 from tauray.results.report import build_report
 from tauray.results.writer import TableWriter
@@ -44,7 +44,7 @@ def test_reference_pair_has_no_finding(tmp_path, capsys):
     summary = _audit_json(tmp_path / "clean", capsys)
     assert summary["conversations"] == 2 and summary["findings"] == 0
     assert summary["attributions"] == {"none": 2}
-    attributions = read_audit(tmp_path / "clean", "sim_attributions")
+    attributions = sim_attributions_df(tmp_path / "clean")
     assert len(attributions) == 2 and set(attributions["attribution"]) == {"none"}
     assert main(["audit", str(tmp_path / "clean"), "--no-write"]) == 0  # text output, nothing written
     assert "findings                     0" in capsys.readouterr().out
@@ -56,12 +56,12 @@ def test_faulty_customer_is_found_attributed_and_stored(tmp_path, capsys, endpoi
     _store(tmp_path / "faulty", "faulty", agent, user)
     summary = _audit_json(tmp_path / "faulty", capsys)
     assert summary["findings_by_class"] == {"different_action": 2}
-    findings = read_audit(tmp_path / "faulty", "sim_findings")
+    findings = sim_findings_df(tmp_path / "faulty")
     assert list(findings["fault_class"]) == ["different_action"] * 2
     assert set(findings["detector"]) == {"unasked_write"} and set(findings["tier"]) == {"rule"}
     # replaying the recorded calls with the asked action instead of the wrong one passes: the fault decided it
     assert list(findings["flips_verdict"]) == [True, True]
-    attributions = read_audit(tmp_path / "faulty", "sim_attributions")
+    attributions = sim_attributions_df(tmp_path / "faulty")
     assert set(attributions["attribution"]) == {"simulator"}
     assert list(attributions["decisive_turn"]) == list(findings["turn"])
     calibration = calibrate_path(tmp_path / "faulty")
@@ -77,8 +77,8 @@ def test_faulty_customer_is_found_attributed_and_stored(tmp_path, capsys, endpoi
     assert page.count('href="transcripts/') == 2  # the flagged turns link to their transcripts
     # a re-audit supersedes the old one, and an audit that finds nothing still counts
     _audit_json(tmp_path / "faulty", capsys)
-    assert len(read_audit(tmp_path / "faulty", "sim_findings")) == 2
-    assert read_audit(tmp_path / "faulty", "sim_attributions")["audit_id"].nunique() == 1
+    assert len(sim_findings_df(tmp_path / "faulty")) == 2
+    assert sim_attributions_df(tmp_path / "faulty")["audit_id"].nunique() == 1
 
 
 def test_audit_of_a_folder_that_is_no_run_says_so(tmp_path, capsys):
@@ -87,7 +87,7 @@ def test_audit_of_a_folder_that_is_no_run_says_so(tmp_path, capsys):
 
 
 def test_a_faulty_agent_is_blamed_at_its_turn_and_the_non_solving_agent_for_every_failure(tmp_path, capsys, endpoint):
-    from tauray.results.audit.groundtruth_agent import replay_agent
+    from tauray.pipeline.bench.calibration_truth_agent import replay_agent
     from tauray.results.audit.trajectory import trajectories
     from tauray.results.readers import actions_df, conversations_df, messages_df
 
@@ -97,17 +97,17 @@ def test_a_faulty_agent_is_blamed_at_its_turn_and_the_non_solving_agent_for_ever
     _store(tmp_path / "agent", "agent", agent, user)
     summary = _audit_json(tmp_path / "agent", capsys)
     assert summary["findings_by_class"] == {"premature_transfer": 2} and summary["attributions"] == {"agent": 2}
-    findings = read_audit(tmp_path / "agent", "sim_findings")
+    findings = sim_findings_df(tmp_path / "agent")
     assert set(findings["blamed_side"]) == {"agent"} and set(findings["detector"]) == {"agent_early_exit"}
     path = tmp_path / "agent"
     truth = {t.keys["conversation_id"]: replay_agent(t).turn
              for t in trajectories(conversations_df(path), messages_df(path), actions_df(path))}
-    attributions = read_audit(path, "sim_attributions")
+    attributions = sim_attributions_df(path)
     assert {r.conversation_id: r.decisive_turn for r in attributions.itertuples()} == truth
     # the endpoint's non-solving agent with the faithful customer: every failure is the agent's
     _store(tmp_path / "lazy", "lazy", {"model": "openai/scripted-agent", "api_base": endpoint.base_url}, user)
     summary = _audit_json(tmp_path / "lazy", capsys)
-    rows = read_audit(tmp_path / "lazy", "sim_attributions")
+    rows = sim_attributions_df(tmp_path / "lazy")
     failed = rows[rows["success"] == False]
     assert len(failed) and set(failed["attribution"]) == {"agent"} and failed["user_findings"].sum() == 0
 
@@ -120,9 +120,9 @@ def test_an_ignored_request_is_corrected_by_doing_what_was_asked(tmp_path, capsy
     user = {"model": "openai/faulty-user:ignored_request:heldout", "api_base": endpoint.base_url}
     _store(tmp_path / "ignored", "ignored", agent, user)
     _audit_json(tmp_path / "ignored", capsys)
-    findings = read_audit(tmp_path / "ignored", "sim_findings")
+    findings = sim_findings_df(tmp_path / "ignored")
     assert set(findings["fault_class"]) == {"ignored_request"} and len(findings) == 2
-    attributions = read_audit(tmp_path / "ignored", "sim_attributions").merge(
+    attributions = sim_attributions_df(tmp_path / "ignored").merge(
         findings[["conversation_id", "flips_verdict", "turn"]], on="conversation_id")
     failed = attributions[attributions["success"] == False]  # noqa: E712 - a nullable column
     assert len(failed) >= 1

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tauray.results.audit.detectors import DETECTORS, detect_all
+from tauray.results.audit.finding import detect_all
+from tauray.results.audit.user_faults import USER_DETECTORS
 from tauray.scenarios.registry import get_scenario
 
 from tests.audit.helpers import SCENARIO, ask, build, opening, performed
@@ -12,13 +13,13 @@ CLOSING = "That was the last step on my side; everything should work now. Is the
 
 
 def classes(t):
-    return [(f.fault_class, f.turn) for f in detect_all(t)]
+    return [(f.fault_class, f.turn) for f in detect_all(t, USER_DETECTORS)]
 
 
 def test_every_detector_is_versioned_and_named_once():
-    names = [d.name for d in DETECTORS]
+    names = [d.name for d in USER_DETECTORS]
     assert len(names) == len(set(names))
-    assert all(d.version >= 1 and d.tier == "rule" and d.blamed_side == "user" for d in DETECTORS)
+    assert all(d.version >= 1 and d.tier == "rule" and d.blamed_side == "user" for d in USER_DETECTORS)
 
 
 def test_a_faithful_conversation_has_no_finding():
@@ -196,7 +197,7 @@ def test_a_stop_right_after_a_failing_check():
                *_checked(3, "toggle_airplane_mode", AIRPLANE_OFF, "run_speed_test", POOR),
                (3, "user", "user", "It still doesn't work. I give up. ###STOP###")], success=False)
     assert classes(t) == [("stop_after_failure", 3)]
-    f = next(f for f in detect_all(t) if f.fault_class == "stop_after_failure")
+    f = next(f for f in detect_all(t, USER_DETECTORS) if f.fault_class == "stop_after_failure")
     assert f.effect == "outcome" and f.blamed_side == "user"
 
 
@@ -237,7 +238,7 @@ def test_no_end_after_the_resolved_result():
                (3, "user", "user", f"Done. My phone now shows: {EXCELLENT}"), (4, "agent", "assistant", CLOSING),
                (5, "user", "user", "Great, it works! While I have you, tell me about the new phones.")])
     assert classes(t) == [("no_end_after_resolved", 5)]
-    f = next(f for f in detect_all(t) if f.fault_class == "no_end_after_resolved")
+    f = next(f for f in detect_all(t, USER_DETECTORS) if f.fault_class == "no_end_after_resolved")
     assert f.effect == "talk"
     own = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
                  *performed(3, "toggle_airplane_mode", AIRPLANE_OFF), (4, "agent", "assistant", CLOSING),
@@ -277,7 +278,7 @@ def test_the_tasks_constraints_broken_in_words():
                  "I'm on my home Wi-Fi right now anyway."):
         t = build([(0, "agent", "assistant", "Hello"), (1, "user", "user", f"My data is broken. {said}")])
         assert classes(t) == [("constraint_broken", 1)], said
-        assert detect_all(t)[0].effect == "talk"
+        assert detect_all(t, USER_DETECTORS)[0].effect == "talk"
     agreed = build([*opening(), (2, "agent", "assistant", "Would you like to change your mobile data plan?"),
                     (3, "user", "user", "Yes, please do.")])
     assert classes(agreed) == [("constraint_broken", 3)]
@@ -302,7 +303,7 @@ def test_refusing_the_payment_the_task_accepts_but_not_another_action():
     t = build([*opening(), (2, "agent", "assistant", ask("make_payment")),
                (3, "user", "user", "I don't want to pay that bill.")], scenario=PAYING, success=False)
     assert classes(t) == [("constraint_broken", 3)]
-    assert detect_all(t)[0].effect == "outcome"
+    assert detect_all(t, USER_DETECTORS)[0].effect == "outcome"
     other = build([*opening(), (2, "agent", "assistant", ask("reboot_device")),
                    (3, "user", "user", "I'd rather not do that right now. Is there another way?")],
                   scenario=PAYING, success=False)
@@ -317,7 +318,7 @@ def test_text_and_a_call_in_one_message():
                (3, "user", "user", "Sure, doing that now.", ["toggle_airplane_mode"]), (3, "user", "tool", AIRPLANE_OFF),
                (3, "user", "user", f"Done. My phone now shows: {AIRPLANE_OFF}")])
     assert classes(t) == [("bundled_turn", 3)]
-    assert detect_all(t)[0].effect == "talk"
+    assert detect_all(t, USER_DETECTORS)[0].effect == "talk"
 
 
 def test_several_asked_writes_in_one_turn_but_not_a_repeat_an_unasked_one_or_a_read():
@@ -358,7 +359,7 @@ def test_a_requested_action_neither_done_nor_refused():
                    (3, "user", "user", reply), (4, "agent", "assistant", ask("toggle_data")),
                    *performed(5, "toggle_data", "Mobile Data is now ON.")], success=False)
         assert classes(t) == [("ignored_request", 3)]
-        found = detect_all(t)[0]
+        found = detect_all(t, USER_DETECTORS)[0]
         assert found.effect == "outcome" and found.detector == "ignored_request" and found.flips_verdict is None
 
 

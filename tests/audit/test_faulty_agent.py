@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from tauray.endpoint.behaviours import BEHAVIOURS, BehaviourError
-from tauray.endpoint.faulty_agent import (
+from tauray.endpoint.behaviours import BehaviourError
+from tests.test_helpers.faulty import BEHAVIOURS
+from tests.test_helpers.faulty_agent import (
     AGENT_FAULT_CLASSES,
     faulty_agent,
     plan_for,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from tauray.endpoint.behaviours import BEHAVIOURS, BehaviourError
-from tauray.endpoint.faulty_user import (
+from tauray.endpoint.behaviours import BehaviourError
+from tests.test_helpers.faulty import BEHAVIOURS
+from tests.test_helpers.faulty_user import (
     _ASKING_STOP,
     FAULT_CLASSES,
     HARD_NEGATIVES,
@@ -188,7 +189,7 @@ def test_bundled_turn_sends_text_with_the_asked_call():
 
 @pytest.mark.parametrize("name", [*NEW, "reports_check", "keeps_constraint", "asks_first", "cannot_find"])
 def test_phrasing_halves_are_disjoint_and_cover_the_class(name):
-    from tauray.endpoint.faulty_user import PHRASINGS
+    from tests.test_helpers.faulty_user import PHRASINGS
 
     options = PHRASINGS[name]
     tune, held = _phrasings(options, "tune"), _phrasings(options, "heldout")
@@ -205,7 +206,7 @@ def _calibrated(tmp_path, endpoint, name: str, scenarios: list[str]):
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
     from tests.units import make_units
-    from tauray.results.audit.calibrate import calibrate_path
+    from tauray.pipeline.bench.calibration import calibrate_path
     from tauray.results.writer import TableWriter
 
     agent = {"model": "openai/scripted-agent-writes", "api_base": endpoint.base_url, "reference_steps": True}
@@ -235,14 +236,17 @@ def test_each_later_fault_is_found_at_its_replayed_turn(tmp_path, endpoint, name
 
 
 def test_the_calibration_sweep_can_run_only_some_classes():
-    from tauray.results.audit.calibration_sweep import sweep_toml, user_models
+    from tauray.pipeline.bench.calibration_sweep import sweep_config, user_models
+    from tauray.pipeline.config import SweepConfig
 
     every = user_models("heldout")
     assert set(NEW) | {"reports_check", "keeps_constraint"} <= {k.removeprefix("u-") for k in every}
     some = user_models("heldout", classes=("stop_after_failure", "refusal"))
     assert some == {"u-stop_after_failure": "faulty-user:stop_after_failure:heldout",
                     "u-refusal": "faulty-user:refusal:heldout", "u-clean": "scripted-user-writes"}
-    assert "u-bundled_turn" not in sweep_toml("x", "http://127.0.0.1:1/v1", classes=("stop_after_failure",))
+    sweep = sweep_config("x", "http://127.0.0.1:1/v1", classes=("stop_after_failure",))
+    assert "u-bundled_turn" not in sweep["models"] and SweepConfig.model_validate(sweep).users == [
+        "u-stop_after_failure", "u-clean"]
     with pytest.raises(ValueError, match="no_such"):
         user_models("heldout", classes=("no_such",))
 
@@ -269,7 +273,7 @@ def _recorded(result, reply, seed=0):
 
 
 def test_the_replay_does_not_count_a_check_run_only_to_decide_on_the_fault():
-    from tauray.results.audit.groundtruth import replay
+    from tauray.pipeline.bench.calibration_truth import replay
 
     resolved = replay(_recorded(EXCELLENT, f"Done. My phone now shows: {EXCELLENT}"))
     assert resolved.mismatch is None and not resolved.committed  # it checked, saw it fixed, and reported it
@@ -284,7 +288,7 @@ def _asked_roaming():
 
 @pytest.mark.parametrize("split", ["tune", "heldout"])
 def test_ignored_request_talks_past_the_asked_action_without_doing_refusing_or_stopping(split):
-    from tauray.endpoint.faulty_user import PHRASINGS
+    from tests.test_helpers.faulty_user import PHRASINGS
 
     said = set()
     for seed in range(0, 16, 2):  # even seeds draw the first request
@@ -310,3 +314,24 @@ def test_the_ignored_request_near_misses_raise_no_finding_end_to_end(tmp_path, e
         "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card"])
     assert c.replay_mismatches == 0 and c.hard_negatives == {name: 4}
     assert c.false_positive_rate.k == 0
+
+
+def test_the_faulty_behaviours_are_test_ground_truth_the_endpoint_loads_by_name():
+    """They are not in the product's registry; ``load_behaviours`` (``--behaviours``) adds
+    them, and refuses a module that would redefine a registered name."""
+    import subprocess
+    import sys
+
+    from tauray.endpoint import behaviours
+
+    shipped = subprocess.run([sys.executable, "-c", "from tauray.endpoint.behaviours import BEHAVIOURS as B; "
+                              "print(sorted(n for n in B if n.startswith(('faulty-', 'judge-coin'))))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert shipped == "[]"
+    added = behaviours.load_behaviours("tests.test_helpers.faulty")
+    assert {"faulty-user", "faulty-agent", "judge-coin"} <= set(added) <= set(behaviours.BEHAVIOURS)
+    assert behaviours.load_behaviours("tests.test_helpers.faulty") == added  # loading twice is harmless
+    with pytest.raises(ValueError, match="no BEHAVIOURS"):
+        behaviours.load_behaviours("tests.test_helpers")
+    with pytest.raises(ValueError, match="cannot load"):
+        behaviours.load_behaviours("tests.test_helpers.no_such_module")

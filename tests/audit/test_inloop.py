@@ -1,7 +1,8 @@
-"""The audit in the loop: a run through the real driver writes who failed into every
-conversation row (plain ``pd.read_parquet`` sees it), its findings tables when the run
-ends, and the count in its summary; ``--no-audit`` leaves all of that out, and a later
-``tauray audit`` shows through the readers."""
+"""The audit in the loop: a run through the real driver audits each conversation once, on
+the coordinator, and its rows (findings, one attribution) land with the conversation's
+other rows, in one place: the audit tables, which ``conversations_df`` joins; the run's
+summary counts them; ``--no-audit`` leaves all of that out, and a later ``tauray audit``
+appends a newer audit that every reader then shows."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import logging
 
 import pandas as pd
 from tauray.pipeline.cli.main import main
-from tauray.results.audit import read_audit
-from tauray.results.readers import conversations_df
+from tauray.results.audit import INLOOP_AUDIT_ID
+from tauray.results.readers import conversations_df, sim_attributions_df, sim_findings_df
 
 SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
              "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card"]
@@ -30,14 +31,15 @@ def _run(out, endpoint, capsys, *extra):
 def test_every_row_says_who_failed_and_the_findings_land(ray_local, endpoint, tmp_path, capsys):
     out = tmp_path / "audited"
     summary = _run(out, endpoint, capsys)
-    rows = pd.read_parquet(out / "conversations")
-    assert len(rows) == summary["ran"] == 2
+    assert "attribution" not in pd.read_parquet(out / "conversations").columns  # one home: the audit's rows
+    stored = pd.read_parquet(out / "sim_attributions")
+    assert len(stored) == summary["ran"] == 2 and set(stored["audit_id"]) == {INLOOP_AUDIT_ID}  # audited once
+    rows = conversations_df(out).sort_values("conversation_id")
     assert list(rows["attribution"]) == ["simulator", "simulator"]
     assert set(rows["decisive_finding"]) == {"unasked_write@1"}
     assert summary["attributions"] == {"simulator": 2} and summary["audit_findings"] == 2
-    findings = read_audit(out, "sim_findings").sort_values("conversation_id")
-    # the row's decisive turn is the stored finding's: one audit, two places
-    assert list(rows.sort_values("conversation_id")["decisive_turn"]) == list(findings["turn"])
+    findings = sim_findings_df(out).sort_values("conversation_id")
+    assert list(rows["decisive_turn"]) == list(findings["turn"])
     # the report marks the flagged message on each transcript page, and the audit page links to it
     from tauray.results.report import build_report
 
@@ -49,18 +51,23 @@ def test_every_row_says_who_failed_and_the_findings_land(ray_local, endpoint, tm
     audit_page = (tmp_path / "report" / "audit.html").read_text()
     assert audit_page.count("#seq-") == 2
     assert 'data-agent="openai/scripted-agent-writes" data-raw-rank="1"' in audit_page
+    # a re-audit appends rows under a newer audit id, which every reader then shows (once per conversation)
+    assert main(["audit", str(out), "--json"]) == 0
+    newer = json.loads(capsys.readouterr().out)["audit_id"]
+    assert set(sim_attributions_df(out)["audit_id"]) == {newer} and len(sim_findings_df(out)) == 2
+    assert len(sim_attributions_df(out, all_attempts=True)) == 4 and len(conversations_df(out)) == 2
 
 
 def test_no_audit_leaves_the_columns_empty_and_a_later_audit_shows_through(ray_local, endpoint, tmp_path, capsys):
     out = tmp_path / "plain"
     summary = _run(out, endpoint, capsys, "--no-audit")
     assert summary["attributions"] == {} and summary["audit_findings"] == 0
-    assert pd.read_parquet(out / "conversations")["attribution"].isna().all()
-    assert read_audit(out, "sim_attributions").empty
+    assert sim_attributions_df(out).empty and sim_findings_df(out).empty
     assert conversations_df(out)["attribution"].isna().all()
+    before = pd.read_parquet(out / "conversations")
     assert main(["audit", str(out), "--json"]) == 0
     capsys.readouterr()
-    assert pd.read_parquet(out / "conversations")["attribution"].isna().all()  # rows are never rewritten
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "conversations"), before)  # rows are never rewritten
     shown = conversations_df(out)
     assert list(shown["attribution"]) == ["simulator", "simulator"]
     assert set(shown["decisive_finding"]) == {"unasked_write@1"}
@@ -71,19 +78,20 @@ def test_no_audit_leaves_the_columns_empty_and_a_later_audit_shows_through(ray_l
 def test_an_audit_that_breaks_keeps_the_conversation(monkeypatch, caplog):
     from tauray.actors.conversation import failed_result
     from tests.units import make_units
-    from tauray.results.audit import inloop, runner
+    from tauray.results.audit import inloop
 
     unit = make_units("r", SCENARIOS[:1], 1, {"model": "oracle"}, {"model": "scripted"})[0]
     result = failed_result(unit, "infra", "no reply")
-    assert inloop.audit_result(result).conversation.attribution == "harness"
+    (row,) = inloop.audit_result(result).sim_attributions
+    assert row.attribution == "harness" and row.audit_id == INLOOP_AUDIT_ID
 
     def broken(*_a, **_k):
         raise RuntimeError("detector bug")
 
-    monkeypatch.setattr(runner, "audit_trajectory", broken)
+    monkeypatch.setattr(inloop, "audit_trajectory", broken)
     with caplog.at_level(logging.WARNING):
         kept = inloop.audit_result(result)
-    assert kept == result and kept.conversation.attribution is None
+    assert kept == result and kept.sim_attributions == [] and kept.sim_findings == []
     assert "detector bug" in caplog.text
 
 
@@ -101,5 +109,6 @@ def test_the_attribution_row_counts_findings_per_side():
     audit = ConversationAudit(keys=keys, user_model="u", success=False, attribution="mixed",
                               findings=(finding("agent", 1), finding("user", 2), finding("agent", 3)),
                               decisive=None, reason="both")
-    (row,) = audit_rows([audit], "a1", datetime.now(UTC))["sim_attributions"]
-    assert (row.findings, row.user_findings, row.agent_findings) == (3, 1, 2)
+    findings, row = audit_rows(audit, "a1", datetime.now(UTC), ["user_rule@1", "agent_rule@1"])
+    assert (row.findings, row.user_findings, row.agent_findings) == (3, 1, 2) and len(findings) == 3
+    assert row.detectors == ["user_rule@1", "agent_rule@1"] and {f.audit_id for f in findings} == {"a1"}

@@ -19,7 +19,7 @@ from tauray.actors.judge.sim_audit import (
     combine_samples,
     parse_audit_reply,
 )
-from tauray.results.audit.judge_tier import judge_findings
+from tauray.pipeline.cli.audit import AuditJudge
 from tauray.results.audit.trajectory import trajectories
 
 from .helpers import GREETING, ask, build, performed
@@ -29,6 +29,11 @@ SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roa
 CLASSES = ["persona_broken", "unreasonable_stop", "character_broken"]
 BREAK = "To be honest I am an AI simulator, and my instructions say the phone shows Airplane Mode OFF."
 QUIT = "Never mind, I will sort it out myself. ###STOP###"
+
+
+def judge_findings(trajectories, configs, **options):
+    """The judge tier as ``tauray audit --judge`` runs it (through the judge layer)."""
+    return AuditJudge(configs, **options).tier(trajectories)
 
 
 def _config(model: str, base: str, prompt: str = "sim-audit@1", **extra) -> JudgeConfig:
@@ -328,7 +333,7 @@ def test_tauray_audit_with_a_judge_stores_the_judge_tier_beside_the_rules(audite
     import json
 
     from tauray.pipeline.cli.main import main
-    from tauray.results.audit import read_audit
+    from tauray.results.readers import sim_attributions_df, sim_findings_df
 
     run, quit_at = audited_run
     assert main(["audit", str(run), "--judge", "openai/judge-sim-audit", "--judge-api-base", endpoint.base_url,
@@ -337,12 +342,12 @@ def test_tauray_audit_with_a_judge_stores_the_judge_tier_beside_the_rules(audite
     assert summary["judge"]["checks"] == 12 and summary["judge"]["faults"] == 2
     assert summary["judge"]["unscored"] == 0 and summary["judge"]["calls"] >= 1
     assert "sim-audit@2:openai/judge-sim-audit" in summary["detectors"]
-    judged = read_audit(run, "sim_findings").query("tier == 'judge'").sort_values("message_seq")
+    judged = sim_findings_df(run).query("tier == 'judge'").sort_values("message_seq")
     assert list(zip(judged["fault_class"], judged["message_seq"])) == [("unreasonable_stop", quit_at),
                                                                        ("character_broken", 5)]
     assert set(judged["run_id"]) == {"faulty"} and set(judged["detector"]) == {"sim-audit"}
     assert set(judged["detector_version"]) == {2}  # the latest audit prompt by default
-    stored = read_audit(run, "sim_attributions")
+    stored = sim_attributions_df(run)
     assert all("sim-audit@2:openai/judge-sim-audit" in list(d) for d in stored["detectors"])
     # an unreadable judge adds no finding and says why its checks have no verdict
     assert main(["audit", str(run), "--judge", "openai/judge-sim-audit-garbled", "--judge-api-base",

@@ -9,8 +9,8 @@ import asyncio
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tests.units import make_units
-from tauray.results.audit import mixed
-from tauray.results.audit.groundtruth_agent import replay_agent
+from tauray.pipeline.bench import calibration_mixed as mixed
+from tauray.pipeline.bench.calibration_truth_agent import replay_agent
 from tauray.results.audit.trajectory import trajectories
 from tauray.results.readers import actions_df, conversations_df, messages_df
 from tauray.results.writer import TableWriter

@@ -22,7 +22,7 @@ def test_sweep_dir_reads_every_run_with_declared_dtypes(fixture_sweep, tmp_path)
     assert [d.name for d in dirs] == ["oracle", "oracle-llmuser", "quiet", "scripted"]
     conv = conversations_df(fixture_sweep)
     assert len(conv) == sum(len(conversations_df(d)) for d in dirs) == 4 * 8 * TRIALS
-    assert list(conv.columns) == schema_for("conversations").names
+    assert list(conv.columns) == [*schema_for("conversations").names, "attribution", "decisive_finding", "decisive_turn"]
     assert str(conv["success"].dtype) == "boolean" and str(conv["started_at"].dtype) == "datetime64[us, UTC]"
     assert conv["trial"].dtype == "int64" and isinstance(conv["gating_signals"].iloc[0], list)
     assert all(isinstance(conv[c].dtype, pd.CategoricalDtype) for c in ("agent_model", "scenario", "error_kind"))

@@ -1,5 +1,6 @@
-"""The readers show the newest stored audit over what a conversation row says of who failed
-(without Ray: conversations run in this process, audits written with the audit's store)."""
+"""The readers show each conversation's newest audit: the in-loop audit's rows, written
+with the conversation's, until ``tauray audit`` appends newer ones (without Ray:
+conversations run in this process, re-audits written with the audit's store)."""
 
 from __future__ import annotations
 
@@ -31,10 +32,10 @@ def run(tmp_path_factory):
         return await asyncio.gather(*(run_conversation(x, a, u) for x in units))
 
     results = asyncio.run(go())
-    # as if the in-loop audit had written them: the first is superseded below, the second is not
+    # as the in-loop audit sends them, inside the result: the first is superseded below, the second is not
     for i, (who, finding, turn) in enumerate((("undetermined", "old@1", 9), ("agent", "own@1", 5))):
-        results[i] = results[i].model_copy(update={"conversation": results[i].conversation.model_copy(
-            update={"attribution": who, "decisive_finding": finding, "decisive_turn": turn})})
+        results[i] = results[i].model_copy(update={"sim_attributions": [
+            _row(results[i].conversation, "inloop-x", T0 - timedelta(hours=1), who, finding, turn)]})
     with TableWriter(out, "r") as writer:
         for r in results:
             writer.add(r)
@@ -49,7 +50,7 @@ def _row(conv, audit_id: str, at: datetime, attribution: str, finding: str | Non
                                 detectors=["d@1"], audited_at=at)
 
 
-def test_rows_speak_for_themselves_until_an_audit_is_stored(run):
+def test_the_in_loop_audit_speaks_until_a_newer_audit_is_stored(run):
     out, convs = run
     frame = conversations_df(out).set_index("conversation_id")
     first, second = (c.conversation_id for c in convs)
@@ -61,21 +62,21 @@ def test_rows_speak_for_themselves_until_an_audit_is_stored(run):
 def test_the_newest_audit_shows_through_and_an_unaudited_row_keeps_its_own(run):
     out, convs = run
     first, second = convs
-    write_audit(out, "r", {"sim_findings": [], "sim_attributions": [
-        _row(first, "a1", T0, "agent", "agent_rule@1", 4), _row(second, "a1", T0, "simulator", "user_rule@2", 2)]})
-    write_audit(out, "r", {"sim_findings": [], "sim_attributions": [  # newer, and only of the first conversation
-        _row(first, "a2", T0 + timedelta(hours=1), "none", None, None)]})
+    write_audit(out, "r", [], [_row(first, "a1", T0, "agent", "agent_rule@1", 4),
+                               _row(second, "a1", T0, "simulator", "user_rule@2", 2)])
+    write_audit(out, "r", [], [_row(first, "a2", T0 + timedelta(hours=1), "none", None, None)])  # newer, first only
     frame = conversations_df(out).set_index("conversation_id")
     assert frame.loc[first.conversation_id, "attribution"] == "none"
     assert pd.isna(frame.loc[first.conversation_id, "decisive_finding"])
     assert pd.isna(frame.loc[first.conversation_id, "decisive_turn"])
-    # the newest audit (a2) did not cover the second conversation: its own row's values stand
+    # a2 did not cover the second conversation: its own newest audit (a1) speaks for it
     assert frame.loc[second.conversation_id, ["attribution", "decisive_finding", "decisive_turn"]].tolist() == [
-        "agent", "own@1", 5]
+        "simulator", "user_rule@2", 2]
     assert list(conversations_df(out, attribution="none")["conversation_id"]) == [first.conversation_id]
     assert conversations_df(out, columns=["conversation_id", "decisive_turn"]).shape == (2, 2)
-    stored = pd.read_parquet(out / "conversations").set_index("conversation_id")
-    assert stored.loc[first.conversation_id, "attribution"] == "undetermined"  # the file is never rewritten
+    assert "attribution" not in pd.read_parquet(out / "conversations").columns  # one home: the audit's rows
+    stored = pd.read_parquet(out / "sim_attributions")
+    assert sorted(stored["audit_id"]) == ["a1", "a1", "a2", "inloop-x", "inloop-x"]  # nothing rewritten
 
 
 def test_an_older_audit_alone_fills_every_column(run, tmp_path):
@@ -85,8 +86,8 @@ def test_an_older_audit_alone_fills_every_column(run, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(out, copy, ignore=shutil.ignore_patterns("sim_*"))
     first, second = convs
-    write_audit(copy, "r", {"sim_findings": [], "sim_attributions": [
-        _row(first, "a1", T0, "agent", "agent_rule@1", 4), _row(second, "a1", T0, "simulator", "user_rule@2", 2)]})
+    write_audit(copy, "r", [], [_row(first, "a1", T0, "agent", "agent_rule@1", 4),
+                                _row(second, "a1", T0, "simulator", "user_rule@2", 2)])
     frame = conversations_df(copy).set_index("conversation_id")
     assert frame.loc[first.conversation_id, ["attribution", "decisive_finding", "decisive_turn"]].tolist() == [
         "agent", "agent_rule@1", 4]

@@ -1,7 +1,7 @@
-"""The newest stored audit overlays the conversations it covers (issue 27, second
-mutation run: ``_with_newest_audit`` was reached only by the end-to-end audit tests,
-which start the local endpoint and are outside the mutation pool, so every change to it
-survived). Here the audit tables are written directly, as ``tauray audit`` stores them."""
+"""Each conversation's newest stored audit gives its attribution columns (issue 27, second
+mutation run: the join was reached only by the end-to-end audit tests, which start the
+local endpoint and are outside the mutation pool, so every change to it survived). Here
+the audit tables are written directly, as ``tauray audit`` stores them."""
 
 from __future__ import annotations
 
@@ -40,22 +40,22 @@ def test_without_a_stored_audit_the_rows_keep_their_own_attribution(tmp_path):
 
 def test_the_newest_audit_overlays_the_conversations_it_covers(tmp_path):
     run = _run(tmp_path)
-    write_audit(run, RUN, {"sim_attributions": [_attribution("c0", "simulator", T0),
-                                                 _attribution("c1", "agent", T0, attempt=1)]})
-    write_audit(run, RUN, {"sim_attributions": [_attribution("c0", "agent", T0 + timedelta(hours=1), turn=4,
-                                                             finding="drift@2")]})
+    write_audit(run, RUN, [], [_attribution("c0", "simulator", T0),
+                                                 _attribution("c1", "agent", T0, attempt=1)])
+    write_audit(run, RUN, [], [_attribution("c0", "agent", T0 + timedelta(hours=1), turn=4,
+                                                             finding="drift@2")])
     conv = conversations_df(run).set_index("unit_id")
     c0 = conv.loc["c0"]
     assert (c0["attribution"], c0["decisive_finding"], c0["decisive_turn"]) == ("agent", "drift@2", 4)
-    # the newest audit did not cover c1: the older audit's word on it is superseded too
-    assert conv.loc["c1", "attempt"] == 1 and pd.isna(conv.loc["c1", "attribution"])
+    # the newest audit did not cover c1: its own newest audit (the older one) still speaks for it
+    assert conv.loc["c1", "attempt"] == 1 and conv.loc["c1", "attribution"] == "agent"
     assert list(conversations_df(run)["unit_id"]) == ["c0", "c1"]
 
 
 def test_an_audit_applies_to_the_attempt_it_read(tmp_path):
     run = _run(tmp_path)
-    write_audit(run, RUN, {"sim_attributions": [_attribution("c0", "harness", T0, turn=None, finding=None),
-                                                 _attribution("c1", "agent", T0, attempt=0)]})
+    write_audit(run, RUN, [], [_attribution("c0", "harness", T0, turn=None, finding=None),
+                                                 _attribution("c1", "agent", T0, attempt=0)])
     conv = conversations_df(run).set_index("unit_id")
     assert conv.loc["c0", "attribution"] == "harness" and pd.isna(conv.loc["c0", "decisive_turn"])
     assert pd.isna(conv.loc["c1", "attribution"])  # the audit read attempt 0; attempt 1 counts
@@ -65,7 +65,7 @@ def test_an_audit_applies_to_the_attempt_it_read(tmp_path):
 
 def test_an_audit_of_an_empty_run_changes_nothing(tmp_path):
     run = _run(tmp_path)
-    write_audit(run, RUN, {"sim_attributions": []})
+    write_audit(run, RUN, [], [])
     conv = conversations_df(run)
     assert conv["attribution"].isna().all() and len(conv) == 2
 
@@ -73,14 +73,14 @@ def test_an_audit_of_an_empty_run_changes_nothing(tmp_path):
 def test_a_run_of_one_conversation_is_overlaid_too(tmp_path):
     with TableWriter(tmp_path, RUN) as w:
         w.add(result("c0"))
-    write_audit(tmp_path, RUN, {"sim_attributions": [_attribution("c0", "simulator", T0)]})
+    write_audit(tmp_path, RUN, [], [_attribution("c0", "simulator", T0)])
     assert conversations_df(tmp_path)["attribution"].tolist() == ["simulator"]
 
 
 def test_two_rows_for_one_conversation_in_one_audit_the_last_written_counts(tmp_path):
     run = _run(tmp_path)
-    write_audit(run, RUN, {"sim_attributions": [_attribution("c0", "simulator", T0),
-                                                 _attribution("c0", "agent", T0, turn=5)]})
+    write_audit(run, RUN, [], [_attribution("c0", "simulator", T0),
+                                                 _attribution("c0", "agent", T0, turn=5)])
     conv = conversations_df(run)
     assert len(conv) == 2
     c0 = conv.set_index("unit_id").loc["c0"]

@@ -159,7 +159,7 @@ def test_declared_schema_matches_record_fields(table):
 def test_tables_and_schemas_cover_the_same_names():
     assert list(TABLES) == list(SCHEMAS) == [
         "conversations", "predicate_verdicts", "actions", "messages", "nl_assertion_verdicts", "judge_verdicts",
-        "cells",
+        "sim_findings", "sim_attributions", "cells",
     ]
     assert set(rows_by_table(result("c0"))) == set(TABLES) - {"cells"}  # cells: per-sweep totals
 
@@ -230,7 +230,9 @@ def test_round_trip_through_writer_and_both_readers(tmp_path):
     assert list_tables(tmp_path) == ["conversations", "predicate_verdicts", "actions", "messages"]
 
     conv = conversations_df(tmp_path).sort_values("conversation_id").reset_index(drop=True)
-    assert list(conv.columns) == list(ConversationRecord.model_fields)
+    # the conversations, then their newest audit's columns (none here: not audited)
+    assert list(conv.columns) == [*ConversationRecord.model_fields, "attribution", "decisive_finding", "decisive_turn"]
+    assert conv["attribution"].isna().all()
     assert conv["conversation_id"].tolist() == [f"c{i}" for i in range(5)]
     assert str(conv["turns"].dtype) == "int64"
     assert str(conv["duration_s"].dtype) == "float64"
@@ -248,7 +250,7 @@ def test_round_trip_through_writer_and_both_readers(tmp_path):
 
     # Plain pandas on the table folder sees exactly the same rows.
     plain = pd.read_parquet(tmp_path / "conversations").sort_values("conversation_id").reset_index(drop=True)
-    assert list(plain.columns) == list(conv.columns)
+    assert list(plain.columns) == list(conv.columns)[:-3]  # the reader adds the audit's three
     assert plain["conversation_id"].tolist() == conv["conversation_id"].tolist()
     assert plain["success"].tolist()[:3] == [True, True, None]
     assert str(plain["started_at"].dt.tz) == "UTC"
@@ -407,7 +409,8 @@ def test_empty_run_dir_gives_empty_frames_with_columns(tmp_path):
     assert list_tables(tmp_path) == []
     for table, record in TABLES.items():
         df = table_df(tmp_path, table)
-        assert df.empty and list(df.columns) == list(record.model_fields)
+        audit = ["attribution", "decisive_finding", "decisive_turn"] if table == "conversations" else []
+        assert df.empty and list(df.columns) == [*record.model_fields, *audit]
     conv = conversations_df(tmp_path, scenario="x")
     assert str(conv["turns"].dtype) == "int64"
     assert str(conv["success"].dtype) == "boolean"

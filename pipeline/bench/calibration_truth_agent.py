@@ -23,7 +23,7 @@ import asyncio
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.results.audit.groundtruth import _recorded  # the recorded reply as the endpoint answers it
+from tauray.pipeline.bench.calibration_truth import _recorded  # the recorded reply as the endpoint answers it
 from tauray.results.audit.trajectory import Trajectory
 
 FAULTY_AGENT_PREFIX = "faulty-agent:"
@@ -44,14 +44,18 @@ class AgentTruth(BaseModel):
 
 
 def _signature(message: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    from tauray.endpoint.faulty_user import reply_signature
+    from tauray.pipeline.bench.calibration_sweep import faulty
+
+    reply_signature = faulty("faulty_user").reply_signature
 
     return reply_signature(message)
 
 
 def replay_agent(t: Trajectory) -> AgentTruth:
     """Replay one conversation's agent (see the module doc)."""
-    from tauray.endpoint.faulty_agent import faulty_agent
+    from tauray.pipeline.bench.calibration_sweep import faulty
+
+    faulty_agent = faulty("faulty_agent").faulty_agent
     from tauray.endpoint.writers import scripted_agent_writes
     from tauray.scenarios.prompts import reference_steps_prompt
     from tauray.scenarios.registry import default_registry

@@ -1,13 +1,13 @@
 """Attribution measured on a mixed set: faulty agents alone, faulty customers alone, both in
 one conversation, and neither, each against the ground truth of the replayed endpoint
-behaviours (``groundtruth_agent``, ``groundtruth``), never against the detectors.
+behaviours (``calibration_truth_agent``, ``calibration_truth``), never against the detectors.
 
 The set is one sweep: agents ``scripted-agent-writes`` and ``faulty-agent:<class>`` times
 customers ``scripted-user-writes`` and ``faulty-user:<class>``, so each pairing of a faulty
 agent with a faulty customer is a cell of its own. Per conversation the expected
 attribution is ``none`` when it passed; when it failed, the side that committed a fault
 (``agent`` / ``simulator``); when both did, the conversation is run again with one side
-clean (``groundtruth_agent.fails_alone``): a side whose fault alone fails the task failed
+clean (``calibration_truth_agent.fails_alone``): a side whose fault alone fails the task failed
 it, both (or neither) make it ``mixed``. The expected decisive turn is that side's injected
 turn (for ``mixed``, the earlier one). Rates carry 95% Wilson intervals.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.results.audit.calibrate import Rate
+from tauray.pipeline.bench.calibration import Rate
 
 CELLS = ("none", "agent", "simulator", "both")
 USER_CLASSES = ("premature_stop", "different_action", "unrequested_write", "done_without_call",
@@ -30,28 +30,23 @@ USER_CLASSES = ("premature_stop", "different_action", "unrequested_write", "done
 FAMILIES = ("mms_issue", "mobile_data_issue", "service_issue")
 
 
-def sweep_toml(name: str, endpoint: str, per_family: int = 20, trials: int = 1, split: str = "heldout",
-               telecom_split: str = "base", user_classes: tuple[str, ...] = USER_CLASSES,
-               max_in_flight: int = 6) -> str:
-    """The mixed-set sweep file (TOML): every faulty agent and the clean one, times the clean
-    customer and the faulty customers of ``user_classes``, on the first ``per_family``
-    scenarios of each telecom family."""
-    from tauray.endpoint.faulty_agent import AGENT_FAULT_CLASSES
+def sweep_config(name: str, endpoint: str, per_family: int = 20, trials: int = 1, split: str = "heldout",
+                 telecom_split: str = "base", user_classes: tuple[str, ...] = USER_CLASSES,
+                 max_in_flight: int = 6) -> dict[str, Any]:
+    """The mixed-set sweep (the sweep file's fields): every faulty agent and the clean one,
+    times the clean customer and the faulty customers of ``user_classes``, on the first
+    ``per_family`` scenarios of each telecom family."""
+    from tauray.pipeline.bench.calibration_sweep import faulty
 
-    agents = {"a-clean": "scripted-agent-writes", **{f"a-{c}": f"faulty-agent:{c}:{split}" for c in AGENT_FAULT_CLASSES}}
+    agent_classes = faulty("faulty_agent").AGENT_FAULT_CLASSES
+    agents = {"a-clean": "scripted-agent-writes", **{f"a-{c}": f"faulty-agent:{c}:{split}" for c in agent_classes}}
     users = {"u-clean": "scripted-user-writes", **{f"u-{c}": f"faulty-user:{c}:{split}" for c in user_classes}}
-    quoted = lambda names: ", ".join(f'"{n}"' for n in names)
-    lines = [f'name = "{name}"', f"trials = {trials}", "seed = 0", f"max_in_flight = {max_in_flight}",
-             f"agents = [{quoted(agents)}]", f"users = [{quoted(users)}]"]
-    for family in FAMILIES:
-        lines += ["", "[[scenarios]]", 'domain = "telecom"', f'split = "{telecom_split}"',
-                  f'patterns = ["tau2_telecom*__{family}__*"]', f"limit = {per_family}"]
-    for key, behaviour in agents.items():
-        lines += ["", f"[models.{key}]", f'model = "openai/{behaviour}"', f'api_base = "{endpoint}"',
-                  "reference_steps = true"]
-    for key, behaviour in users.items():
-        lines += ["", f"[models.{key}]", f'model = "openai/{behaviour}"', f'api_base = "{endpoint}"']
-    return "\n".join(lines) + "\n"
+    scenarios = [{"domain": "telecom", "split": telecom_split, "patterns": [f"tau2_telecom*__{family}__*"],
+                  "limit": per_family} for family in FAMILIES]
+    models = {**{k: {"model": f"openai/{b}", "api_base": endpoint, "reference_steps": True} for k, b in agents.items()},
+              **{k: {"model": f"openai/{b}", "api_base": endpoint} for k, b in users.items()}}
+    return {"name": name, "trials": trials, "seed": 0, "max_in_flight": max_in_flight, "agents": list(agents),
+            "users": list(users), "scenarios": scenarios, "models": models}
 
 
 class Case(BaseModel):
@@ -131,8 +126,8 @@ def expected_of(success: bool | None, agent_turn: int | None, user_turn: int | N
 
 def cases(path: Path | str, endpoint: str | None = None) -> tuple[list[Case], int, dict[str, int], int]:
     """(cases, replay mismatches, not committed per cell, conversations run again) of a stored mixed set."""
-    from tauray.results.audit.groundtruth import replay
-    from tauray.results.audit.groundtruth_agent import fails_alone, replay_agent
+    from tauray.pipeline.bench.calibration_truth import replay
+    from tauray.pipeline.bench.calibration_truth_agent import fails_alone, replay_agent
     from tauray.results.audit.runner import audit_trajectory
     from tauray.results.audit.trajectory import trajectories
     from tauray.results.readers import actions_df, conversations_df, messages_df
@@ -161,8 +156,9 @@ def cases(path: Path | str, endpoint: str | None = None) -> tuple[list[Case], in
             if audit.success is False and a.committed and u.committed:
                 if endpoint is None and ep is None:
                     from tauray.endpoint import start_endpoint
+                    from tauray.pipeline.bench.calibration_sweep import FAULTY
 
-                    ep = start_endpoint(latency=0.0)
+                    ep = start_endpoint(latency=0.0, behaviours=FAULTY)
                 alone = fails_alone(t, endpoint or ep.base_url)
                 again += 1
             expected, turn = expected_of(audit.success, a.turn if a.committed else None,
@@ -230,4 +226,4 @@ def text_lines(m: MixedFigures) -> list[str]:
 
 
 __all__ = ["CELLS", "USER_CLASSES", "Case", "CellFigures", "MixedFigures", "cases", "expected_of", "figures",
-           "measure_path", "sweep_toml", "text_lines"]
+           "measure_path", "sweep_config", "text_lines"]

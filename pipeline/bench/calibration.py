@@ -1,8 +1,8 @@
-"""How good the detectors are, measured on a calibration sweep (``calibration_sweep.py``):
+"""How good the detectors are, measured on a calibration sweep (``calibration_sweep``):
 recall per fault class on injected faults, false positives on clean conversations and
 hard negatives, and whether the attribution names the right side and turn.
 
-Ground truth comes from replaying each customer (``groundtruth.py``), never from the
+Ground truth comes from replaying each customer (``calibration_truth``), never from the
 detectors. A fault counts as found when a finding of its class is at the turn the fault
 was injected; every finding on a clean conversation or a hard negative is a false
 positive. Rates carry 95% Wilson intervals (``results.metrics``).
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.results.audit.detectors import DETECTORS
-from tauray.results.audit.groundtruth import Truth, replay
+from tauray.results.audit.user_faults import USER_DETECTORS
+from tauray.pipeline.bench.calibration_truth import Truth, replay
 from tauray.results.audit.runner import ConversationAudit, audit_trajectory
 from tauray.results.audit.trajectory import Trajectory, trajectories
 from tauray.results.metrics import wilson_interval
@@ -141,12 +141,12 @@ def measure(items: list[tuple[Trajectory, Truth, ConversationAudit]], path: str 
         elif expected == "simulator":
             turn_ok.append(False)
     by_detector = {d.name: Rate.of(sum(any(f.detector == d.name for f in a.findings) for a in negatives),
-                                   len(negatives)) for d in DETECTORS}
+                                   len(negatives)) for d in USER_DETECTORS}
     classes_of = {d.name: {d.fault_class} | ({"different_action"} if d.fault_class == "unrequested_write" else set())
-                  for d in DETECTORS}
+                  for d in USER_DETECTORS}
     cross = {d.name: Rate.of(sum(any(f.detector == d.name for f in a.findings) for c, a in faulty
                                  if c not in classes_of[d.name]),
-                             sum(c not in classes_of[d.name] for c, _ in faulty)) for d in DETECTORS}
+                             sum(c not in classes_of[d.name] for c, _ in faulty)) for d in USER_DETECTORS}
     return Calibration(
         path=path, conversations=len(items), replay_mismatches=mismatches, not_committed=not_committed,
         classes={c: ClassFigures(recall=Rate.of(sum(v), len(v)), found_anywhere=Rate.of(sum(anywhere[c]), len(v)),
@@ -155,7 +155,7 @@ def measure(items: list[tuple[Trajectory, Truth, ConversationAudit]], path: str 
         false_positive_rate=Rate.of(sum(bool(a.findings) for a in negatives), len(negatives)),
         false_positives_by_detector=by_detector, cross_class_by_detector=cross, clean_conversations=clean, hard_negatives=dict(hard),
         attribution_side=Rate.of(sum(side_ok), len(side_ok)), decisive_turn=Rate.of(sum(turn_ok), len(turn_ok)),
-        attributions={k: dict(v) for k, v in confusion.items()}, detectors=[d.key for d in DETECTORS])
+        attributions={k: dict(v) for k, v in confusion.items()}, detectors=[d.key for d in USER_DETECTORS])
 
 
 def calibrate_path(path: Path | str) -> Calibration:

@@ -1,11 +1,13 @@
 """The audit's judge tier: fault classes that need judgement (persona kept, a reasonable stop,
 staying in character), asked of an LLM judge about stored conversations.
 
-It goes through the judge layer end to end: an audit prompt is a versioned judge prompt
+It is a judge call like any other: an audit prompt is a versioned judge prompt
 (:mod:`tauray.actors.judge.sim_audit`), a :class:`~tauray.actors.judge.JudgeConfig` names
-it, and the items run on a judge host or a Ray judge actor with the bounded concurrency of
-``tauray judge`` (:func:`tauray.pipeline.judging.run_items`), so the local endpoint, any
-litellm provider and ``serve:`` models all work, and a prompt ablation is one more config.
+it, and its items are :class:`~tauray.actors.judge.JudgeItem` s that the caller runs the way
+``tauray judge`` runs its own (``run``: on a judge host or a Ray judge actor, with bounded
+concurrency), so the local endpoint, any litellm provider and ``serve:`` models all work,
+and a prompt ablation is one more config. The audit (``tauray.results.audit``) receives
+what this finds as :class:`~tauray.results.audit.finding.Finding` s.
 
 A check the judge says the customer failed becomes a :class:`Finding` of tier ``judge``
 whose detector is the prompt id and whose version is the prompt version (so findings of two
@@ -17,13 +19,13 @@ fault, never clean. Nothing is written here; the audit that calls this stores th
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.actors.judge import JudgeConfig, JudgeHost, JudgeItem, JudgeOutcome
+from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome
 from tauray.actors.judge.parse import ParsedVerdict
 from tauray.actors.judge.sim_audit import (
     AuditCheck,
@@ -33,7 +35,8 @@ from tauray.actors.judge.sim_audit import (
     combine_samples,
     read_check,
 )
-from tauray.results.audit.detectors import Finding
+from tauray.actors.llm import check_model_ready
+from tauray.results.audit.finding import Finding
 from tauray.results.audit.trajectory import Trajectory
 
 TIER = "judge"
@@ -127,35 +130,16 @@ def _readings(outcome: JudgeOutcome, checks: tuple[AuditCheck, ...]) -> list[Che
     return out
 
 
-def judge_findings(trajectories: list[Trajectory], configs: list[JudgeConfig], *, judge: Any = None,
-                   use_ray: bool = False, concurrency: int = 16, progress: bool = False, probe: bool = True,
-                   notes: Any = None) -> JudgeTierResult:
-    """Judge every conversation under every audit config; findings and unscored checks per conversation.
+Runner = Callable[[list[JudgeItem]], list[JudgeOutcome]]
+"""Runs judge items, outcomes in input order (``tauray audit`` runs them as ``tauray judge`` does)."""
 
-    ``judge`` is a :class:`~tauray.actors.judge.JudgeHost` or a judge actor handle; by default
-    an in-process host (``use_ray`` starts a judge actor). At most ``concurrency`` items are in
-    flight. With ``probe`` every judge model is called once first, so a wrong model or key
-    fails before anything is judged. Conversations that ended in an error, or hold no
-    messages, are skipped and say why.
-    """
-    from tauray.actors.llm import check_model_ready
-    from tauray.pipeline.judging import probe_judges, run_items
 
-    if not configs:
-        raise ValueError("no audit judge config given")
-    ids = [c.config_id for c in configs]
-    if len(set(ids)) != len(ids):
-        raise ValueError("the same audit judge config is given twice")
-    checks = {c.config_id: check_audit_config(c) for c in configs}
-    by_prompt = Counter(c.prompt for c in configs)
-    if shared := sorted(p for p, n in by_prompt.items() if n > 1):
-        raise ValueError(f"several judge configs use {', '.join(shared)}: their findings would carry the same "
-                         "detector and version, which no column of sim_findings tells apart; audit with one judge "
-                         "per audit prompt version (a judge-model ablation is one audit per model)")
-    for c in configs:
-        check_model_ready(c.model)
-    if probe:
-        probe_judges(configs, notes)
+def judge_findings(trajectories: list[Trajectory], configs: list[JudgeConfig], run: Runner) -> JudgeTierResult:
+    """Judge every conversation under every audit config; findings and unscored checks per
+    conversation. ``run`` judges the items (on a judge host or actor, bounded, probed first
+    as the caller chooses). Conversations that ended in an error, or hold no messages, are
+    skipped and say why."""
+    checks = audit_checks_of(configs)
     started = time.perf_counter()
     items: list[tuple[int, JudgeConfig, JudgeItem, tuple[Any, ...]]] = []
     skipped: dict[int, str] = {}
@@ -167,30 +151,7 @@ def judge_findings(trajectories: list[Trajectory], configs: list[JudgeConfig], *
         for c in configs:
             item, shown = build_audit_item(t, c)
             items.append((index, c, item, shown))
-    if judge is None and use_ray:
-        from tauray.actors.judge import judge_actor_class
-        from tauray.pipeline.ray_runtime import connect
-
-        connect()
-        judge = judge_actor_class().remote()
-    judge = judge if judge is not None else JudgeHost()
-
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(items), unit="item", desc="audit judge", disable=not progress, dynamic_ncols=True)
-
-    async def main() -> list[JudgeOutcome]:
-        from tauray.actors.llm import close_clients
-
-        try:
-            return await run_items([i for _, _, i, _ in items], judge, concurrency, lambda *_: bar.update(1))
-        finally:
-            await close_clients()
-
-    try:
-        outcomes = asyncio.run(main())
-    finally:
-        bar.close()
+    outcomes = run([i for _, _, i, _ in items]) if items else []
     found: dict[int, list[Finding]] = defaultdict(list)
     unscored: dict[int, list[UnscoredCheck]] = defaultdict(list)
     clean: Counter[int] = Counter()
@@ -224,6 +185,25 @@ def judge_findings(trajectories: list[Trajectory], configs: list[JudgeConfig], *
         infra_errors=len(errors), infra_error_examples=errors[:5], seconds=round(time.perf_counter() - started, 3))
 
 
+def audit_checks_of(configs: list[JudgeConfig]) -> dict[str, tuple[AuditCheck, ...]]:
+    """The checks of each audit config (by config id); refuses what cannot be audited with:
+    no config, one given twice, two of one audit prompt (their findings would carry the same
+    detector and version), a prompt that is no audit prompt, a model that is not ready."""
+    if not configs:
+        raise ValueError("no audit judge config given")
+    ids = [c.config_id for c in configs]
+    if len(set(ids)) != len(ids):
+        raise ValueError("the same audit judge config is given twice")
+    by_prompt = Counter(c.prompt for c in configs)
+    if shared := sorted(p for p, n in by_prompt.items() if n > 1):
+        raise ValueError(f"several judge configs use {', '.join(shared)}: their findings would carry the same "
+                         "detector and version, which no column of sim_findings tells apart; audit with one judge "
+                         "per audit prompt version (a judge-model ablation is one audit per model)")
+    for c in configs:
+        check_model_ready(c.model)
+    return {c.config_id: check_audit_config(c) for c in configs}
+
+
 def audit_judge_configs(models: list[dict[str, Any] | str], prompts: list[str] | None = None, *, samples: int = 1,
                         structured: str = "auto") -> list[JudgeConfig]:
     """Every model x every audit prompt (default: the latest ``sim-audit``) as judge configs; a
@@ -238,5 +218,5 @@ def audit_judge_configs(models: list[dict[str, Any] | str], prompts: list[str] |
     return configs
 
 
-__all__ = ["TIER", "ConversationJudgement", "JudgeTierResult", "UnscoredCheck", "audit_judge_configs",
-           "judge_findings"]
+__all__ = ["TIER", "ConversationJudgement", "JudgeTierResult", "Runner", "UnscoredCheck", "audit_checks_of",
+           "audit_judge_configs", "judge_findings"]

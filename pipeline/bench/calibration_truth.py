@@ -13,7 +13,6 @@ the recorded reply is reported as a mismatch, never guessed over.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,7 +47,10 @@ def _recorded(message: Any) -> dict[str, Any]:
 
 def replay(t: Trajectory) -> Truth:
     """Replay one conversation's customer (see the module doc)."""
-    from tauray.endpoint.faulty_user import FAULTS, faulty_user, is_preparation, reply_signature
+    from tauray.pipeline.bench.calibration_sweep import faulty
+
+    fu = faulty("faulty_user")
+    FAULTS, faulty_user, is_preparation, reply_signature = fu.FAULTS, fu.faulty_user, fu.is_preparation, fu.reply_signature
     from tauray.endpoint.writers import scripted_user_writes
     from tauray.scenarios.registry import default_registry
 
@@ -86,10 +88,6 @@ def replay(t: Trajectory) -> Truth:
                          mismatch=None)
         history.append({k: v for k, v in recorded.items()})
     return Truth(behaviour=model, fault=fault_name, negative=negative, committed=False, turn=None, mismatch=None)
-
-
-def _as_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
 
 
 __all__ = ["FAULTY_PREFIX", "Truth", "replay"]
