@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from tauray.actors.failures import CONFIG, classify
+from tauray.actors.llm import ModelConfigError
 from tauray.actors.policies import GREETING
 from tauray.actors.rows import REASONS, Termination, build_result
 from tauray.actors.session import SideFinal, StepResult
@@ -278,8 +279,6 @@ async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any,
                 stop = _failure(exc)
                 reason, error_kind, error_message = stop.reason, stop.kind, stop.message
     if error_kind == CONFIG:  # the same for every unit: the driver stops the run with it
-        from tauray.actors.llm import ModelConfigError
-
         raise ModelConfigError(f"{error_message.removeprefix('ModelConfigError: ')} (on a worker, where the "
                                "conversation ran: its environment lacks what the driver has; set key variables "
                                "on every node or in the cluster's runtime_env env_vars)")

@@ -11,7 +11,12 @@ from typing import Any
 
 from tauray.actors.conversation import Traffic, run_conversation
 from tauray.actors.failures import classify
-from tauray.actors.judge import conversation_signals, judge_result, with_judge_verdict
+from tauray.actors.judge import (
+    JudgeHost,
+    conversation_signals,
+    judge_result,
+    with_judge_verdict,
+)
 from tauray.actors.unit import WorkUnit
 from tauray.results.audit import audit_result
 from tauray.results.records import INFRA, INTERNAL, MODEL, ConversationResult
@@ -36,8 +41,6 @@ class CoordinatorHost:
 
     def _judge(self, unit_id: str) -> Any:
         if not self.judge_hosts:
-            from tauray.actors.judge import JudgeHost
-
             self.judge_hosts = [JudgeHost()]
         return self._pick(self.judge_hosts, unit_id)
 

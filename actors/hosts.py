@@ -24,6 +24,7 @@ from tauray.actors.session import SideFinal, SideSession, StepResult
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.initial import initial_db
 from tauray.scenarios.model import Side
+from tauray.scenarios.prompts import reference_steps_prompt
 from tauray.scenarios.registry import default_registry
 from tauray.scenarios.upstream import silence_upstream_logging
 
@@ -59,7 +60,6 @@ class SideHost:
         if spec.reference_steps:
             if self.side != "agent":
                 raise ValueError("reference_steps is an agent option; the user model must not set it")
-            from tauray.scenarios.prompts import reference_steps_prompt
 
             session.view[0]["content"] += "\n\n" + reference_steps_prompt(scenario.reference_actions)
         if greeting:

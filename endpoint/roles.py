@@ -12,7 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from tauray.endpoint.judges import JUDGE_BEHAVIOURS, is_judge_request
-from tauray.endpoint.replies import Behaviour, BehaviourSettings, Reply, request_messages
+from tauray.endpoint.replies import (
+    Behaviour,
+    BehaviourSettings,
+    Reply,
+    request_messages,
+)
+from tauray.endpoint.scripted import scripted_agent, scripted_user
 from tauray.scenarios.prompts import USER_STOP_NOTE
 
 
@@ -26,8 +32,6 @@ def role_of(body: dict[str, Any]) -> str:
 
 def all_roles(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
     """Agent, user or judge, whichever the request is for (see the module docs)."""
-    from tauray.endpoint.behaviours import scripted_agent, scripted_user
-
     role = role_of(body)
     if role == "judge":
         return JUDGE_BEHAVIOURS["judge-good"](body, settings)

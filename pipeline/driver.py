@@ -41,15 +41,17 @@ from tauray.pipeline.accounting import (
 )
 from tauray.pipeline.config import COMMAND_LINE, DriveOptions, SweepConfig
 from tauray.pipeline.files import ConfigFileError
-from tauray.pipeline.plan import SweepPlan
+from tauray.pipeline.plan import SweepPlan, select
 from tauray.pipeline.pool import counts_for_cluster
 from tauray.pipeline.progress import SweepProgress
+from tauray.pipeline.ray_runtime import connect
 from tauray.pipeline.resume import resume_state
 from tauray.pipeline.scheduler import CellQueue, SchedulerBounds, drive
+from tauray.pipeline.serving import serve_for_sweep
 from tauray.pipeline.sweep_file import as_stored, stored_name
 from tauray.results import layout
-from tauray.results.lock import RunLock
 from tauray.results.audit.summary import who_failed
+from tauray.results.lock import RunLock
 from tauray.results.records import INFRA, INTERNAL, MODEL
 from tauray.results.writer import remove_temp_files
 from tauray.scenarios.conventions import is_reference
@@ -163,17 +165,14 @@ def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | N
     try:
         if layout.has_rows(out):
             _check_resumable(out, cfg, resume or retry_errors)
-        from tauray.pipeline.plan import select
 
         scenarios = select(cfg)
         check_models(cfg)
         if opts.probe:
             run_probe(cfg, notes)
         started = time.perf_counter()
-        from tauray.pipeline.ray_runtime import connect
 
         ray = connect(opts.address, ship_project=cfg.cluster.ship_project, runtime_env=cfg.cluster.runtime_env)
-        from tauray.pipeline.serving import serve_for_sweep
 
         cfg, served = serve_for_sweep(cfg, probe=opts.probe)  # `serve:` models up (docs/serve.md)
         return _drive(cfg, scenarios, out, opts, ray, started, progress=progress, hooks=hooks, pool=pool,
@@ -234,8 +233,6 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     counts = counts_for_cluster(cfg.cluster)
     plan = SweepPlan(cfg, scenarios)
     if plan.quotas:  # the cluster's one quota book, owned by this driver (tauray.actors.quota)
-        from tauray.actors.quota import quota_actor
-
         ray.get(quota_actor().stats.remote())
     write_manifest(out, cfg)
     moved = remove_temp_files(out)

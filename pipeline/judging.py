@@ -27,10 +27,12 @@ from tauray.actors.judge import (
     JudgeOutcome,
     build_item,
     call_judge,
+    judge_actor_class,
 )
 from tauray.actors.judge.render import render_transcript, text_hash
 from tauray.actors.llm import check_model_ready, close_clients
 from tauray.actors.llm.probe import probe_models
+from tauray.pipeline.ray_runtime import connect
 from tauray.results import layout
 from tauray.results.lock import RunLock
 from tauray.results.readers import (
@@ -200,9 +202,6 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
         raise
     attempts = {(str(r), str(c)): int(a) for r, c, a in judged.itertuples(index=False)}
     if judge is None and use_ray:
-        from tauray.actors.judge import judge_actor_class
-        from tauray.pipeline.ray_runtime import connect
-
         connect()
         judge = judge_actor_class().remote()
     judge = judge if judge is not None else JudgeHost()

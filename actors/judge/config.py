@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tauray.actors.judge.parse import response_format
 from tauray.actors.judge.prompts import JudgePrompt, get_pack, get_prompt
 from tauray.actors.llm import ModelSpec
+from tauray.actors.llm.providers import litellm_module
 from tauray.results.records import JudgeVerdictRecord, NLAssertionRecord
 
 # ModelSpec fields that shape a judge request (so they belong in the config id); the key,
@@ -143,8 +144,6 @@ class JudgeOutcome(BaseModel):
 
 def _supports_schema(model: str) -> bool:
     try:
-        from tauray.actors.llm.providers import litellm_module
-
         return bool(litellm_module().supports_response_schema(model=model))
     except Exception:
         return False

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from tauray.actors.judge.config import JudgeConfig, JudgeItem
 from tauray.actors.judge.parse import ParsedVerdict, parse_nl
-from tauray.actors.judge.prompts import JudgePrompt
+from tauray.actors.judge.prompts import JudgePrompt, get_prompt
 from tauray.actors.judge.render import render_transcript, text_hash
 
 _CHECK = re.compile(r"^A(\d+) \[([a-z][a-z0-9_]*)\] (.+)$", re.MULTILINE)
@@ -165,7 +165,6 @@ def refuse_audit_prompt(ref: str) -> str:
     conversation judge (``tauray judge``, a sweep's ``judges``) given one would score the
     scenario's assertions against checks that mean nothing there. Unknown ids pass here and
     fail where prompts are resolved, with the list of known ones."""
-    from tauray.actors.judge.prompts import get_prompt
 
     try:
         prompt = get_prompt(ref)

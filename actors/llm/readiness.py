@@ -18,6 +18,7 @@ from tauray.actors.llm.providers import (
     provider_names,
 )
 from tauray.actors.llm.spec import ModelSpec
+from tauray.actors.serving.lifecycle import check_backend
 
 
 def check_model_ready(spec: ModelSpec) -> None:
@@ -31,8 +32,6 @@ def check_model_ready(spec: ModelSpec) -> None:
     if spec.is_reference:
         return
     if spec.serve is not None and spec.api_base is None:  # not deployed yet: tauray brings it up
-        from tauray.actors.serving.lifecycle import check_backend
-
         check_backend(spec.serve)
         return
     litellm = litellm_module()

@@ -31,7 +31,9 @@ from typing import Any
 
 from tauray.actors.serving.llama_build import amx_problem
 from tauray.actors.serving.llama_worker import crash_line
+from tauray.actors.serving.llamacpp import llamacpp_app
 from tauray.actors.serving.spec import ServeSpec, ServeSpecError, served_name
+from tauray.actors.serving.vllm import vllm_app
 
 log = logging.getLogger(__name__)
 
@@ -169,10 +171,7 @@ class ServedModels:
     def _deploy(self, name: str, spec: ServeSpec) -> None:
         from ray import serve
 
-        if spec.backend == "llamacpp":
-            from tauray.actors.serving.llamacpp import llamacpp_app as build
-        else:
-            from tauray.actors.serving.vllm import vllm_app as build
+        build = llamacpp_app if spec.backend == "llamacpp" else vllm_app
         app_name = APP_PREFIX + name
         base = f"http://127.0.0.1:{self.port}/{app_name}/v1"
         serve.run_many([serve.RunTarget(target=build(name, spec), name=app_name, route_prefix=f"/{app_name}",

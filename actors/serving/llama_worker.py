@@ -21,6 +21,7 @@ faulthandler puts the Python stack of a crash into that log.
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import json
 import os
@@ -204,8 +205,6 @@ def _die_with_parent() -> None:
     """Linux: the child gets SIGTERM when its replica dies (a killed replica must not leave a loaded model behind)."""
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
-
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
         except (OSError, AttributeError):
             pass

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.results.audit.user_faults import USER_DETECTORS
 from tauray.pipeline.bench.calibration_truth import Truth, replay
 from tauray.results.audit.runner import ConversationAudit, audit_trajectory
 from tauray.results.audit.trajectory import Trajectory, trajectories
+from tauray.results.audit.user_faults import USER_DETECTORS
 from tauray.results.metrics import wilson_interval
+from tauray.results.readers import actions_df, conversations_df, messages_df
 
 
 class Rate(BaseModel):
@@ -160,7 +161,6 @@ def measure(items: list[tuple[Trajectory, Truth, ConversationAudit]], path: str 
 
 def calibrate_path(path: Path | str) -> Calibration:
     """Measure the detectors on a stored calibration sweep (or any run with faulty customers)."""
-    from tauray.results.readers import actions_df, conversations_df, messages_df
 
     conv = conversations_df(path)
     items = []

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from tauray.endpoint import start_endpoint
 from tauray.pipeline.bench.calibration import Rate
+from tauray.pipeline.bench.calibration_sweep import FAULTY, faulty
+from tauray.pipeline.bench.calibration_truth import replay
+from tauray.pipeline.bench.calibration_truth_agent import fails_alone, replay_agent
+from tauray.results.audit.runner import DETECTORS, audit_trajectory
+from tauray.results.audit.trajectory import trajectories
+from tauray.results.readers import actions_df, conversations_df, messages_df
 
 CELLS = ("none", "agent", "simulator", "both")
 USER_CLASSES = ("premature_stop", "different_action", "unrequested_write", "done_without_call",
@@ -36,7 +43,6 @@ def sweep_config(name: str, endpoint: str, per_family: int = 20, trials: int = 1
     """The mixed-set sweep (the sweep file's fields): every faulty agent and the clean one,
     times the clean customer and the faulty customers of ``user_classes``, on the first
     ``per_family`` scenarios of each telecom family."""
-    from tauray.pipeline.bench.calibration_sweep import faulty
 
     agent_classes = faulty("faulty_agent").AGENT_FAULT_CLASSES
     agents = {"a-clean": "scripted-agent-writes", **{f"a-{c}": f"faulty-agent:{c}:{split}" for c in agent_classes}}
@@ -126,11 +132,6 @@ def expected_of(success: bool | None, agent_turn: int | None, user_turn: int | N
 
 def cases(path: Path | str, endpoint: str | None = None) -> tuple[list[Case], int, dict[str, int], int]:
     """(cases, replay mismatches, not committed per cell, conversations run again) of a stored mixed set."""
-    from tauray.pipeline.bench.calibration_truth import replay
-    from tauray.pipeline.bench.calibration_truth_agent import fails_alone, replay_agent
-    from tauray.results.audit.runner import audit_trajectory
-    from tauray.results.audit.trajectory import trajectories
-    from tauray.results.readers import actions_df, conversations_df, messages_df
 
     out: list[Case] = []
     mismatches, again = 0, 0
@@ -155,9 +156,6 @@ def cases(path: Path | str, endpoint: str | None = None) -> tuple[list[Case], in
             alone = None
             if audit.success is False and a.committed and u.committed:
                 if endpoint is None and ep is None:
-                    from tauray.endpoint import start_endpoint
-                    from tauray.pipeline.bench.calibration_sweep import FAULTY
-
                     ep = start_endpoint(latency=0.0, behaviours=FAULTY)
                 alone = fails_alone(t, endpoint or ep.base_url)
                 again += 1
@@ -182,8 +180,6 @@ def _turn_ok(c: Case) -> bool | None:
 
 def figures(items: list[Case], path: str = "", mismatches: int = 0, not_committed: dict[str, int] | None = None,
             again: int = 0) -> MixedFigures:
-    from tauray.results.audit.runner import DETECTORS
-
     cells = {}
     for cell in CELLS:
         mine = [c for c in items if c.cell == cell]

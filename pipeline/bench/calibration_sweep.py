@@ -16,6 +16,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tauray.pipeline.config import SweepConfig
+from tauray.pipeline.driver import execute
+
 FAULTY = "tests.test_helpers.faulty"
 """The module of faulty behaviours the calibration's endpoint serves (``--behaviours``)."""
 
@@ -64,8 +67,6 @@ def sweep_config(name: str, endpoint: str, split: str = "heldout", telecom_split
 
 def run_calibration_sweep(sweep: dict[str, Any], out: Path) -> Any:
     """Run (or resume) a calibration sweep into ``out`` through the driver, in this process."""
-    from tauray.pipeline.config import SweepConfig
-    from tauray.pipeline.driver import execute
 
     return execute(SweepConfig.model_validate(sweep), out=out, resume=(out / "sweep.json").exists(), probe=False,
                    progress=False)

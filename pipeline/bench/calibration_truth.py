@@ -16,7 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from tauray.endpoint.writers import scripted_user_writes
+from tauray.pipeline.bench.calibration_sweep import faulty
 from tauray.results.audit.trajectory import Trajectory
+from tauray.scenarios.registry import default_registry
 
 FAULTY_PREFIX = "faulty-user:"
 
@@ -47,12 +50,9 @@ def _recorded(message: Any) -> dict[str, Any]:
 
 def replay(t: Trajectory) -> Truth:
     """Replay one conversation's customer (see the module doc)."""
-    from tauray.pipeline.bench.calibration_sweep import faulty
 
     fu = faulty("faulty_user")
     FAULTS, faulty_user, is_preparation, reply_signature = fu.FAULTS, fu.faulty_user, fu.is_preparation, fu.reply_signature
-    from tauray.endpoint.writers import scripted_user_writes
-    from tauray.scenarios.registry import default_registry
 
     model = str(t.row.get("user_model") or "").removeprefix("openai/")
     fault_name = model.removeprefix(FAULTY_PREFIX).split(":")[0] if model.startswith(FAULTY_PREFIX) else None

@@ -23,8 +23,17 @@ import asyncio
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from tauray.pipeline.bench.calibration_truth import _recorded  # the recorded reply as the endpoint answers it
+from tauray.actors.conversation import run_conversation
+from tauray.actors.hosts import AgentHost, UserSimHost
+from tauray.actors.unit import WorkUnit
+from tauray.endpoint.writers import scripted_agent_writes
+from tauray.pipeline.bench.calibration_sweep import faulty
+from tauray.pipeline.bench.calibration_truth import (
+    _recorded,  # the recorded reply as the endpoint answers it
+)
 from tauray.results.audit.trajectory import Trajectory
+from tauray.scenarios.prompts import reference_steps_prompt
+from tauray.scenarios.registry import default_registry
 
 FAULTY_AGENT_PREFIX = "faulty-agent:"
 CLEAN_AGENT = "scripted-agent-writes"
@@ -44,8 +53,6 @@ class AgentTruth(BaseModel):
 
 
 def _signature(message: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    from tauray.pipeline.bench.calibration_sweep import faulty
-
     reply_signature = faulty("faulty_user").reply_signature
 
     return reply_signature(message)
@@ -53,12 +60,8 @@ def _signature(message: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...
 
 def replay_agent(t: Trajectory) -> AgentTruth:
     """Replay one conversation's agent (see the module doc)."""
-    from tauray.pipeline.bench.calibration_sweep import faulty
 
     faulty_agent = faulty("faulty_agent").faulty_agent
-    from tauray.endpoint.writers import scripted_agent_writes
-    from tauray.scenarios.prompts import reference_steps_prompt
-    from tauray.scenarios.registry import default_registry
 
     model = str(t.row.get("agent_model") or "").removeprefix("openai/")
     if not model.startswith(FAULTY_AGENT_PREFIX):
@@ -94,10 +97,6 @@ def replay_agent(t: Trajectory) -> AgentTruth:
 
 
 async def _run_again(t: Trajectory, agent: dict[str, Any], user: dict[str, Any]) -> bool | None:
-    from tauray.actors.conversation import run_conversation
-    from tauray.actors.hosts import AgentHost, UserSimHost
-    from tauray.actors.unit import WorkUnit
-
     unit = WorkUnit(unit_id=f"again-{t.keys.get('unit_id')}", run_id="again", sweep_id="again", cell_id="again",
                     scenario=str(t.row["scenario"]), trial=0, seed=int(t.row["seed"]), agent=agent, user=user,
                     max_steps=100, max_errors=10)

@@ -15,6 +15,7 @@ model must share one quota. From the endpoint's log:
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -81,8 +82,6 @@ def run_quota_bench(rpm: int | None, tpm: int | None, conversations: int, latenc
         summary = execute(cfg, out=Path(tmp) / "run", probe=False, progress=progress)
         quota = ep.quota()
     if log_file is not None:  # every arrival: [t, model, prompt tokens, completion tokens, status]
-        import json
-
         Path(log_file).write_text("\n".join(json.dumps(r) for r in quota["log"]) + "\n")
     figures = window_figures(quota["log"], rpm, tpm)
     return {"rpm": rpm, "tpm": tpm, "latency_s": latency, "retry_after": retry_after, "domain": domain,

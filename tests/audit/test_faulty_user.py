@@ -316,6 +316,7 @@ def test_the_ignored_request_near_misses_raise_no_finding_end_to_end(tmp_path, e
     assert c.false_positive_rate.k == 0
 
 
+@pytest.mark.slow  # a child interpreter sees what the product ships
 def test_the_faulty_behaviours_are_test_ground_truth_the_endpoint_loads_by_name():
     """They are not in the product's registry; ``load_behaviours`` (``--behaviours``) adds
     them, and refuses a module that would redefine a registered name."""

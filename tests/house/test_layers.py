@@ -26,6 +26,7 @@ LAZY: dict[str, str] = {
     "openai": "the OpenAI SDK: about 1 s; only error classification and the endpoint's tests need it",
     "pandas": "pandas: about 1 s; the engine never needs it, only readers and reports",
     "tau2": "τ²'s domain modules pull in loguru, their toolkits and data files",
+    "loguru": "τ²'s logger (about 0.5 s): configured only where τ²'s modules are loaded",
     "llama_cpp": "optional extra tauray[llamacpp]",
     "starlette": "installed with ray[serve] (optional extra); only a served replica needs it",
 }
