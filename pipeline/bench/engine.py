@@ -66,6 +66,7 @@ WRITING_USER = "openai/scripted-user-writes"
 
 class EngineBench(BaseModel):
     conversations: int
+    audit: bool = Field(description="Each conversation was audited in the loop (the default of every run).")
     concurrency: int
     llm_calls: int = Field(description="Model calls the engine counted (agent + user, every conversation).")
     endpoint_requests: int = Field(description="Requests the endpoint served during the timed run.")
@@ -308,7 +309,7 @@ def measure_bytes(pool: Any, cfg: Any, out: Path) -> tuple[float, dict[str, floa
 
 def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations: int = 500,
                      baseline_processes: int = 2, progress: bool = False,
-                     scenarios: list[str] | None = None, domain: str = "telecom") -> EngineBench:
+                     scenarios: list[str] | None = None, domain: str = "telecom", audit: bool = True) -> EngineBench:
 
     with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-bench-") as tmp:
         names = scenarios or bench_scenarios(domain=domain)
@@ -321,9 +322,10 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         trials = -(-conversations // len(names))
         names = names[:-(-conversations // trials)]  # trials × scenarios = conversations where it divides
         cfg = run_config(name="bench", agent=agent, user=user, patterns=names, trials=trials,
-                         max_in_flight=concurrency)
+                         max_in_flight=concurrency, audit=audit)
         # warm the actors (imports, registry, model clients) before the clock starts
-        warm = run_config(name="warm", agent=agent, user=user, patterns=names[:4], seed=99, max_in_flight=4)
+        warm = run_config(name="warm", agent=agent, user=user, patterns=names[:4], seed=99, max_in_flight=4,
+                          audit=audit)
         execute(warm, out=Path(tmp) / "warm", probe=False, progress=False, keep_actors=True)
         ep.reset_stats()
         exclude = {ep.process.pid}
@@ -361,7 +363,7 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         cpu_ms = cpu_total * 1000 / max(llm_calls, 1)
         requests_served = int(stats.get("requests", 0))
         return EngineBench(
-            conversations=len(ids), concurrency=concurrency, llm_calls=llm_calls,
+            conversations=len(ids), audit=audit, concurrency=concurrency, llm_calls=llm_calls,
             endpoint_requests=requests_served, requests_match=requests_served == llm_calls, latency_s=latency,
             ideal_seconds=round(ideal, 3), wall_seconds=round(wall, 3), ratio=round(wall / ideal, 3),
             cpu_ms_per_call=round(cpu_ms, 3), litellm_cpu_ms_per_call=round(litellm_ms, 3),

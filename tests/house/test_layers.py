@@ -75,3 +75,11 @@ def test_function_local_imports_only_where_a_cost_is_measured():
 def test_each_lazy_package_is_one_the_product_imports(name: str):
     """The list above stays true: a package nobody imports lazily any more leaves it."""
     assert any(i.local and i.target.split(".")[0] == name for i in imports()), f"{name} is never imported lazily"
+
+
+def test_no_product_module_over_450_lines():
+    """One concept per module: a module past 450 lines holds more than one (split it by concern)."""
+    from tests.house.imports import modules
+
+    long = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > 450}
+    assert long == {}, long
