@@ -18,7 +18,7 @@ from tauray.actors.llm.providers import (
     provider_names,
 )
 from tauray.actors.llm.spec import ModelSpec
-from tauray.actors.serving.lifecycle import check_backend
+from tauray.actors.serving import lifecycle
 
 
 def check_model_ready(spec: ModelSpec) -> None:
@@ -32,7 +32,7 @@ def check_model_ready(spec: ModelSpec) -> None:
     if spec.is_reference:
         return
     if spec.serve is not None and spec.api_base is None:  # not deployed yet: tauray brings it up
-        check_backend(spec.serve)
+        lifecycle.check_backend(spec.serve)
         return
     litellm = litellm_module()
     main, fallback_providers = provider_names(spec)
