@@ -53,15 +53,17 @@ test: $(TEST_STAMP)
 	$(PY) -m pytest
 
 # `make test-fast`: the tests that need no Ray, no endpoint, no served model and no subprocess
-# (about a minute on 2 cores; tests/conftest.py marks the others `slow` and fails a fast test
-# that starts one). Needs pytest, not the llama.cpp build.
+# (under a minute on 2 cores; tests/conftest.py marks the others `slow` and fails a fast test
+# that starts one), spread over the cores by pytest-xdist: collecting alone takes about 15 s of
+# CPU per process and the tests about 60 s, so one process per core halves the wait.
+# Needs pytest, not the llama.cpp build.
 PYTEST_STAMP := $(VENV)/.tauray-pytest-installed
 $(PYTEST_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet --quiet -e '.[test]'
 	@touch $(PYTEST_STAMP)
 
 test-fast: $(PYTEST_STAMP)
-	$(PY) -m pytest -m "not slow and not provider"
+	$(PY) -m pytest -m "not slow and not provider" -n auto
 
 # `make mutate` needs what the mutation pool's tests need: the portable llama.cpp and SmolLM2's
 # weights package (a judge test serves the model's spec), so it depends on the same stamp.

@@ -79,8 +79,17 @@ def test_add_returns_while_the_thread_writes_and_close_writes_every_result_once(
     assert w.stats.rows["conversations"] == len(results)
 
 
+@pytest.fixture
+def driver_sigint():
+    """Python's own SIGINT handler, as a driver runs with; a test runner may have replaced it
+    (pytest-xdist's workers ignore SIGINT). Whatever was there is put back afterwards."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.slow  # about 5 s on 2 cores: too long for the fast loop
-def test_sigint_during_a_write_waits_for_it_and_the_rerun_adds_nothing_twice(tmp_path, results, monkeypatch):
+def test_sigint_during_a_write_waits_for_it_and_the_rerun_adds_nothing_twice(tmp_path, results, monkeypatch, driver_sigint):
     began, writes = _slow_commits(monkeypatch, 0.3)
     w = BackgroundWriter(tmp_path, RUN, flush_rows=1)
     interrupted_at = None
