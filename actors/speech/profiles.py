@@ -201,3 +201,39 @@ def voice_config_for(profile: SpeechProfile | str, task_id: str, seed: int = 0, 
     if noise is not None and side == "user":
         kind = noise.kinds[int(rng_for(*key, "noise").integers(len(noise.kinds)))]
     return VoiceConfig(voice=voice, rate_wpm=rate, pitch=pitch, noise_kind=kind, seed=stable_seed(*key))
+
+
+EFFECTS: Final = tuple(Effects.model_fields)
+
+
+def profile_with(base: str, *, name: str | None = None, effects: dict[str, dict[str, object] | None] | None = None,
+                 out_of_turn_per_min: float | None = None, seed: int | None = None) -> SpeechProfile:
+    """A named profile with some effects changed (a sweep file's custom level): ``effects`` maps
+    an effect (noise, bursts, muffle, drops) to its parameters, or None to switch it off. A
+    one-line error names an unknown effect or parameter, or a value out of range."""
+    prof = get_profile(base)
+    changed: dict[str, object] = {}
+    for effect, params in (effects or {}).items():
+        if effect not in EFFECTS:
+            raise SpeechConfigError(f"speech effect {effect!r} is unknown; known: {', '.join(EFFECTS)}")
+        if params is None:
+            changed[effect] = None
+            continue
+        model = Effects.model_fields[effect].annotation.__args__[0]  # type: ignore[union-attr]
+        current = getattr(prof.effects, effect)
+        try:
+            changed[effect] = model(**{**(current.model_dump() if current else {}), **params})
+        except ValueError as exc:
+            first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": (), "msg": str(exc)}  # type: ignore[attr-defined]
+            field = ".".join(str(p) for p in first.get("loc", ()))
+            raise SpeechConfigError(f"speech effect {effect}{'.' + field if field else ''}: {first['msg']}") from None
+    update: dict[str, object] = {"effects": prof.effects.model_copy(update=changed)}
+    if name:
+        update["name"] = name
+    if out_of_turn_per_min is not None:
+        if not 0 <= out_of_turn_per_min <= 30:
+            raise SpeechConfigError(f"out_of_turn_per_min {out_of_turn_per_min} is out of range 0..30")
+        update["behaviour"] = Behaviour(out_of_turn_per_min=out_of_turn_per_min)
+    if seed is not None:
+        update["seed"] = seed
+    return prof.model_copy(update=update)
