@@ -81,9 +81,11 @@ def scan(dirs: list[Path], table: str, columns: list[str] | None = None,
     wanted = columns if columns is not None else schema.names
     # Files written before the unit_id/attempt columns existed read as
     # attempt 0 of the unit named by their conversation id.
-    need = list(dict.fromkeys([*wanted, *(["conversation_id"] if "unit_id" in wanted else [])]))
+    # (a table born with unit ids, like utterances, has no conversation id to fall back on)
+    legacy = "unit_id" in wanted and "conversation_id" in schema.names
+    need = list(dict.fromkeys([*wanted, *(["conversation_id"] if legacy else [])]))
     t = ds.dataset(files, schema=schema, format="parquet").to_table(columns=need, filter=filter)
-    if "unit_id" in t.column_names and t["unit_id"].null_count:
+    if legacy and t["unit_id"].null_count:
         t = t.set_column(t.schema.get_field_index("unit_id"), "unit_id",
                          pc.coalesce(t["unit_id"], t["conversation_id"]))
     if "attempt" in t.column_names and t["attempt"].null_count:
