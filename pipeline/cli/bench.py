@@ -83,6 +83,20 @@ def cmd_bench_tau2_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_voice(args: argparse.Namespace) -> int:
+    from tauray.actors.speech.errors import SpeechConfigError
+    from tauray.pipeline.bench.voice import run_voice_bench
+
+    try:
+        result = run_voice_bench(utterances=args.utterances, workers=args.workers, turns=args.turns, asr=args.asr,
+                                 accuracy_utterances=args.accuracy, profiles=tuple(args.profiles.split(",")))
+    except SpeechConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print_figures(result, args.json)
+    return 0
+
+
 def register(sub: Any) -> None:
     """Add ``bench`` and its benchmarks."""
     bench = sub.add_parser("bench", help="benchmarks that print their figures")
@@ -145,3 +159,15 @@ def register(sub: Any) -> None:
     p.add_argument("--keep", default=None, metavar="FILE", help="also write py-spy's folded stacks to FILE")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_tau2_profile)
+    p = bench_sub.add_parser("voice", help="speech channel: real-time factors, speech cost per conversation, "
+                             "throughput per speech worker, WER and identifier errors per profile")
+    p.add_argument("--utterances", type=int, default=6, help="caller utterances timed per measurement (default 6)")
+    p.add_argument("--workers", type=_int_tuple, default=(1, 2), metavar="N,N,...",
+                   help="speech worker counts whose throughput is measured (default 1,2)")
+    p.add_argument("--turns", type=int, default=20, help="utterances in the conversation costed (default 20)")
+    p.add_argument("--asr", default="local/whisper-base", help="recogniser (default local/whisper-base)")
+    p.add_argument("--accuracy", type=int, default=0, metavar="N",
+                   help="also measure WER and identifier errors on N telecom caller utterances per profile")
+    p.add_argument("--profiles", default="control,regular", help="profiles of --accuracy (comma-separated)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_voice)

@@ -28,6 +28,10 @@ LAZY: dict[str, str] = {
     "tau2": "τ²'s domain modules pull in loguru, their toolkits and data files",
     "loguru": "τ²'s logger (about 0.5 s): configured only where τ²'s modules are loaded",
     "llama_cpp": "optional extra tauray[llamacpp]",
+    "faster_whisper": "optional extra tauray[voice]; about 1 s to import (CTranslate2, onnxruntime)",
+    "scipy": "optional extra tauray[voice] (the line's filters and resampling); about 0.3 s per submodule",
+    "soundfile": "optional extra tauray[voice] (libsndfile: the line's μ-law codec)",
+    "jiwer": "optional extra tauray[voice] (WER)",
     "starlette": "installed with ray[serve] (optional extra); only a served replica needs it",
 }
 CLI_PREFIX = "pipeline/cli/"

@@ -110,7 +110,10 @@ class WhisperASR:
         """Text of float32 mono audio at 16 kHz ('' for silence)."""
         if audio.size == 0:
             return ""
-        kwargs: dict[str, Any] = {"beam_size": self.beam_size, "temperature": 0.0,
+        # A token budget from the audio's length (about 3 words, 4-5 tokens a second of speech, twice
+        # over): a decoder caught in a repetition loop stops there instead of at 448 tokens.
+        budget = min(440, 16 + int(10 * audio.size / SAMPLE_RATE))
+        kwargs: dict[str, Any] = {"beam_size": self.beam_size, "temperature": 0.0, "max_new_tokens": budget,
                                   "condition_on_previous_text": False, "vad_filter": False}
         if not self.english_only:
             kwargs["language"] = "en"

@@ -1,0 +1,105 @@
+"""The real channel: espeak-ng, the line, faster-whisper on a packaged model, bit for bit."""
+
+from __future__ import annotations
+
+import audioop  # noqa: F401 - deprecated, but the reference for G.711 on Python 3.11
+import json
+
+import numpy as np
+import pytest
+
+from tauray.actors.speech.audio_store import AudioStore, audio_hash
+from tauray.actors.speech.engines import EspeakTTS, SpeechModelSpec, check_spec, make_asr
+from tauray.actors.speech.errors import SpeechConfigError
+from tauray.actors.speech.line import LINE_RATE, telephone, ulaw_decode, ulaw_encode
+
+TEXT = "My phone number is 5, 5, 5, dash, 1, 2, 3, dash, 2, 0, 0, 2."
+
+
+@pytest.fixture(scope="module")
+def tts() -> EspeakTTS:
+    return EspeakTTS()
+
+
+def test_espeak_is_bit_for_bit_whatever_came_before(tts):
+    first = tts.synth(TEXT, "en-us+m3", 170, 50, 1)
+    tts.synth("something else entirely", "fr+f2", 150, 60, 9)
+    again = tts.synth(TEXT, "en-us+m3", 170, 50, 1)
+    assert first.size > tts.sample_rate and np.array_equal(first, again)
+
+
+def test_unknown_voice_is_one_line(tts):
+    with pytest.raises(SpeechConfigError, match="no language 'xx'"):
+        tts.synth("hi", "xx+m3")
+    with pytest.raises(SpeechConfigError, match="no variant 'zz'"):
+        tts.check_voice("en-us+zz")
+
+
+def test_ulaw_matches_the_reference_codec():
+    # libsndfile's μ-law against Python's own G.711 (audioop), on the same 16-bit samples
+    samples = (np.sin(np.linspace(0, 300, 4000)) * 0.8 * 32767).astype(np.int16)
+    ours = ulaw_encode(samples.astype(np.float32) / 32768.0)
+    reference = audioop.lin2ulaw(samples.tobytes(), 2)
+    codes = np.frombuffer(ours[-len(reference):], np.uint8).astype(int)
+    ref = np.frombuffer(reference, np.uint8).astype(int)
+    # the same code for nearly every sample; elsewhere the neighbouring one (rounding at a step)
+    assert (codes == ref).mean() > 0.97 and np.max(np.abs(codes - ref)) <= 1
+    back = ulaw_decode(ours)
+    assert back.size == samples.size and np.max(np.abs(back - samples / 32768.0)) < 0.03
+
+
+def test_line_is_band_limited_to_telephone(tts):
+    audio = tts.synth(TEXT, "en-us", 170, 50, 1)
+    wav = telephone(audio, tts.sample_rate)
+    line = ulaw_decode(wav)
+    spectrum = np.abs(np.fft.rfft(line)) ** 2
+    freqs = np.fft.rfftfreq(line.size, 1 / LINE_RATE)
+    in_band = spectrum[(freqs > 300) & (freqs < 3400)].sum()
+    assert spectrum[freqs < 150].sum() < 0.01 * in_band and abs(line.size / LINE_RATE - audio.size / tts.sample_rate) < 0.01
+
+
+def test_specs_are_checked_before_any_model_call(monkeypatch):
+    with pytest.raises(SpeechConfigError, match="unknown; local: local/whisper-tiny.en"):
+        check_spec(SpeechModelSpec(role="asr", model="local/whisper-huge"))
+    with pytest.raises(SpeechConfigError, match="expected 'local/...'"):
+        check_spec(SpeechModelSpec(role="tts", model="tts-1"))
+    check_spec(SpeechModelSpec(role="asr", model="openai/whisper-1"))  # hosted: validated, no call
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "faster_whisper" else real(n, *a))
+    with pytest.raises(SpeechConfigError, match=r"needs faster-whisper: pip install 'tauray\[voice\]'"):
+        make_asr("local/whisper-tiny.en")
+
+
+def test_audio_store_keeps_by_policy(tmp_path):
+    wav = b"RIFF-not-really-audio"
+    none = AudioStore(tmp_path / "a", "none")
+    assert none.put("u1", wav) is None and not (tmp_path / "a").exists()
+    every = AudioStore(tmp_path / "b", "all")
+    ref = every.put("u1", wav)
+    assert ref == audio_hash(wav) and every.read(ref) == wav
+    failed = AudioStore(tmp_path / "c", "failed")
+    ref1, ref2 = failed.put("ok", wav), failed.put("bad", wav + b"2")
+    assert failed.finish("ok", failed=False) == 0 and not failed.path_of(ref1).exists()
+    assert failed.finish("bad", failed=True) == 1 and failed.path_of(ref2).exists()
+    with pytest.raises(SpeechConfigError, match="keep policy 'some'"):
+        AudioStore(tmp_path, "some")  # type: ignore[arg-type]
+
+
+@pytest.mark.slow  # loads a Whisper model and recognises a few utterances (about 10 s on 2 cores)
+def test_channel_carries_an_utterance_reproducibly(tts):
+    from tauray.actors.speech.channel import SpeechChannel
+
+    channel = SpeechChannel("regular", tts=tts, asr="local/whisper-tiny.en")
+    record, wav = channel.carry(TEXT, unit_id="unit-1", turn=2, side="user", clock_s=10.0)
+    again, wav2 = SpeechChannel("regular", tts=tts, asr=channel.asr).carry(TEXT, unit_id="unit-1", turn=2,
+                                                                          side="user", clock_s=10.0)
+    assert wav == wav2 and record.heard_text == again.heard_text and record.effects == again.effects
+    assert record.profile == "regular" and record.side == "user" and record.start_s == 10.0
+    assert record.end_s == pytest.approx(10.0 + record.audio_seconds) and record.audio_seconds > 3
+    assert record.identifiers_spoken == 1 and record.phone_numbers_spoken == 1
+    assert {"noise", "drops"} <= set(json.loads(record.effects))
+    clean, _ = SpeechChannel("control", tts=tts, asr=channel.asr).carry("Hello, I need help with my phone.",
+                                                                      unit_id="unit-1", turn=0, side="user")
+    assert clean.wer < 0.5 and json.loads(clean.effects) == {}
