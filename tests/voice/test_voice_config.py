@@ -65,6 +65,7 @@ def test_bad_voice_input_is_one_line_at_load(tmp_path, voice: dict, message: str
     assert not any(tmp_path.iterdir()) or [p.name for p in tmp_path.iterdir()] == ["bad.toml"]
 
 
+@pytest.mark.slow  # imports litellm (~30 s on the shared 2-core machine)
 def test_an_audio_in_agent_on_a_model_without_audio_is_refused(tmp_path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text('agents = ["a"]\nusers = ["scripted"]\n[[scenarios]]\ndomain = "mock"\n'
