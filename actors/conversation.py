@@ -109,8 +109,13 @@ def _failure(exc: BaseException) -> _Stop:
 class Conversation:
     """One conversation's bookkeeping, while it runs."""
 
-    def __init__(self, unit: WorkUnit, scenario: Scenario, agent: SideClient, user: SideClient):
+    def __init__(self, unit: WorkUnit, scenario: Scenario, agent: SideClient, user: SideClient,
+                 speech: Any = None):
         self.unit = unit
+        self.voice = unit.voice  # None: a text conversation
+        self.speech = speech  # the speech pool's client (voice cells): carries one utterance per call
+        self.utterances: list[Any] = []  # UtteranceRecords, in the order spoken
+        self.clock_s = 0.0  # the simulated clock: the end of the last utterance, seconds
         self.id = unit.unit_id
         self.scenario = scenario
         self.domain = domain_spec(scenario.domain)
@@ -193,10 +198,12 @@ class Conversation:
             for event in init.events:
                 self._sync_row("init", event.agent, event.user)
             self.views = dict(init.views)
-        greeting = None if s.message_history else GREETING  # a task's own opening replaces the greeting
+        # a task's own opening replaces the greeting; on a call the caller speaks first
+        greeting = None if s.message_history or self.voice else GREETING
+        voice = (True,) if self.voice is not None else ()  # a text cell opens the hosts as before
         await asyncio.gather(
-            self.agent("open", self.id, self.unit.run_id, s.name, self.unit.agent, self.unit.seed, greeting),
-            self.user("open", self.id, self.unit.run_id, s.name, self.unit.user, self.unit.seed, None),
+            self.agent("open", self.id, self.unit.run_id, s.name, self.unit.agent, self.unit.seed, greeting, *voice),
+            self.user("open", self.id, self.unit.run_id, s.name, self.unit.user, self.unit.seed, None, *voice),
         )
         for m in s.message_history or ():
             calls = [{"id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)} for c in m.tool_calls] or None
@@ -236,29 +243,58 @@ class Conversation:
             if result.kind == "text":
                 return (result.rounds[-1].message.content or "") if result.rounds else ""
 
+    async def carry(self, side: str, text: str) -> str:
+        """What the other side hears of ``text``: the text itself in a text cell; in a voice
+        cell the recognised text, after one trip through the speech channel (on the speech
+        pool, never on this event loop), its utterance record kept. The simulated clock
+        moves on by the utterance's length."""
+        if self.voice is None or not text.strip():
+            return text
+        if self.speech is None:  # a bug of ours: a voice unit must never run as text
+            raise RuntimeError("a voice cell's conversation was started without a speech pool")
+        try:
+            carried = await self.speech.carry(text, unit_id=self.id, attempt=self.unit.attempt, turn=self.turn,
+                                              side=side, clock_s=self.clock_s, voice=self.voice,
+                                              task_id=self.scenario.name)
+        except Exception as exc:
+            raise _failure(exc) from exc
+        record = carried[0] if isinstance(carried, tuple) else carried
+        self.utterances.append(record)
+        self.clock_s = max(self.clock_s, record.end_s)
+        return record.heard_text
+
     async def run(self) -> Termination:
         await self.initialise()
-        to_user: str | None = GREETING
+        to_user: str | None = None if self.voice else GREETING
         history = [m for m in self.scenario.message_history or () if m.role != "tool"]
         if history:  # both sides already hold the opening; whoever did not speak last goes on
-            to_user = None if history[-1].side == "agent" else await self.side_turn("agent", None)
+            to_user = None if history[-1].side == "agent" else await self._agent_says(None)
         while True:
             said = await self.side_turn("user", to_user)
             for token, reason in _USER_STOPS.items():
                 if token in said:
                     raise _Stop(reason)
-            to_user = await self.side_turn("agent", said)
+            to_user = await self._agent_says(await self.carry("user", said))
+
+    async def _agent_says(self, heard: str | None) -> str:
+        """The agent's turn on what it heard; what the user simulator gets of its reply: the
+        agent's own words, or in a cell that hears the agent, what the channel made of them."""
+        said = await self.side_turn("agent", heard)
+        if self.voice is not None and self.voice.hear_agent:
+            return await self.carry("agent", said)
+        return said
 
 
 async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any,
-                           traffic: Traffic | None = None) -> ConversationResult:
+                           traffic: Traffic | None = None, speech: Any = None) -> ConversationResult:
     """Run one work unit to a ``ConversationResult``; never raises. ``traffic`` weighs the
-    host calls when it measures."""
+    host calls when it measures; ``speech`` (the speech pool's client) carries a voice
+    cell's utterances."""
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     agent, user = SideClient(agent_host, traffic), SideClient(user_host, traffic)
     scenario = default_registry().get(unit.scenario)
-    conv = Conversation(unit, scenario, agent, user)
+    conv = Conversation(unit, scenario, agent, user, speech)
     reason, error_kind, error_message = Termination.INTERNAL_ERROR, None, None
     try:
         await conv.run()

@@ -18,6 +18,7 @@ from tauray.actors.judge import (
     with_judge_verdict,
 )
 from tauray.actors.unit import WorkUnit
+from tauray.actors.voice_client import ThreadSpeechClient
 from tauray.results.audit import audit_result
 from tauray.results.records import INFRA, INTERNAL, MODEL, ConversationResult
 from tauray.scenarios.registry import default_registry
@@ -35,6 +36,7 @@ class CoordinatorHost:
         self.in_flight = 0
         self.done = 0
         self.traffic = Traffic()
+        self.speech: Any = None  # the speech client, made on the first voice unit (text runs load no engine)
 
     def _pick(self, hosts: list[Any], unit_id: str) -> Any:
         return hosts[hash(unit_id) % len(hosts)]
@@ -50,7 +52,7 @@ class CoordinatorHost:
             uid = unit.unit_id
             measuring = self.traffic.enabled
             result = await run_conversation(unit, self._pick(self.agent_hosts, uid), self._pick(self.user_hosts, uid),
-                                            self.traffic)
+                                            self.traffic, self._speech(unit))
             self.traffic.conversations += measuring
             if unit.judge_configs:
                 result = await self._judged(unit, result)
@@ -60,6 +62,14 @@ class CoordinatorHost:
         finally:
             self.in_flight -= 1
             self.done += 1
+
+    def _speech(self, unit: WorkUnit) -> Any:
+        """The speech client a voice unit's utterances cross by (None for a text unit)."""
+        if unit.voice is None:
+            return None
+        if self.speech is None:
+            self.speech = ThreadSpeechClient()
+        return self.speech
 
     async def _judged(self, unit: WorkUnit, result: ConversationResult) -> ConversationResult:
         scenario = default_registry().get(unit.scenario)
@@ -78,7 +88,8 @@ class CoordinatorHost:
             return result.model_copy(update={"conversation": updated})
 
     async def stats(self) -> dict[str, Any]:
-        return {"in_flight": self.in_flight, "done": self.done, "traffic": self.traffic.snapshot()}
+        return {"in_flight": self.in_flight, "done": self.done, "traffic": self.traffic.snapshot(),
+                "speech": self.speech.stats() if self.speech is not None else None}
 
     async def measure_traffic(self, enabled: bool) -> dict[str, Any]:
         """Start (counters reset) or stop weighing the host calls; returns the counts so far."""

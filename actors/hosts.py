@@ -21,12 +21,14 @@ from tauray.actors.llm import get_client
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.policies import make_policy
 from tauray.actors.session import SideFinal, SideSession, StepResult
+from tauray.actors.voice_policies import make_voice_policy
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.initial import initial_db
 from tauray.scenarios.model import Side
 from tauray.scenarios.prompts import reference_steps_prompt
 from tauray.scenarios.registry import default_registry
 from tauray.scenarios.upstream import silence_upstream_logging
+from tauray.scenarios.voice import voice_prompt
 
 
 class SideHost:
@@ -44,17 +46,19 @@ class SideHost:
             raise KeyError(f"{self.side} host has no conversation {conv_id!r}") from None
 
     async def open(self, conv_id: str, run_id: str, scenario_name: str, spec: ModelSpec, seed: int | None,
-                   greeting: str | None = None) -> None:
+                   greeting: str | None = None, voice: bool = False) -> None:
         """Start this side of a conversation on its initialised DB (initialization data and
         actions, each followed by sync), built here from the scenario; ``run_id`` and
-        ``conv_id`` key the side's message records."""
+        ``conv_id`` key the side's message records; ``voice`` (a voice cell) gives the side
+        its voice rules and, for a reference policy, the one that speaks plain words."""
 
         scenario = default_registry().get(scenario_name)
         dom = domain_spec(scenario.domain)
         db = initial_db(scenario, self.side)
         # a user without phone tools (airline, retail) has no state of its own
         state = dom.side_from_db(self.side, db) if db is not None else None
-        policy = make_policy(self.side, spec.model, scenario, lambda: get_client(spec))
+        policy = (voice and make_voice_policy(self.side, spec.model, scenario)) or \
+            make_policy(self.side, spec.model, scenario, lambda: get_client(spec))
         session = SideSession(scenario, self.side, state, policy, seed, dom.sync_view.get(self.side),
                               run_id=run_id, conversation_id=conv_id)
         if spec.reference_steps:
@@ -62,6 +66,8 @@ class SideHost:
                 raise ValueError("reference_steps is an agent option; the user model must not set it")
 
             session.view[0]["content"] += "\n\n" + reference_steps_prompt(scenario.reference_actions)
+        if voice:  # a voice cell: the side's voice rules (scenarios/voice.py) follow its prompt
+            session.view[0]["content"] += "\n\n" + voice_prompt(self.side).text
         if greeting:
             session.say(greeting)
         self.sessions[conv_id] = session

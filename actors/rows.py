@@ -121,14 +121,30 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
         gold_agent_db_hash=scored.gold_agent_hash if scored else None,
         gold_user_db_hash=scored.gold_user_hash if scored else None,
         tauray_version=__version__, upstream_version=upstream_version(),
+        **_voice_columns(conv),
     )
     predicates = [PredicateRecord(**common, index=p.index, side=p.side, function=p.function,
                                   arguments=p.arguments, expected=p.expected, actual=p.actual, met=p.met,
                                   error=p.error)
                   for p in (scored.predicates if scored else ())]
     actions = [ActionRecord(**common, seq=i, **a) for i, a in enumerate(conv.actions)]
+    utterances = [u.model_copy(update={"run_id": run_id, "unit_id": unit.unit_id, "attempt": unit.attempt}) for u in conv.utterances]
     return ConversationResult(conversation=conversation, predicates=predicates, actions=actions,
-                              messages=list(conv.messages))
+                              messages=list(conv.messages), utterances=utterances)
+
+
+def _voice_columns(conv: Conversation) -> dict[str, Any]:
+    """The conversation row's voice columns: profile, prompts and what the channel lost."""
+    voice = getattr(conv, "voice", None)
+    if voice is None:
+        return {}
+    said = getattr(conv, "utterances", [])
+    return dict(speech_profile=voice.profile,
+                voice_prompts=",".join(f"{side}={label}" for side, label in sorted(voice.prompts.items())) or None,
+                utterances=len(said), mean_wer=sum(u.wer for u in said) / len(said) if said else None,
+                identifiers_spoken=sum(u.identifiers_spoken for u in said),
+                identifiers_lost=sum(u.identifiers_lost for u in said),
+                audio_seconds=sum(u.audio_seconds for u in said))
 
 
 def _kind(model: str) -> str:

@@ -15,6 +15,21 @@ from tauray.actors.llm.spec import ModelSpec
 from tauray.scenarios.model import Frozen
 
 
+class VoiceSettings(Frozen):
+    """How a voice cell's conversation crosses the speech channel (None on a unit: text)."""
+
+    profile: str = Field(description="Speech profile (actors/speech/profiles.py).")
+    tts: str = Field(description="Speech synthesis engine or model bound to the tts role.")
+    asr: str = Field(description="Speech recogniser bound to the asr role.")
+    audio_in: bool = Field(default=False, description="The agent takes the caller's audio itself (audio-in); "
+                           "otherwise it reads the recognised text (cascaded).")
+    hear_agent: bool = Field(default=False, description="The user simulator hears the agent through the channel "
+                             "too, instead of reading the agent's own words.")
+    keep_audio: str = Field(default="failed", description="Which conversations' audio is kept: none, failed, all.")
+    prompts: dict[str, str] = Field(default_factory=dict, description="Voice prompt ids and versions the sides got, "
+                                    "side -> 'id@version#hash'.")
+
+
 class WorkUnit(Frozen):
     """One conversation to run: what the driver sends a coordinator (a record, read by attribute)."""
 
@@ -38,6 +53,8 @@ class WorkUnit(Frozen):
     max_errors: int = Field(ge=1, description="Tool errors allowed before the conversation is cut.")
     audit: bool = Field(default=False, description="Audit the finished conversation (who failed) on the "
                         "coordinator, after judging: its findings and attribution travel with the result.")
+    voice: VoiceSettings | None = Field(default=None, description="Voice mode of the unit's cell; None: a text "
+                                        "conversation, as without voice mode.")
 
 
-__all__ = ["WorkUnit"]
+__all__ = ["VoiceSettings", "WorkUnit"]

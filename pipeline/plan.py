@@ -21,10 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from tauray.actors.judge.config import JudgeConfig
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.quota import shared_limits, with_quota
-from tauray.actors.unit import WorkUnit
-from tauray.pipeline.config import SweepConfig
+from tauray.actors.unit import VoiceSettings, WorkUnit
+from tauray.pipeline.config import TEXT_PROFILE, SweepConfig
 from tauray.pipeline.files import ConfigFileError
 from tauray.scenarios import select_scenarios
+from tauray.scenarios.voice import prompt_labels
 
 # ModelSpec fields that say how to reach or pace a model, not what it is asked: changing
 # them (a new endpoint port, a higher rate limit) must not change unit ids, or a resumed
@@ -72,6 +73,9 @@ class Cell(BaseModel):
     judge_configs: list[JudgeConfig] = Field(description="Judge configs the cell's conversations are judged with.")
     judge_labels: list[str] = Field(description="The judges as model:prompt, as the configuration names them.")
     judge_gates: bool = Field(False, description="The first overall judge's verdict gates success.")
+    profile: str = Field(TEXT_PROFILE, description="Speech profile of the cell ('text': no speech channel).")
+    voice: VoiceSettings | None = Field(None, description="How the cell's conversations cross the speech channel; "
+                                        "None for a text cell.")
 
 
 class SweepPlan:
@@ -93,15 +97,18 @@ class SweepPlan:
         self.cells: list[Cell] = []
         specs = {name: ModelSpec.model_validate(with_quota(cfg.spec(name), self.quotas))
                  for name in dict.fromkeys([*cfg.agents, *cfg.users])}
-        for a, u in itertools.product(cfg.agents, cfg.users):
+        for a, u, profile in itertools.product(cfg.agents, cfg.users, cfg.voice.profiles):
             agent, user = specs[a], specs[u]
             identity = {"agent": _identity(agent), "user": _identity(user), "judges": judge_ids,
                         "max_steps": cfg.max_steps, "max_errors": cfg.max_errors, "seed": cfg.seed}
             if cfg.judge_gates:  # ids of cells that do not gate on the judge stay what they were
                 identity["judge_gates"] = True
+            voice = _voice(cfg, a, profile)
+            if voice is not None:  # text cells carry no speech key: their ids stay what they were
+                identity["speech"] = _voice_identity(cfg, voice)
             self.cells.append(Cell(cell_id=cell_id(identity), agent_name=a, user_name=u, agent=agent, user=user,
                                    judge_configs=judges, judge_labels=self.judge_labels,
-                                   judge_gates=cfg.judge_gates))
+                                   judge_gates=cfg.judge_gates, profile=profile, voice=voice))
 
     @property
     def units_per_cell(self) -> int:
@@ -125,7 +132,27 @@ class SweepPlan:
             yield WorkUnit(unit_id=uid, run_id=cfg.name, sweep_id=cfg.name, cell_id=cell.cell_id, scenario=name,
                            trial=trial, seed=unit_seed(uid, cfg.seed), agent=cell.agent, user=cell.user,
                            judge_configs=cell.judge_configs, judge_gates=cell.judge_gates, max_steps=cfg.max_steps,
-                           max_errors=cfg.max_errors, audit=cfg.audit)
+                           max_errors=cfg.max_errors, audit=cfg.audit, voice=cell.voice)
+
+
+def _voice(cfg: SweepConfig, agent: str, profile: str) -> VoiceSettings | None:
+    """The voice settings of the (agent, profile) cell; None for a text cell."""
+    if profile == TEXT_PROFILE:
+        return None
+    v = cfg.voice
+    return VoiceSettings(profile=profile, tts=v.tts, asr=v.asr, audio_in=agent in v.audio_agents,
+                         hear_agent=v.hear_agent, keep_audio=v.keep_audio, prompts=prompt_labels())
+
+
+def _voice_identity(cfg: SweepConfig, voice: VoiceSettings) -> dict[str, Any]:
+    """What of a voice cell decides what the sides hear: the profile, the engines (a model
+    from [models] by its identity), the agent kind, the hearing option and the voice prompts
+    (id, version and text hash). Which audio is kept changes nothing heard."""
+    def engine(name: str) -> Any:
+        return model_identity(cfg.models[name].model_spec) if name in cfg.models else name
+
+    return {"profile": voice.profile, "tts": engine(voice.tts), "asr": engine(voice.asr),
+            "audio_in": voice.audio_in, "hear_agent": voice.hear_agent, "prompts": voice.prompts}
 
 
 def _judge_identity(judge: Mapping[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from tauray.results.lock import RunLock, RunLockedError
 from tauray.results.readers import (
     actions_df,
     cells_df,
+    utterances_df,
     conversations_df,
     judge_verdicts_df,
     sim_attributions_df,
@@ -59,6 +60,7 @@ __all__ = [
     "WriterStats",
     "actions_df",
     "cells_df",
+    "utterances_df",
     "conversations_df",
     "judge_verdicts_df",
     "sim_attributions_df",

@@ -57,6 +57,7 @@ CATEGORICAL = frozenset({
     "function", "prompt_id", "prompt_version", "prompt_hash", "judge_config_id", "assertion", "unscored_reason",
     "gold_agent_db_hash", "gold_user_db_hash", "matched_action_id", "attribution", "decisive_finding",
     "audit_id", "detector", "fault_class", "blamed_side", "effect", "tier", "decisive_class",
+    "profile", "tts_model", "asr_model", "voice",
 })
 
 
@@ -80,9 +81,11 @@ def scan(dirs: list[Path], table: str, columns: list[str] | None = None,
     wanted = columns if columns is not None else schema.names
     # Files written before the unit_id/attempt columns existed read as
     # attempt 0 of the unit named by their conversation id.
-    need = list(dict.fromkeys([*wanted, *(["conversation_id"] if "unit_id" in wanted else [])]))
+    # (a table born with unit ids, like utterances, has no conversation id to fall back on)
+    legacy = "unit_id" in wanted and "conversation_id" in schema.names
+    need = list(dict.fromkeys([*wanted, *(["conversation_id"] if legacy else [])]))
     t = ds.dataset(files, schema=schema, format="parquet").to_table(columns=need, filter=filter)
-    if "unit_id" in t.column_names and t["unit_id"].null_count:
+    if legacy and t["unit_id"].null_count:
         t = t.set_column(t.schema.get_field_index("unit_id"), "unit_id",
                          pc.coalesce(t["unit_id"], t["conversation_id"]))
     if "attempt" in t.column_names and t["attempt"].null_count:
@@ -161,6 +164,7 @@ NATURAL_KEY: dict[str, list[str]] = {
                      "evidence"],
     "sim_attributions": [*ATTEMPT_KEY, "audit_id"],
     "cells": ["sweep_id", "cell_id", "updated_at"],
+    "utterances": [*ATTEMPT_KEY, "turn", "side", "start_s"],
 }
 assert set(NATURAL_KEY) == set(TABLES)
 
@@ -322,7 +326,7 @@ TABLE_FUNCTIONS = {
     "conversations": "conversations_df", "messages": "messages_df", "actions": "actions_df",
     "predicate_verdicts": "predicates_df", "nl_assertion_verdicts": "nl_verdicts_df",
     "judge_verdicts": "judge_verdicts_df", "sim_findings": "sim_findings_df",
-    "sim_attributions": "sim_attributions_df", "cells": "cells_df",
+    "sim_attributions": "sim_attributions_df", "cells": "cells_df", "utterances": "utterances_df",
 }
 assert set(TABLE_FUNCTIONS) == set(TABLES)
 
@@ -337,6 +341,8 @@ sim_findings_df = _api("sim_findings", "The audit's findings (faults of either s
 sim_attributions_df = _api("sim_attributions", "Who failed, one row per conversation, from its newest audit "
                            "(every audit with ``all_attempts=True``).")
 cells_df = _api("cells", "Totals per sweep cell (latest per cell).")
+utterances_df = _api("utterances", "Utterances carried over the speech channel (voice cells): what was said and "
+                     "what was heard, per turn and side, in the order spoken.")
 
 
 def table_df(path: Path | str, table: str, **kwargs: Any) -> pd.DataFrame:

@@ -60,6 +60,7 @@ WRITE_ORDER: tuple[str, ...] = (
     "judge_verdicts",
     "sim_findings",
     "sim_attributions",
+    "utterances",
     CONVERSATIONS,
 )
 # ``cells`` is a per-sweep summary, not written per conversation.

@@ -119,6 +119,17 @@ class ConversationRecord(BaseModel):
     gold_user_db_hash: str | None = Field(description="Hash of the gold user DB.")
     tauray_version: str = Field(description="tauray version that produced the row.")
     upstream_version: str = Field(description="Upstream tau2 version used.")
+    speech_profile: str = Field("text", description="Speech profile of the cell ('text': no speech channel; "
+                                "docs/voice.md).")
+    voice_prompts: str | None = Field(None, description="Voice rules the sides got, 'side=id@version#hash' "
+                                      "comma-separated; null in a text cell.")
+    utterances: Count = Field(0, description="Utterances carried over the speech channel (rows in `utterances`).")
+    mean_wer: float | None = Field(None, ge=0, description="Mean word error rate of the carried utterances; null "
+                                   "when none was carried.")
+    identifiers_spoken: Count = Field(0, description="Identifiers spoken over the channel (phone numbers, account "
+                                      "and line ids, digit strings), both sides.")
+    identifiers_lost: Count = Field(0, description="Of them, those the other side did not hear exactly.")
+    audio_seconds: float = Field(0.0, ge=0, description="Simulated length of the conversation's speech, seconds.")
 
     @model_validator(mode="before")
     @classmethod

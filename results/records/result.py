@@ -10,6 +10,7 @@ from tauray.results.records.conversation import CellRecord, ConversationRecord
 from tauray.results.records.detail import ActionRecord, PredicateRecord
 from tauray.results.records.judge import JudgeVerdictRecord, NLAssertionRecord
 from tauray.results.records.message import MessageRecord
+from tauray.results.records.utterance import UtteranceRecord
 
 
 class ConversationResult(BaseModel):
@@ -26,6 +27,8 @@ class ConversationResult(BaseModel):
     sim_findings: list[SimFindingRecord] = Field(default=[], description="The audit's findings (none when not audited).")
     sim_attributions: list[SimAttributionRecord] = Field(default=[], description="The audit's attribution: one row "
                                                          "when audited, none otherwise.")
+    utterances: list[UtteranceRecord] = Field(default=[], description="Utterances carried over the speech channel "
+                                              "(voice cells only), in the order spoken.")
 
     @model_validator(mode="after")
     def _rows_belong_to_conversation(self) -> ConversationResult:
@@ -53,6 +56,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "sim_findings": SimFindingRecord,
     "sim_attributions": SimAttributionRecord,
     "cells": CellRecord,
+    "utterances": UtteranceRecord,
 }
 
 
@@ -67,5 +71,6 @@ def rows_by_table(result: ConversationResult) -> dict[str, list[BaseModel]]:
         "judge_verdicts": list(result.judge_verdicts),
         "sim_findings": list(result.sim_findings),
         "sim_attributions": list(result.sim_attributions),
+        "utterances": list(result.utterances),
     }
 

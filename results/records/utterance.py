@@ -23,6 +23,8 @@ class UtteranceRecord(BaseModel):
 
     model_config = _ROW_CONFIG
 
+    run_id: str = Field("", description="Run the utterance belongs to (stamped when the conversation's rows are "
+                        "built; the readers join on it).")
     unit_id: UnitId = Field(description=UNIT_ID_DOC)
     attempt: Attempt = Field(default=0, description=ATTEMPT_DOC)
     turn: int = Field(ge=0, description="Turn of the conversation the utterance belongs to.")

@@ -1,0 +1,35 @@
+"""Voice against text: paired, task-clustered retention and the failure causes, on tables
+built by hand (outcomes written apart from the code)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from tauray.results.voice import paired_retention, profile_table
+
+
+def _conv(profile: str, oks: list[bool], ids_lost: list[int]) -> list[dict]:
+    return [{"run_id": "r", "unit_id": f"{profile}-{i}", "attempt": 0, "speech_profile": profile,
+             "scenario": f"s{i}", "trial": 0, "success": ok, "mean_wer": 0.0 if profile == "text" else 0.2,
+             "identifiers_lost": lost, "identifiers_spoken": 1} for i, (ok, lost) in enumerate(zip(oks, ids_lost))]
+
+
+def test_retention_is_paired_and_its_interval_brackets_it() -> None:
+    r, lo, hi = paired_retention([1, 0, 1, 0], [1, 1, 1, 1])
+    assert r == 0.5 and lo <= r <= hi
+    assert math.isnan(paired_retention([1], [0])[0])
+
+
+def test_profile_table_counts_failures_that_lost_an_identifier() -> None:
+    conv = pd.DataFrame(_conv("text", [True] * 4, [0] * 4) + _conv("control", [True, False, False, True], [0, 1, 0, 0]))
+    utt = pd.DataFrame([{"run_id": "r", "unit_id": "control-1", "attempt": 0, "side": "user", "wer": 0.3,
+                         "identifiers_lost": 1, "spoken_text": "C, 1, 0, 0, 1"},
+                        {"run_id": "r", "unit_id": "control-2", "attempt": 0, "side": "agent", "wer": 0.4,
+                         "identifiers_lost": 0, "spoken_text": "Could you please toggle data on your phone"}])
+    table = profile_table(conv, utt).set_index("profile")
+    assert table.loc["text", "success"] == 1.0 and table.loc["text", "retention"] == 1.0
+    c = table.loc["control"]
+    assert c["success"] == 0.5 and c["retention"] == 0.5 and c["paired_tasks"] == 4
+    assert c["failures"] == 2 and c["failures_with_lost_ids"] == 1 and c["failures_with_misheard_request"] == 1

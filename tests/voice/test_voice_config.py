@@ -1,0 +1,82 @@
+"""The speech-profile axis of a sweep: part of a voice cell's identity, none of a text
+cell's (existing runs resume unchanged), and bad voice input refused in one line at load."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from tauray.pipeline.config import run_config
+from tauray.pipeline.files import ConfigFileError
+from tauray.pipeline.plan import SweepPlan, select
+from tauray.pipeline.sweep_file import load_sweep
+from tauray.scenarios.voice import VOICE_AGENT, VOICE_USER, prompt_labels, spell, spell_identifiers
+
+# data/sweeps/example.toml planned by the code before voice mode (commit b12d7dc, /work/main):
+# its four cells and a hash of its 912 unit ids, in plan order
+EXAMPLE_CELLS = ["7cf62241e995", "60b4e50b8c4a", "0038109b29f0", "449fefe8f781"]
+EXAMPLE_IDS_SHA = "527f304be3066c149917144736266334129b8174cd420d57e5133aeb41bdb149"
+
+
+def _ids(plan: SweepPlan) -> list[str]:
+    return [uid for cell in plan.cells for uid, _, _ in plan.unit_ids(cell)]
+
+
+def test_an_existing_text_sweeps_unit_ids_are_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAURAY_ENDPOINT", "http://127.0.0.1:8765/v1")
+    cfg = load_sweep("data/sweeps/example.toml")
+    plan = SweepPlan(cfg, select(cfg))
+    assert [c.cell_id for c in plan.cells] == EXAMPLE_CELLS
+    ids = _ids(plan)
+    assert len(ids) == 912 and hashlib.sha256("\n".join(ids).encode()).hexdigest() == EXAMPLE_IDS_SHA
+    assert all(c.voice is None and c.profile == "text" for c in plan.cells)
+
+
+def test_profiles_are_an_axis_and_part_of_the_identity() -> None:
+    base = dict(agent={"model": "oracle"}, user={"model": "scripted"}, patterns=["tau2_mock__*"], name="v")
+    text = SweepPlan(run_config(**base), select(run_config(**base)))
+    both = run_config(**base, voice={"profiles": ["text", "control", "regular"]})
+    plan = SweepPlan(both, select(both))
+    assert [c.profile for c in plan.cells] == ["text", "control", "regular"]
+    assert plan.cells[0].cell_id == text.cells[0].cell_id  # the text cell of a voice sweep: today's ids
+    assert len({c.cell_id for c in plan.cells}) == 3
+    unit = next(plan.units(plan.cells[1]))
+    assert unit.voice is not None and unit.voice.prompts == prompt_labels()
+    heard = run_config(**base, voice={"profiles": ["control"], "hear_agent": True})
+    assert SweepPlan(heard, select(heard)).cells[0].cell_id != plan.cells[1].cell_id
+
+
+@pytest.mark.parametrize("voice, message", [
+    ({"profiles": ["noisy"]}, "unknown speech profile 'noisy'"),
+    ({"profiles": ["control", "control"]}, "expected distinct profiles"),
+    ({"tts": "nowhere"}, "field 'voice.tts': unknown speech model 'nowhere'"),
+    ({"profiles": ["control"], "audio_agents": ["oracle"]}, "is not a model among the agents"),
+])
+def test_bad_voice_input_is_one_line_at_load(tmp_path, voice: dict, message: str) -> None:
+    lines = [f"{k} = {v!r}".replace("'", '"') for k, v in voice.items()]
+    path = tmp_path / "bad.toml"
+    path.write_text('agents = ["oracle"]\nusers = ["scripted"]\n[[scenarios]]\ndomain = "mock"\n[voice]\n'
+                    + "\n".join(lines).replace("True", "true") + "\n")
+    with pytest.raises(ConfigFileError) as err:
+        load_sweep(path)
+    text = str(err.value)
+    assert message in text and "\n" not in text
+    assert not any(tmp_path.iterdir()) or [p.name for p in tmp_path.iterdir()] == ["bad.toml"]
+
+
+@pytest.mark.slow  # imports litellm (~30 s on the shared 2-core machine)
+def test_an_audio_in_agent_on_a_model_without_audio_is_refused(tmp_path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('agents = ["a"]\nusers = ["scripted"]\n[[scenarios]]\ndomain = "mock"\n'
+                    '[models.a]\nmodel = "openai/gpt-3.5-turbo"\n'
+                    '[voice]\nprofiles = ["control"]\naudio_agents = ["a"]\n')
+    with pytest.raises(ConfigFileError, match="takes no audio input"):
+        load_sweep(path)
+
+
+def test_voice_rules_are_versioned_and_identifiers_spelled() -> None:
+    assert VOICE_USER.label.startswith("voice-user@1#") and VOICE_AGENT.label.startswith("voice-agent@1#")
+    assert spell("C1001") == "C, 1, 0, 0, 1"
+    assert spell_identifiers("my number is 555-123-4567, 2 lines") == \
+        "my number is 5, 5, 5, dash, 1, 2, 3, dash, 4, 5, 6, 7, 2 lines"

@@ -1,0 +1,42 @@
+"""A real voice conversation end to end, offline: the reference policies speak plain words
+over the speech channel (espeak-ng, the telephone line, the packaged Whisper), the scripted
+user acts on what it recognised, and the rows say what was said and what was heard."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from tauray.actors.conversation import run_conversation
+from tauray.actors.hosts import AgentHost, UserSimHost
+from tauray.actors.voice_client import ThreadSpeechClient
+from tauray.results.records import rows_by_table
+from tauray.scenarios import select_scenarios
+from tests.units import make_units
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_voice_conversation_runs_end_to_end_offline() -> None:
+    names = [e.name for e in select_scenarios(None, domain="telecom", split="base")[:1]]
+    units = make_units("voice-e2e", names, voice={"profiles": ["control"]})
+    assert units[0].voice is not None and units[0].voice.profile == "control"
+    speech = ThreadSpeechClient()
+    t0 = time.perf_counter()
+    result = asyncio.run(run_conversation(units[0], AgentHost(), UserSimHost(), speech=speech))
+    elapsed = time.perf_counter() - t0
+    c = result.conversation
+    assert c.error_kind is None, c.error_message
+    assert c.speech_profile == "control" and c.voice_prompts and "voice-user@1#" in c.voice_prompts
+    said = result.utterances
+    assert said and all(u.side == "user" for u in said)  # the user reads the agent's own words by default
+    assert c.utterances == len(said) and c.mean_wer is not None
+    # on a call the caller speaks first: the first message is the user's, no greeting
+    assert result.messages[0].side == "user"
+    assert [u.start_s for u in said] == sorted(u.start_s for u in said)
+    assert all(u.end_s > u.start_s for u in said)
+    rows = rows_by_table(result)
+    assert len(rows["utterances"]) == len(said)
+    print(f"voice conversation: {elapsed:.1f} s, {len(said)} utterances, success={c.success}")
