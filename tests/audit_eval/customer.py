@@ -18,7 +18,7 @@ instead of the step (``leave``) or calls it fixed after the step without the che
 Ground truth: the customer is a pure function of the request, so :func:`decide` replayed on the
 stored transcript says where the fault was (``measure.py`` does this); and when the environment
 names ``AUDIT_EVAL_TRUTH`` (a file), every injection is also appended there as a JSON line keyed by
-the digest of the request's messages, which the replay recomputes to join. Imports nothing from
+:func:`request_key` of the request, which the replay recomputes to join. Imports nothing from
 tauray but the endpoint's behaviour API it plugs into.
 """
 
@@ -332,12 +332,20 @@ class Customer:
         return Decision(self.faithful(view))
 
 
-def messages_digest(messages: list[dict[str, Any]]) -> str:
-    """The join key of a request: sha256 of its non-system messages' roles, words and calls."""
-    canon = [{"role": m.get("role"), "content": m.get("content") or None,
-              "calls": [(c["function"]["name"], c["function"]["arguments"]) for c in m.get("tool_calls") or []]}
-             for m in messages if m.get("role") != "system"]
-    return hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:24]
+def request_key(body: dict[str, Any]) -> str:
+    """The join key of a request: sha256 of its model, seed, system prompt and messages (roles, words,
+    calls with their arguments normalised), so two conversations that only share their words differ."""
+    def args(raw: Any) -> Any:
+        try:
+            return json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            return raw
+
+    canon = [{"role": m.get("role"), "content": str(m.get("content") or "").strip() or None,
+              "calls": [(c["function"]["name"], args(c["function"].get("arguments"))) for c in m.get("tool_calls") or []]}
+             for m in request_messages(body)]
+    raw = json.dumps([str(body.get("model")).removeprefix("openai/"), body.get("seed"), canon], sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
 
 def decide(body: dict[str, Any]) -> Decision:
@@ -349,7 +357,7 @@ def eval_user(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
     decision = decide(body)
     path = os.environ.get(TRUTH_ENV)
     if decision.injection is not None and path:
-        line = {"key": messages_digest(request_messages(body)), "model": body.get("model"), "seed": body.get("seed"),
+        line = {"key": request_key(body), "model": body.get("model"), "seed": body.get("seed"),
                 "fault_class": decision.injection.fault_class, "variant": decision.injection.variant,
                 "reply_index": decision.injection.reply_index, "phrasing_ids": list(decision.injection.phrasing_ids),
                 "detail": decision.injection.detail, "side": "simulator"}
@@ -362,4 +370,4 @@ BEHAVIOURS = {NAME: eval_user}
 """Added to the endpoint's registry by ``tauray endpoint --behaviours tests.audit_eval.customer``."""
 
 __all__ = ["BEHAVIOURS", "Customer", "Decision", "Injection", "NAME", "TRUTH_ENV", "decide", "eval_user",
-           "messages_digest"]
+           "request_key"]

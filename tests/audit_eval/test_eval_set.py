@@ -123,7 +123,7 @@ def test_injection_is_written_to_the_truth_file_with_its_join_key(tmp_path, monk
     cust.eval_user({**body, "model": "eval-user:test:faithful"}, None)  # type: ignore[arg-type]
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     assert len(lines) == 1 and lines[0]["fault_class"] == "hang_up" and lines[0]["side"] == "simulator"
-    assert lines[0]["key"] == cust.messages_digest(body["messages"]) and lines[0]["reply_index"] == 1
+    assert lines[0]["key"] == cust.request_key(body) and lines[0]["reply_index"] == 1
 
 
 def test_bad_model_name_is_one_clear_error() -> None:
