@@ -5,18 +5,20 @@ the call (``user_ends``), what it does with its phone (``user_actions``) and wha
 from __future__ import annotations
 
 from tauray.results.audit.finding import Detector
-from tauray.results.audit.user_actions import BundledTurn, DoneWithoutCall, IgnoredRequest, RepeatedWrite, UnaskedWrite
+from tauray.results.audit.user_actions import (BundledTurn, DoneWithoutCall, IgnoredRequest, RepeatedWrite,
+                                               UnaskedWrite, WrongArguments)
 from tauray.results.audit.user_ends import (NoEndAfterResolved, PrematureStop, StopAfterFailure, StopWithRequest,
                                             TransferWithoutAgent)
 from tauray.results.audit.user_words import (ConstraintBroken, FaultNamedEarly, IdentityInvented,
                                              KnownInfoContradicted, ResultContradiction, StateWithoutTool)
 
 USER_DETECTORS: tuple[Detector, ...] = (
-    PrematureStop(name="premature_stop", version=1, fault_class="premature_stop", effect="outcome"),
+    PrematureStop(name="premature_stop", version=2, fault_class="premature_stop", effect="outcome"),
     StopWithRequest(name="stop_with_request", version=1, fault_class="stop_with_request"),
     TransferWithoutAgent(name="transfer_without_agent", version=1, fault_class="transfer_without_agent",
                          effect="outcome"),
     UnaskedWrite(name="unasked_write", version=1, fault_class="unrequested_write", effect="outcome"),
+    WrongArguments(name="wrong_arguments", version=1, fault_class="different_action", effect="outcome"),
     DoneWithoutCall(name="done_without_call", version=2, fault_class="done_without_call", effect="outcome"),
     ResultContradiction(name="result_contradiction", version=2, fault_class="result_contradiction"),
     KnownInfoContradicted(name="known_info_contradicted", version=1, fault_class="known_info_contradicted"),
@@ -32,7 +34,7 @@ USER_DETECTORS: tuple[Detector, ...] = (
 )
 """The user simulator's rule detectors, in the order findings are listed."""
 
-USER_FAULT_CLASSES: tuple[str, ...] = (*(d.fault_class for d in USER_DETECTORS), "different_action")
+USER_FAULT_CLASSES: tuple[str, ...] = tuple(dict.fromkeys((*(d.fault_class for d in USER_DETECTORS), "different_action")))
 """Every fault class the simulator's rules report (``unasked_write`` also reports ``different_action``)."""
 
 __all__ = ["USER_DETECTORS", "USER_FAULT_CLASSES"]

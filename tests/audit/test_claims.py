@@ -76,3 +76,44 @@ def test_a_state_no_tool_showed_is_still_found() -> None:
                (2, "agent", "assistant", "I see. Could you tell me more?"),
                (3, "user", "user", "My network mode is set to 2G only, by the way.")], scenario=MMS)
     assert ("state_without_tool", 3) in _classes(t)
+
+
+def test_a_claimed_fix_without_the_check_then_a_hang_up_is_a_premature_stop() -> None:
+    """Hang-up after a claimed fix (issue 38: 0/101 with v1 of the rule; this fails on v1)."""
+    t = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+              + performed(2, "toggle_airplane_mode", f"Airplane Mode is now OFF.\n{BAR}", "Great, that fixed it, thanks! ###STOP###"),
+              success=False)
+    found = [f for f in detect_all(t, USER_DETECTORS) if f.fault_class == "premature_stop"]
+    assert [f.message_seq for f in found] == [5]
+    from tauray.results.audit.attribution import attribute
+    assert attribute(False, None, found).attribution == "simulator"
+
+
+def test_a_stop_after_the_check_showed_it_resolved_is_no_premature_stop() -> None:
+    t = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+              + performed(2, "toggle_airplane_mode", f"Airplane Mode is now OFF.\n{BAR}", "Okay, it's off.")
+              + [(4, "agent", "assistant", ask("run_speed_test"))]
+              + performed(4, "run_speed_test", "Speed Test Result: 250.0 Mbps (Excellent)", "It works now, thanks! ###STOP###"))
+    assert "premature_stop" not in {f.fault_class for f in detect_all(t, USER_DETECTORS)}
+
+
+def test_the_asked_tool_with_other_arguments_is_a_different_action() -> None:
+    """Same tool, other arguments (issue 38: 0/59 with the rules before wrong_arguments)."""
+    import dataclasses
+    import json
+
+    from tauray.actors.policies import phone_request
+    from tauray.results.audit.trajectory import Message
+    from tauray.scenarios.model import ReferenceAction
+
+    asked = phone_request(ReferenceAction(action_id="x", side="user", name="set_network_mode_preference",
+                                          arguments={"mode": "4g_5g_preferred"}))
+    t = build(opening() + [(2, "agent", "assistant", asked)])
+
+    def call(mode: str) -> Message:
+        return Message(seq=3, turn=2, side="user", role="user", content=None,
+                       tool_calls=({"id": "c3-0", "name": "set_network_mode_preference",
+                                    "arguments": json.dumps({"mode": mode})},))
+    wrong, right = (dataclasses.replace(t, messages=(*t.messages, call(mode))) for mode in ("2g_only", "4g_5g_preferred"))
+    assert ("different_action", 3) in _classes(wrong)
+    assert "different_action" not in {c for c, _ in _classes(right)}
