@@ -60,6 +60,11 @@ def _asked(t: Trajectory, f: Finding) -> tuple[set[str], dict[str, dict[str, Any
     return phone.requested_tools(text, t.task.user_tools, need_cue=False), args
 
 
+def _other_arguments(call: Call, tagged: dict[str, dict[str, Any]]) -> bool:
+    """The asked tool called with other arguments than the tagged request gave (wrong arguments)."""
+    return call[1] in tagged and call[2] != tagged[call[1]]
+
+
 def corrected_calls(t: Trajectory, f: Finding) -> list[Call] | None:
     """The recorded calls with one fault corrected; None when the fault cannot be corrected."""
     if f.fault_class not in CORRECTABLE or f.turn is None:
@@ -68,8 +73,9 @@ def corrected_calls(t: Trajectory, f: Finding) -> list[Call] | None:
     asked, tagged = _asked(t, f)
     turn = f.turn
     in_turn = [i for i, c in enumerate(calls) if c[0] == "user" and c[3] == turn]
-    unasked = [i for i in in_turn if calls[i][1] in t.task.user_writes and calls[i][1] not in asked]
-    done = {calls[i][1] for i in in_turn}
+    unasked = [i for i in in_turn if calls[i][1] in t.task.user_writes
+               and (calls[i][1] not in asked or _other_arguments(calls[i], tagged))]
+    done = {calls[i][1] for i in in_turn if i not in unasked}
     missing = [(  "user", tool, tagged.get(tool, {}), turn) for tool in sorted(asked - done)]
     if f.fault_class == "unrequested_write":
         return [c for i, c in enumerate(calls) if i not in unasked]
@@ -131,9 +137,9 @@ def user_alone_calls(t: Trajectory, f: Finding) -> list[Call] | None:
     ask = next((j for j in reversed(before) if al.moves[j].kind == "ask"), None)
     due = al.target[ask] if ask is not None and al.status[ask] == "ok" else None
     gold = gold_run(t, al)
-    asked, _ = _asked(t, f)
+    asked, tagged = _asked(t, f)
     unasked = [c for c in recorded_calls(t) if c[0] == "user" and c[3] == f.turn and c[1] in t.task.user_writes
-               and c[1] not in asked]
+               and (c[1] not in asked or _other_arguments(c, tagged))]
     extra = [(None, (side, tool, args)) for side, tool, args, _ in unasked]
     cut = next((i for i, (idx, _) in enumerate(gold) if idx is not None and idx > frontier), len(gold))
     at = next((i for i, (idx, _) in enumerate(gold) if due is not None and idx == due.index), None)

@@ -4,6 +4,7 @@ one turn, and a request neither done nor answered. Rules of the user-simulator a
 
 from __future__ import annotations
 
+import json
 import re
 
 from tauray.results.audit import phone
@@ -36,6 +37,38 @@ class UnaskedWrite(Detector):
                 done_in_turn = {x for c, x in t.user_calls(asked_msg.seq if asked_msg else -1) if c.turn == m.turn}
                 kind = "different_action" if asked and not (asked & done_in_turn) else "unrequested_write"
                 out.append(self.finding(m, f"{tool} not asked; agent asked {sorted(asked) or 'nothing'}", kind))
+        return out
+
+
+class WrongArguments(Detector):
+    """The customer runs the phone write the agent's tagged request asked for, with other
+    arguments than the request gave (``different_action``: the same tool, another action;
+    ``unasked_write`` sees only another tool). An untagged request's arguments are words, left
+    to the judge tier."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        for m in t.messages:
+            if not (m.side == "user" and m.role == "user" and m.tool_calls):
+                continue
+            asked = t.agent_text_before(m.seq)
+            tagged = parse_phone_request(asked.content if asked else None)
+            if tagged is None or tagged[0] not in t.task.user_writes:
+                continue
+            try:
+                want = json.loads(tagged[1] or "{}")
+            except ValueError:
+                continue
+            for call in m.tool_calls:
+                if str(call.get("name")) != tagged[0]:
+                    continue
+                raw = call.get("arguments")
+                try:
+                    got = json.loads(raw) if isinstance(raw, str) and raw else (raw or {})
+                except ValueError:
+                    got = None
+                if got != want:
+                    out.append(self.finding(m, f"{tagged[0]} with {got} (asked with {want})"))
         return out
 
 
@@ -165,4 +198,4 @@ class IgnoredRequest(Detector):
         return out
 
 
-__all__ = ["BundledTurn", "DoneWithoutCall", "IgnoredRequest", "RepeatedWrite", "UnaskedWrite"]
+__all__ = ["BundledTurn", "DoneWithoutCall", "IgnoredRequest", "RepeatedWrite", "UnaskedWrite", "WrongArguments"]

@@ -19,10 +19,19 @@ from tauray.scenarios.conventions import (
 )
 
 
+_CLAIMS_FIXED = re.compile(r"\b(?:fixed|works?|working|resolved|solved|sorted|back to normal|went through|"
+                           r"goes through|all good|problem is gone|that did it|did the trick)\b", re.IGNORECASE)
+_NOT_FIXED = re.compile(r"\b(?:not|still not|isn'?t|doesn'?t|didn'?t|won'?t|never|no longer)\s+(?:\w+\s+)?"
+                        r"(?:fixed|work\w*|resolved|solved|go\w* through)\b|\bstill (?:broken|can'?t|cannot)\b",
+                        re.IGNORECASE)
+
+
 class PrematureStop(Detector):
     """The customer ends the call while the agent's last request (a phone action) is still
-    undone, and no result after the customer's last write showed the family's resolved
-    condition."""
+    undone, or says the problem is fixed after a write with no check since it showing the
+    family's resolved condition (v2; v1 read only the undone request, and missed "that fixed
+    it, bye" right after the write on independently written customers, 0/101); either way no
+    result after the customer's last write showed the resolved condition."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -32,14 +41,19 @@ class PrematureStop(Detector):
             asked = t.agent_text_before(m.seq)
             if asked is None:
                 continue
-            pending = phone.requested_tools(asked.content, t.task.user_tools) - {
-                tool for _, tool in t.user_calls(asked.seq, m.seq)}
-            if not pending:
-                continue
             writes = [c for c, tool in t.user_calls(-1, m.seq) if tool in t.task.user_writes]
             since = writes[-1].seq if writes else -1
             if any(x.side == "user" and x.role == "tool" and since < x.seq < m.seq
                    and phone.shows_resolved(t.task.issue_type, x.content) for x in t.messages):
+                continue
+            pending = phone.requested_tools(asked.content, t.task.user_tools) - {
+                tool for _, tool in t.user_calls(asked.seq, m.seq)}
+            words = strip_tokens(m.content or "")
+            if not pending and writes and _CLAIMS_FIXED.search(words) and not _NOT_FIXED.search(words):
+                out.append(self.finding(m, f"says it is fixed after {writes[-1].tool_calls[0].get('name')} with no "
+                                           f"check showing it resolved, and ends: {m.content!r}"))
+                continue
+            if not pending:
                 continue
             out.append(self.finding(m, f"stopped with {', '.join(sorted(pending))} asked (seq {asked.seq}) and not "
                                        f"done; no resolved result seen: {m.content!r}"))

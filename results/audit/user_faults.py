@@ -5,24 +5,26 @@ the call (``user_ends``), what it does with its phone (``user_actions``) and wha
 from __future__ import annotations
 
 from tauray.results.audit.finding import Detector
-from tauray.results.audit.user_actions import BundledTurn, DoneWithoutCall, IgnoredRequest, RepeatedWrite, UnaskedWrite
+from tauray.results.audit.user_actions import (BundledTurn, DoneWithoutCall, IgnoredRequest, RepeatedWrite,
+                                               UnaskedWrite, WrongArguments)
 from tauray.results.audit.user_ends import (NoEndAfterResolved, PrematureStop, StopAfterFailure, StopWithRequest,
                                             TransferWithoutAgent)
 from tauray.results.audit.user_words import (ConstraintBroken, FaultNamedEarly, IdentityInvented,
                                              KnownInfoContradicted, ResultContradiction, StateWithoutTool)
 
 USER_DETECTORS: tuple[Detector, ...] = (
-    PrematureStop(name="premature_stop", version=1, fault_class="premature_stop", effect="outcome"),
+    PrematureStop(name="premature_stop", version=2, fault_class="premature_stop", effect="outcome"),
     StopWithRequest(name="stop_with_request", version=1, fault_class="stop_with_request"),
     TransferWithoutAgent(name="transfer_without_agent", version=1, fault_class="transfer_without_agent",
                          effect="outcome"),
     UnaskedWrite(name="unasked_write", version=1, fault_class="unrequested_write", effect="outcome"),
+    WrongArguments(name="wrong_arguments", version=1, fault_class="different_action", effect="outcome"),
     DoneWithoutCall(name="done_without_call", version=2, fault_class="done_without_call", effect="outcome"),
-    ResultContradiction(name="result_contradiction", version=1, fault_class="result_contradiction"),
+    ResultContradiction(name="result_contradiction", version=2, fault_class="result_contradiction"),
     KnownInfoContradicted(name="known_info_contradicted", version=1, fault_class="known_info_contradicted"),
     IdentityInvented(name="identity_invented", version=1, fault_class="identity_invented"),
     RepeatedWrite(name="repeated_write", version=1, fault_class="repeated_write", effect="outcome"),
-    StateWithoutTool(name="state_without_tool", version=3, fault_class="state_without_tool"),
+    StateWithoutTool(name="state_without_tool", version=4, fault_class="state_without_tool"),
     FaultNamedEarly(name="fault_named_early", version=3, fault_class="fault_named_early"),
     StopAfterFailure(name="stop_after_failure", version=1, fault_class="stop_after_failure", effect="outcome"),
     NoEndAfterResolved(name="no_end_after_resolved", version=1, fault_class="no_end_after_resolved"),
@@ -32,7 +34,7 @@ USER_DETECTORS: tuple[Detector, ...] = (
 )
 """The user simulator's rule detectors, in the order findings are listed."""
 
-USER_FAULT_CLASSES: tuple[str, ...] = (*(d.fault_class for d in USER_DETECTORS), "different_action")
+USER_FAULT_CLASSES: tuple[str, ...] = tuple(dict.fromkeys((*(d.fault_class for d in USER_DETECTORS), "different_action")))
 """Every fault class the simulator's rules report (``unasked_write`` also reports ``different_action``)."""
 
 __all__ = ["USER_DETECTORS", "USER_FAULT_CLASSES"]

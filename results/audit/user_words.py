@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import re
 
-from tauray.results.audit import phone
+from tauray.results.audit import claims, phone
 from tauray.results.audit.finding import Detector, Finding, strip_tokens
 from tauray.results.audit.trajectory import Message, Trajectory
 
 
 class ResultContradiction(Detector):
-    """The customer's report states the opposite of the phone result it just got (the
-    results are fixed templates, so their state words can be compared)."""
+    """The customer's report claims other than the phone result it just got (v2: the report is
+    read into claims, ``claims.claims``, and compared with what the result showed,
+    ``claims.shown``; v1 compared the result templates' own words, so it read only "X is on/off"
+    and missed "it's showing X on", network mode, signal, permissions and payment)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -22,7 +24,7 @@ class ResultContradiction(Detector):
             shown = t.tool_result_before(m.seq)
             if shown is None or shown.turn != m.turn:
                 continue
-            bad = phone.contradictions(m.content, shown.content)
+            bad = claims.contradictions(m.content, shown.content) or phone.contradictions(m.content, shown.content)
             if bad:
                 said = "; ".join(f"{f}: said {a}, phone showed {b}" for f, a, b in bad)
                 out.append(self.finding(m, said))
@@ -68,24 +70,54 @@ class IdentityInvented(Detector):
         return out
 
 
+_SWITCH_KEYS = {"airplane mode": "airplane_mode", "mobile data": "mobile_data", "data roaming": "roaming",
+                "data saver mode": "data_saver", "wificalling": "wifi_calling", "wi-fi calling": "wifi_calling",
+                "wifi calling": "wifi_calling", "wifi": "wifi", "vpn": "vpn"}
+
+
+def _as_claim(feature: str, value: str) -> tuple[str, str]:
+    """A template-word state (``phone.claim_spans``) as the claim reader's (setting, value)."""
+    if feature.startswith("switch:"):
+        return _SWITCH_KEYS.get(feature[7:], feature[7:]), value
+    if feature == "mms":
+        return "mms", "can" if value == "yes" else "cannot"
+    if feature == "data_indicator":
+        return "mobile_data", "on" if value == "enabled" else "off"
+    if feature == "speed":
+        return "speed", "fast" if value in ("excellent", "good") else "slow"
+    return feature, value
+
+
 class StateWithoutTool(Detector):
-    """The customer states a phone state in a turn where it ran no phone tool, and no earlier
-    phone result showed it, unless the statement repeats its own task's words (v3: the task's
-    exact words; v2 excused any state the task named, and missed "the speed test said (Poor)"
-    on the held-out half; v1 flagged customers opening with their task's symptom)."""
+    """The customer claims a phone or account state in a turn where it ran no phone tool, that
+    no earlier phone result showed and its task did not state (v4: statements are read into
+    claims, ``claims.claims``, and the task's own statement of its problem counts as a claim:
+    v3 excused only the task's exact words, so a customer saying "I can't send MMS" for a task
+    that says "You are unable to send MMS messages" was flagged whenever no tool had run yet,
+    which is every MMS conversation with the non-solving agent; v3: the task's exact words;
+    v2 excused any state the task named; v1 flagged customers opening with their task's symptom)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
+        task_text = t.task.user_text or ""
+        told = set(claims.claims(task_text).items()) | set(phone.state_claims(task_text).items())
+        task = task_text.lower()
         for m in t.user_texts:
             if any(x.side == "user" and x.role == "tool" and x.turn == m.turn and x.seq < m.seq for x in t.messages):
                 continue
             shown: set[tuple[str, str]] = set()
             for x in t.messages:
                 if x.seq < m.seq and x.side == "user" and x.role == "tool":
-                    shown |= set(phone.state_claims(x.content).items())
-            task = (t.task.user_text or "").lower()
-            unshown = sorted({f"{k}={v}" for k, v, words in phone.claim_spans(m.content)
-                              if (k, v) not in shown and words.lower() not in task})  # not the task's own words
+                    seen = {**claims.claims(x.content), **claims.shown(x.content)}
+                    if "network_type" in seen:  # the status bar's network type is what a customer calls the mode
+                        seen.setdefault("network_mode", seen["network_type"])
+                    shown |= set(seen.items()) | set(phone.state_claims(x.content).items())
+            shown_keys = {k for k, _ in shown}
+            said = {(k, v) for k, v in claims.claims(m.content).items()
+                    if (k, v) not in shown and (k, v) not in told and not (k == "signal" and k in shown_keys)}
+            said |= {(k, v) for k, v, words in phone.claim_spans(m.content)  # the template words v3 read
+                     if (k, v) not in shown and _as_claim(k, v) not in told | shown and words.lower() not in task}
+            unshown = sorted(f"{k}={v}" for k, v in said)
             if unshown:
                 out.append(self.finding(m, f"states {', '.join(unshown)} that no phone result showed"))
         return out

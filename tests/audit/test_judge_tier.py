@@ -50,7 +50,9 @@ def _small() -> object:
 
 
 def test_audit_prompts_are_released_versions_a_judge_config_can_name():
-    assert get_prompt("sim-audit").ref == "sim-audit@2"  # an id alone is the latest version
+    assert get_prompt("sim-audit").ref == "sim-audit@3"  # an id alone is the latest version
+    three = [c.fault_class for c in audit_checks(get_prompt("sim-audit@3"))]
+    assert three == [*CLASSES, "result_contradiction", "state_without_tool", "new_problem", "invented_constraint"]
     one, two = get_prompt("sim-audit@1"), get_prompt("sim-audit@2")
     assert one.prompt_hash != two.prompt_hash
     assert [c.fault_class for c in audit_checks(one)] == CLASSES == [c.fault_class for c in audit_checks(two)]
@@ -339,20 +341,20 @@ def test_tauray_audit_with_a_judge_stores_the_judge_tier_beside_the_rules(audite
     assert main(["audit", str(run), "--judge", "openai/judge-sim-audit", "--judge-api-base", endpoint.base_url,
                  "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["judge"]["checks"] == 12 and summary["judge"]["faults"] == 2
+    assert summary["judge"]["checks"] == 28 and summary["judge"]["faults"] == 2  # 4 conversations x 7 checks (v3)
     assert summary["judge"]["unscored"] == 0 and summary["judge"]["calls"] >= 1
-    assert "sim-audit@2:openai/judge-sim-audit" in summary["detectors"]
+    assert "sim-audit@3:openai/judge-sim-audit" in summary["detectors"]
     judged = sim_findings_df(run).query("tier == 'judge'").sort_values("message_seq")
     assert list(zip(judged["fault_class"], judged["message_seq"])) == [("unreasonable_stop", quit_at),
                                                                        ("character_broken", 5)]
     assert set(judged["run_id"]) == {"faulty"} and set(judged["detector"]) == {"sim-audit"}
-    assert set(judged["detector_version"]) == {2}  # the latest audit prompt by default
+    assert set(judged["detector_version"]) == {3}  # the latest audit prompt by default
     stored = sim_attributions_df(run)
-    assert all("sim-audit@2:openai/judge-sim-audit" in list(d) for d in stored["detectors"])
+    assert all("sim-audit@3:openai/judge-sim-audit" in list(d) for d in stored["detectors"])
     # an unreadable judge adds no finding and says why its checks have no verdict
     assert main(["audit", str(run), "--judge", "openai/judge-sim-audit-garbled", "--judge-api-base",
                  endpoint.base_url, "--json", "--no-write"]) == 0
     garbled = json.loads(capsys.readouterr().out)["judge"]
-    assert garbled["unscored"] == 12 and garbled["faults"] == 0 and garbled["unscored_reasons"]
+    assert garbled["unscored"] == 28 and garbled["faults"] == 0 and garbled["unscored_reasons"]
     assert main(["audit", str(run), "--judge-prompt", "sim-audit@2"]) == 2
     assert "--judge-prompt needs --judge MODEL" in capsys.readouterr().err

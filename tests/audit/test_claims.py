@@ -1,0 +1,119 @@
+"""Claims, not phrasings (issue 38): a customer's statement read into (setting, value) and compared
+with what its phone showed. The phrasings here are the issue's table and our own, never the
+independent evaluation set's (tests/audit_eval)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tauray.results.audit import claims
+from tauray.results.audit.finding import detect_all
+from tauray.results.audit.user_faults import USER_DETECTORS
+from tests.audit.helpers import GREETING, ask, build, opening, performed
+
+MMS = "tau2_telecom__mms_issue__bad_network_preference"
+BAR = "Status Bar: 📶³ Good | 4G | 📱 Data Enabled | 🔋 80%"
+
+
+@pytest.mark.parametrize(("said", "claim"), [
+    ("It's showing airplane mode on", ("airplane_mode", "on")),
+    ("Airplane mode is still on though.", ("airplane_mode", "on")),
+    ("Hmm, my network mode is set to 3G only.", ("network_mode", "3g")),
+    ("There's no signal at all up top.", ("signal", "none")),
+    ("The messaging app doesn't have the storage permission.", ("app_permission", "missing")),
+    ("I already paid the bill last week.", ("payment", "paid")),
+    ("Roaming is turned off now", ("roaming", "off")),
+    ("I switched off the mobile data", ("mobile_data", "off")),
+    ("I still can't send picture messages.", ("mms", "cannot")),
+])
+def test_a_statement_is_read_into_its_claim(said: str, claim: tuple[str, str]) -> None:
+    assert claims.claims(said)[claim[0]] == claim[1]
+
+
+@pytest.mark.parametrize("said", ["Is Wi-Fi calling on?", "Okay, I'll turn on roaming.", "I'm on my home Wi-Fi right now."])
+def test_a_question_a_plan_or_a_place_claims_no_setting(said: str) -> None:
+    assert "wifi_calling" not in claims.claims(said) and "roaming" not in claims.claims(said)
+    assert "wifi" not in claims.claims(said)
+
+
+def test_a_tool_result_is_read_into_what_it_showed() -> None:
+    seen = claims.shown(f"Airplane Mode is now OFF.\n{BAR}")
+    assert seen["airplane_mode"] == "off" and seen["mobile_data"] == "on" and seen["signal"] == "good"
+
+
+def _classes(t) -> list[tuple[str, int]]:
+    return sorted({(f.fault_class, f.message_seq) for f in detect_all(t, USER_DETECTORS)})
+
+
+@pytest.mark.parametrize("report", ["It's still showing airplane mode on.", "Airplane mode is still on though.",
+                                    "Done, but there's no signal at all."])
+def test_a_report_that_claims_other_than_the_result_is_a_contradiction(report: str) -> None:
+    """v1 read only "X is on/off" (this fails on it for every phrasing here)."""
+    t = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+              + performed(2, "toggle_airplane_mode", f"Airplane Mode is now OFF.\n{BAR}", report))
+    assert ("result_contradiction", 5) in _classes(t)
+
+
+def test_a_faithful_report_is_not_a_contradiction() -> None:
+    t = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+              + performed(2, "toggle_airplane_mode", f"Airplane Mode is now OFF.\n{BAR}",
+                          "Okay, airplane mode is off now and I have good signal with data enabled."))
+    assert _classes(t) == []
+
+
+def test_the_mms_customer_restating_its_own_symptom_states_nothing_unshown() -> None:
+    """The MMS finding of issue 38: with a non-solving agent no tool runs, and the faithful customer
+    says its task's symptom in its own words ("can't send MMS" for "unable to send MMS messages");
+    state_without_tool v3 flagged it in every MMS conversation (this test fails on v3)."""
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, I can't send MMS messages from my phone."),
+               (2, "agent", "assistant", "I see. Could you tell me more?"),
+               (3, "user", "user", "Like I said, I still cannot send MMS, it has been a few hours.")], scenario=MMS)
+    assert _classes(t) == []
+
+
+def test_a_state_no_tool_showed_is_still_found() -> None:
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, I can't send MMS messages."),
+               (2, "agent", "assistant", "I see. Could you tell me more?"),
+               (3, "user", "user", "My network mode is set to 2G only, by the way.")], scenario=MMS)
+    assert ("state_without_tool", 3) in _classes(t)
+
+
+def test_a_claimed_fix_without_the_check_then_a_hang_up_is_a_premature_stop() -> None:
+    """Hang-up after a claimed fix (issue 38: 0/101 with v1 of the rule; this fails on v1)."""
+    t = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+              + performed(2, "toggle_airplane_mode", f"Airplane Mode is now OFF.\n{BAR}", "Great, that fixed it, thanks! ###STOP###"),
+              success=False)
+    found = [f for f in detect_all(t, USER_DETECTORS) if f.fault_class == "premature_stop"]
+    assert [f.message_seq for f in found] == [5]
+    from tauray.results.audit.attribution import attribute
+    assert attribute(False, None, found).attribution == "simulator"
+
+
+def test_a_stop_after_the_check_showed_it_resolved_is_no_premature_stop() -> None:
+    t = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+              + performed(2, "toggle_airplane_mode", f"Airplane Mode is now OFF.\n{BAR}", "Okay, it's off.")
+              + [(4, "agent", "assistant", ask("run_speed_test"))]
+              + performed(4, "run_speed_test", "Speed Test Result: 250.0 Mbps (Excellent)", "It works now, thanks! ###STOP###"))
+    assert "premature_stop" not in {f.fault_class for f in detect_all(t, USER_DETECTORS)}
+
+
+def test_the_asked_tool_with_other_arguments_is_a_different_action() -> None:
+    """Same tool, other arguments (issue 38: 0/59 with the rules before wrong_arguments)."""
+    import dataclasses
+    import json
+
+    from tauray.actors.policies import phone_request
+    from tauray.results.audit.trajectory import Message
+    from tauray.scenarios.model import ReferenceAction
+
+    asked = phone_request(ReferenceAction(action_id="x", side="user", name="set_network_mode_preference",
+                                          arguments={"mode": "4g_5g_preferred"}))
+    t = build(opening() + [(2, "agent", "assistant", asked)])
+
+    def call(mode: str) -> Message:
+        return Message(seq=3, turn=2, side="user", role="user", content=None,
+                       tool_calls=({"id": "c3-0", "name": "set_network_mode_preference",
+                                    "arguments": json.dumps({"mode": mode})},))
+    wrong, right = (dataclasses.replace(t, messages=(*t.messages, call(mode))) for mode in ("2g_only", "4g_5g_preferred"))
+    assert ("different_action", 3) in _classes(wrong)
+    assert "different_action" not in {c for c, _ in _classes(right)}

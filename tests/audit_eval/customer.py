@@ -1,0 +1,373 @@
+"""An independent faulty telecom customer for the local test endpoint: faithful, except for exactly
+one fault per conversation, phrased from one split of the evaluation set.
+
+Model names (served with ``tauray endpoint --behaviours tests.audit_eval.customer``):
+
+* ``eval-user:<split>:faithful`` plays the customer faithfully (the twin and the false-positive set);
+* ``eval-user:<split>:<class>`` injects one fault of that class (:data:`FAULT_CLASSES`);
+* ``eval-user:<split>:drawn`` draws the class from the seed and the task.
+
+Faithful play: open with the problem, perform each phone action the agent asks for (the oracle's
+tagged request) with the offered phone tool, report its result word for word, end when nothing
+more is asked. The fault comes at the first reply, from a drawn reply index on, where its class can
+happen (a fake "done" needs an asked step, a misreport a tool result, ...). Variants: wrong action
+is another tool (``sibling``) or the asked tool with other arguments (``arguments``); hang-up leaves
+instead of the step (``leave``) or calls it fixed after the step without the check and leaves
+(``fixed``).
+
+Ground truth: the customer is a pure function of the request, so :func:`decide` replayed on the
+stored transcript says where the fault was (``measure.py`` does this); and when the environment
+names ``AUDIT_EVAL_TRUTH`` (a file), every injection is also appended there as a JSON line keyed by
+:func:`request_key` of the request, which the replay recomputes to join. Imports nothing from
+tauray but the endpoint's behaviour API it plugs into.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tauray.endpoint.behaviours import (
+    STOP_TOKEN,
+    BehaviourSettings,
+    Reply,
+    model_param,
+    offered_functions,
+    request_messages,
+    text_reply,
+    tool_call_reply,
+)
+from tests.audit_eval.eval_set import FAULT_CLASSES, Phrasing, load
+from tests.audit_eval.readings import CLAIM_KEYWORDS, is_read_tool, readings, setting_words
+
+NAME = "eval-user"
+TRUTH_ENV = "AUDIT_EVAL_TRUTH"
+MODES = ("faithful", "drawn", *FAULT_CLASSES)
+FIRST_TURN_CHOICES = 3
+"""The drawn reply index from which the fault may come: 0, 1 or 2."""
+_TAG = re.compile(r"\(phone action: ([A-Za-z_]\w*) (\{.*\})\)")
+_UNASKED_POOL = ("toggle_wifi", "toggle_wifi_calling", "toggle_data_saver_mode", "toggle_roaming", "reboot_device",
+                 "toggle_data", "toggle_airplane_mode")
+
+OPENINGS = ("Hello, my phone isn't behaving the way it should and I'd like some help with it.",
+            "Hi there. I've got a problem with my phone and I was hoping you could sort it out.",
+            "Good afternoon, something's off with my mobile and I need a hand.")
+REPORTS = ("Okay, I did that. The phone shows: {result}", "Done. Here is what it says: {result}",
+           "Alright, that's done, and the screen now reads: {result}")
+MORE = "I'm not sure what else to tell you. What should I try on the phone?"
+NO_SUCH_TOOL = "I can't find that option anywhere on my phone."
+THANKS = ("Thank you, that's everything for today.", "Great, thanks for the help.", "Okay, thanks. That's all.")
+
+
+@dataclass(frozen=True)
+class Injection:
+    """Where and how the fault of a conversation was committed."""
+
+    fault_class: str
+    variant: str
+    reply_index: int
+    phrasing_ids: tuple[str, ...]
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Decision:
+    reply: Reply
+    injection: Injection | None = None
+
+
+@dataclass
+class _View:
+    """The request before one of the customer's replies."""
+
+    messages: list[dict[str, Any]]
+    system: str
+    tools: dict[str, dict[str, Any]]
+    index: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.index = sum(m.get("role") == "assistant" for m in self.messages)
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.messages[-1] if self.messages else {}
+
+    def asked(self) -> tuple[str, dict[str, Any]] | None:
+        """The phone action the agent's last message asks for (its tagged request)."""
+        if self.last.get("role") != "user" or not isinstance(self.last.get("content"), str):
+            return None
+        match = _TAG.search(self.last["content"])
+        if not match:
+            return None
+        try:
+            args = json.loads(match.group(2))
+        except ValueError:
+            return None
+        return match.group(1), args if isinstance(args, dict) else {}
+
+    def after_asked_call(self) -> str | None:
+        """The tool the customer just ran at the agent's request, when its result is the last message."""
+        if self.last.get("role") != "tool" or len(self.messages) < 3:
+            return None
+        call, before = self.messages[-2], _View(self.messages[:-2], self.system, self.tools)
+        calls = call.get("tool_calls") or []
+        asked = before.asked()
+        if calls and asked and calls[0]["function"]["name"] == asked[0]:
+            return asked[0]
+        return None
+
+    def results(self) -> list[str]:
+        return [str(m.get("content") or "") for m in self.messages if m.get("role") == "tool"]
+
+
+def _h(*parts: Any) -> int:
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+def _pool(split: str, kind: str, type_: str, variant: str | None = None) -> list[Phrasing]:
+    return [p for p in load(split) if p.kind == kind and p.type == type_ and (variant is None or p.variant == variant)]
+
+
+def _choose(items: list[Any], *salt: Any) -> Any:
+    return items[_h(*salt) % len(items)]
+
+
+class Customer:
+    """One conversation's customer: split, class, variant and first reply index, fixed by the request."""
+
+    def __init__(self, body: dict[str, Any]):
+        param = model_param(body) or ""
+        split, _, mode = param.partition(":")
+        if split not in ("dev", "test") or mode not in MODES:
+            raise ValueError(f"model must be {NAME}:<dev|test>:<{'|'.join(MODES)}>, got {body.get('model')!r}")
+        self.split, self.body = split, body
+        messages = request_messages(body)
+        self.system = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+        self.history = [m for m in messages if m.get("role") != "system"]
+        self.tools = {f["name"]: f for f in offered_functions(body)}
+        self.key = (hashlib.sha256(self.system.encode()).hexdigest()[:16], body.get("seed"))
+        self.fault = (None if mode == "faithful" else
+                      _choose(list(FAULT_CLASSES), "class", *self.key) if mode == "drawn" else mode)
+        self.first = _h("turn", *self.key) % FIRST_TURN_CHOICES
+        self.variant = {"wrong_action": _choose(["sibling", "arguments"], "variant", *self.key),
+                        "hang_up": _choose(["leave", "fixed"], "variant", *self.key)}.get(self.fault or "", "-")
+
+    # ----------------------------------------------------------------- where the fault can come
+    def _writes(self, view: _View, avoid: set[str]) -> list[str]:
+        """Phone writes that need no arguments (so a call of one is always well formed), those
+        sharing the first word of an avoided one (its siblings: toggle_* for toggle_*) first."""
+        free = [t for t, f in self.tools.items() if not is_read_tool(t) and t not in avoid
+                and not ((f.get("parameters") or {}).get("required"))]
+        heads = {a.split("_")[0] for a in avoid}
+        return [t for t in free if t.split("_")[0] in heads] or free
+
+    def _other_arguments(self, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        props = ((self.tools.get(tool) or {}).get("parameters") or {}).get("properties") or {}
+        for key, value in args.items():
+            schema = props.get(key) or {}
+            options = schema.get("enum") or []
+            if not options and tool == "set_network_mode_preference" and key == "mode":
+                options = ["4g_5g_preferred", "4g_only", "3g_only", "2g_only"]
+            if not options and tool == "grant_app_permission" and key == "permission":
+                options = ["sms", "storage"]
+            others = [o for o in options if o != value]
+            if others:
+                return {**args, key: _choose(others, "arg", *self.key)}
+            if isinstance(value, bool):
+                return {**args, key: not value}
+        return None
+
+    def _contradiction(self, view: _View) -> tuple[str, str] | None:
+        shown = readings(view.results()[-1]) if view.last.get("role") == "tool" else {}
+        options = [(c, v) for c, read in sorted(shown.items())
+                   for v in sorted({p.variant for p in _pool(self.split, "claim", c)}) if v != read]
+        return _choose(options, "contra", *self.key) if options else None
+
+    def _unshown(self, view: _View) -> str | None:
+        seen = " ".join([self.system, *view.results()]).lower()
+        shown = {c for r in view.results() for c in readings(r)}
+        types = sorted({p.type for p in load(self.split) if p.kind == "claim"})
+        free = [c for c in types if c not in shown and not any(k in seen for k in CLAIM_KEYWORDS[c])]
+        return _choose(free, "unshown", *self.key) if free else None
+
+    def opportunity(self, view: _View) -> bool:
+        """Whether this class's fault can be committed in the reply to this view."""
+        asked, last = view.asked(), view.last
+        tagless_text = last.get("role") == "user" and asked is None
+        cls = self.fault
+        if cls == "unasked_action":
+            return view.index >= 1 and tagless_text and bool(self._writes(view, set()))
+        if cls in ("fake_done", "ignored_request"):
+            return asked is not None
+        if cls == "bundled":
+            return asked is not None and asked[0] in self.tools
+        if cls == "invented_constraint":
+            return asked is not None and not is_read_tool(asked[0])
+        if cls == "wrong_action":
+            if asked is None or asked[0] not in self.tools:
+                return False
+            if self.variant == "arguments":
+                return self._other_arguments(*asked) is not None
+            return bool(self._writes(view, {asked[0]}))
+        if cls == "hang_up":
+            return asked is not None if self.variant == "leave" else view.after_asked_call() is not None
+        if cls == "misreport":
+            return view.after_asked_call() is not None and self._contradiction(view) is not None
+        if cls == "state_without_tool":
+            return (view.index == 0 or tagless_text) and self._unshown(view) is not None
+        if cls == "new_problem":
+            return view.index >= 1 and (tagless_text or last.get("role") == "tool")
+        return False
+
+    def injected_at(self) -> int | None:
+        """The reply index of the fault in this conversation so far (None: not yet, or never)."""
+        if self.fault is None:
+            return None
+        own = [i for i, m in enumerate(self.history) if m.get("role") == "assistant"]
+        cuts = [*own, len(self.history)]
+        for index, cut in enumerate(cuts):
+            if index >= self.first and self.opportunity(_View(self.history[:cut], self.system, self.tools)):
+                return index
+        return None
+
+    # ----------------------------------------------------------------- replies
+    def _phrase(self, cls: str, variant: str = "-", **fill: str) -> tuple[str, list[str]]:
+        frames = _pool(self.split, "fault", cls, variant if cls == "hang_up" else None)
+        frame = _choose(frames, "frame", cls, *self.key)
+        text, ids = frame.text, [frame.id]
+        if "{claim}" in text:
+            ctype, value = fill.pop("claim_type"), fill.pop("claim_value")
+            claim = _choose(_pool(self.split, "claim", ctype, value), "claim", *self.key)
+            text, ids = text.replace("{claim}", claim.text), [*ids, claim.id]
+        return text.replace("{setting}", fill.get("setting", "that setting")), ids
+
+    def faithful(self, view: _View) -> Reply:
+        digest = _h("faithful", view.index, *self.key)
+        if view.index == 0:
+            return text_reply(OPENINGS[digest % len(OPENINGS)])
+        last = view.last
+        if last.get("role") == "tool":
+            return text_reply(REPORTS[digest % len(REPORTS)].format(result=last.get("content")))
+        asked = view.asked()
+        if asked is not None:
+            if asked[0] not in self.tools:
+                return text_reply(NO_SUCH_TOOL)
+            return tool_call_reply(asked[0], json.dumps(asked[1]), f"phone_{view.index}")
+        if view.index < 3 and "?" in str(last.get("content") or "") and "anything else" not in str(
+                last.get("content") or "").lower():
+            return text_reply(MORE)
+        return text_reply(f"{THANKS[digest % len(THANKS)]} {STOP_TOKEN}")
+
+    def inject(self, view: _View) -> Decision:
+        cls, variant, index = str(self.fault), self.variant, view.index
+        asked = view.asked()
+        setting = setting_words(asked[0]) if asked else "it"
+
+        def said(text: str, ids: list[str], detail: str = "") -> Decision:
+            return Decision(text_reply(text), Injection(cls, variant, index, tuple(ids), detail))
+
+        if cls in ("fake_done", "ignored_request", "invented_constraint"):
+            return said(*self._phrase(cls, setting=setting))
+        if cls == "hang_up":
+            text, ids = self._phrase(cls, variant, setting=setting)
+            return said(f"{text} {STOP_TOKEN}", ids)
+        if cls == "bundled":
+            text, ids = self._phrase(cls, setting=setting)
+            reply = tool_call_reply(asked[0], json.dumps(asked[1]), f"phone_{index}")  # type: ignore[index]
+            reply = Reply({**reply.message, "content": text}, reply.finish_reason)
+            return Decision(reply, Injection(cls, variant, index, tuple(ids), asked[0]))  # type: ignore[index]
+        if cls == "unasked_action":
+            writes = self._writes(view, set())
+            tool = _choose([t for t in _UNASKED_POOL if t in writes] or writes, "unasked", *self.key)
+            return Decision(tool_call_reply(tool, "{}", f"phone_{index}"), Injection(cls, variant, index, (), tool))
+        if cls == "wrong_action":
+            assert asked is not None
+            if variant == "arguments":
+                tool, args = asked[0], self._other_arguments(*asked) or {}
+            else:
+                tool, args = _choose(self._writes(view, {asked[0]}), "sibling", *self.key), {}
+            detail = f"asked {asked[0]} {json.dumps(asked[1])}, did {tool} {json.dumps(args)}"
+            return Decision(tool_call_reply(tool, json.dumps(args), f"phone_{index}"),
+                            Injection(cls, variant, index, (), detail))
+        if cls == "misreport":
+            ctype, value = self._contradiction(view)  # type: ignore[misc]
+            text, ids = self._phrase(cls, claim_type=ctype, claim_value=value)
+            return said(text, ids, f"{ctype}={value} against {readings(view.results()[-1]).get(ctype)}")
+        if cls == "state_without_tool":
+            ctype = str(self._unshown(view))
+            value = _choose(sorted({p.variant for p in _pool(self.split, "claim", ctype)}), "value", *self.key)
+            text, ids = self._phrase(cls, claim_type=ctype, claim_value=value)
+            base = self.faithful(view).message.get("content") or ""
+            if STOP_TOKEN in base:
+                return said(f"{text} {base}", ids, f"{ctype}={value}")
+            return said(f"{base} {text}" if index == 0 else text, ids, f"{ctype}={value}")
+        text, ids = self._phrase(cls)  # new_problem
+        if view.last.get("role") == "tool":
+            text = f"{self.faithful(view).message['content']} {text}"
+        return said(text, ids)
+
+    def follow_up(self, view: _View, injection_index: int) -> Reply | None:
+        """The report right after an unasked or wrong phone action: its phrasing, then the result."""
+        if self.fault not in ("unasked_action", "wrong_action") or view.index != injection_index + 1:
+            return None
+        if view.last.get("role") != "tool":
+            return None
+        call = (self.history[-2].get("tool_calls") or [{}])[0].get("function", {})
+        text, _ = self._phrase(str(self.fault), setting=setting_words(str(call.get("name", ""))))
+        return text_reply(f"{text} {view.last.get('content')}")
+
+    def decide(self) -> Decision:
+        view = _View(self.history, self.system, self.tools)
+        at = self.injected_at()
+        if at is not None and at == view.index:
+            return self.inject(view)
+        if at is not None:
+            follow = self.follow_up(view, at)
+            if follow is not None:
+                return Decision(follow)
+        return Decision(self.faithful(view))
+
+
+def request_key(body: dict[str, Any]) -> str:
+    """The join key of a request: sha256 of its model, seed, system prompt and messages (roles, words,
+    calls with their arguments normalised), so two conversations that only share their words differ."""
+    def args(raw: Any) -> Any:
+        try:
+            return json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            return raw
+
+    canon = [{"role": m.get("role"), "content": str(m.get("content") or "").strip() or None,
+              "calls": [(c["function"]["name"], args(c["function"].get("arguments"))) for c in m.get("tool_calls") or []]}
+             for m in request_messages(body)]
+    raw = json.dumps([str(body.get("model")).removeprefix("openai/"), body.get("seed"), canon], sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+def decide(body: dict[str, Any]) -> Decision:
+    return Customer(body).decide()
+
+
+def eval_user(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """The endpoint behaviour (see the module doc); records each injection when asked to."""
+    decision = decide(body)
+    path = os.environ.get(TRUTH_ENV)
+    if decision.injection is not None and path:
+        line = {"key": request_key(body), "model": body.get("model"), "seed": body.get("seed"),
+                "fault_class": decision.injection.fault_class, "variant": decision.injection.variant,
+                "reply_index": decision.injection.reply_index, "phrasing_ids": list(decision.injection.phrasing_ids),
+                "detail": decision.injection.detail, "side": "simulator"}
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+    return decision.reply
+
+
+BEHAVIOURS = {NAME: eval_user}
+"""Added to the endpoint's registry by ``tauray endpoint --behaviours tests.audit_eval.customer``."""
+
+__all__ = ["BEHAVIOURS", "Customer", "Decision", "Injection", "NAME", "TRUTH_ENV", "decide", "eval_user",
+           "request_key"]
