@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from tauray.actors.judge.repair import REPAIR_OPENING
 from tauray.endpoint.replies import (
     BehaviourSettings,
     Reply,
@@ -47,6 +48,13 @@ _HARNESS = tuple(sorted(HARNESS_TOOLS))
 def is_judge_request(body: dict[str, Any]) -> bool:
     """Whether a request carries a conversation record to judge (tauray's judge prompts do)."""
     return any(_JUDGE_BEGIN in str(m.get("content") or "") for m in request_messages(body))
+
+
+def is_repair_request(body: dict[str, Any]) -> bool:
+    """Whether a judge request is the repair turn (docs/judge.md): its last message asks for only the answer."""
+    messages = request_messages(body)
+    last = messages[-1] if messages else {}
+    return last.get("role") == "user" and str(last.get("content") or "").startswith(REPAIR_OPENING)
 
 
 def judge_request(body: dict[str, Any]) -> tuple[str, str, list[str]]:
@@ -167,4 +175,4 @@ JUDGE_BEHAVIOURS = {
 """The well-behaved judges; the broken ones a test needs are ground truth of the tests
 (``tests/test_helpers/faulty_judges.py``, loaded with ``--behaviours``)."""
 
-__all__ = ["JUDGE_BEHAVIOURS", "audit_answer", "good_answer", "is_judge_request", "judge_request"]
+__all__ = ["JUDGE_BEHAVIOURS", "audit_answer", "good_answer", "is_judge_request", "is_repair_request", "judge_request"]

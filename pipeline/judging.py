@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,10 @@ class JudgeRunSummary(BaseModel):
     skipped_items: int = Field(description="Items whose samples were all stored already.")
     calls: int = Field(description="Judge model calls made.")
     cache_hits: int = Field(description="Samples served from the in-process cache.")
+    repair_calls: dict[str, int] = Field(default_factory=dict, description="Repair turns asked per judge model "
+                                         "(a reply that was not one value of the format gets one; docs/judge.md).")
+    judge_calls: dict[str, int] = Field(default_factory=dict, description="Judge model calls per judge model, "
+                                        "repair turns included.")
     rows: dict[str, int] = Field(description="Rows appended per table.")
     unscored_rows: int = Field(description="Appended rows whose verdict is unscored.")
     infra_errors: int = Field(description="Samples with no reply after retries (no row; a rerun retries them).")
@@ -207,6 +211,8 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
     judge = judge if judge is not None else JudgeHost()
     sink = _Sink(run_dir, flush_rows, attempts)
     counts = {"calls": 0, "hits": 0, "errors": 0}
+    repairs: Counter[str] = Counter()
+    model_calls: Counter[str] = Counter()
     examples: list[str] = []
 
 
@@ -215,6 +221,8 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
     def done(item: JudgeItem, outcome: JudgeOutcome) -> None:
         counts["calls"] += outcome.calls
         counts["hits"] += outcome.cache_hits
+        repairs[item.config.model.model] += outcome.repair_calls
+        model_calls[item.config.model.model] += outcome.calls + outcome.repair_calls
         counts["errors"] += len(outcome.infra_errors)
         examples.extend(outcome.infra_errors[: max(0, 5 - len(examples))])
         sink.add(outcome)
@@ -237,7 +245,7 @@ def rejudge(run_dir: Path | str, configs: list[JudgeConfig], *, concurrency: int
         configs=[{"label": c.label, "judge_config_id": c.config_id, "kind": c.kind, "samples": c.samples,
                   "judge_model": c.model.model, "prompt": c.prompt, "nl_pack": c.nl_pack} for c in configs],
         conversations=eligible, items=len(items), skipped_items=skipped, calls=counts["calls"],
-        cache_hits=counts["hits"], rows=sink.rows, unscored_rows=sink.unscored, infra_errors=counts["errors"],
+        cache_hits=counts["hits"], repair_calls=dict(repairs), judge_calls=dict(model_calls), rows=sink.rows, unscored_rows=sink.unscored, infra_errors=counts["errors"],
         infra_error_examples=examples, seconds=round(time.perf_counter() - started, 3),
     )
 

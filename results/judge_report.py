@@ -177,6 +177,23 @@ def _item_reasons(g: pd.DataFrame, majorities: dict[str, bool | None]) -> dict[s
             if r.notna().any()}
 
 
+def _repairs(g: pd.DataFrame, sample_keys: list[str]) -> dict[str, Any]:
+    """Judge calls, repair turns (a reply that was not one value of the format got one) and how the format
+    was enforced, over the distinct samples of one config's rows (rows written before these were recorded
+    count as samples without repair)."""
+    cols = [k for k in (*sample_keys, "repair_used", "enforcement", "repair_cost_usd") if k in g.columns]
+    samples = g[cols].drop_duplicates(sample_keys)
+    repaired = samples["repair_used"].fillna(False).astype(bool) if "repair_used" in samples else None
+    repairs = int(repaired.sum()) if repaired is not None else 0
+    calls = len(samples) + repairs
+    enforced = samples["enforcement"].fillna("unrecorded") if "enforcement" in samples else None
+    cost = samples["repair_cost_usd"].dropna() if "repair_cost_usd" in samples else pd.Series(dtype=float)
+    return {"judge_calls": calls, "repair_calls": repairs, "repair_share": repairs / calls if calls else None,
+            "repair_cost_usd": float(cost.sum()) if len(cost) else None,
+            "enforcement": {str(k): int(v) for k, v in enforced.value_counts().items()} if enforced is not None
+            else {}}
+
+
 def _overall_judge(config_id: str, g: pd.DataFrame, truth: dict[str, bool]) -> tuple[dict[str, Any],
                                                                                     dict[str, bool | None]]:
     """One overall-verdict judge config's entry, and its verdict per conversation."""
@@ -198,6 +215,7 @@ def _overall_judge(config_id: str, g: pd.DataFrame, truth: dict[str, bool]) -> t
         "self_consistency": _consistency(list(samples.values())),
         "self_consistency_items": sum(sum(x is not None for x in v) >= 2 for v in samples.values()),
         "unscored_by_truth": unscored_by_truth(majorities, truth, _item_reasons(g, majorities)),
+        **_repairs(g, ["conversation_id", "transcript_hash", "sample_index"]),
     }
     return _json_safe(entry), majorities
 
@@ -218,6 +236,7 @@ def _nl_judge(config_id: str, g: pd.DataFrame) -> dict[str, Any]:
         "self_consistency": _consistency(list(samples.values())),
         "sample_unscored_rate": float(g["met"].isna().mean()) if len(g) else None,
         "unscored_reasons": {str(k): int(v) for k, v in g["unscored_reason"].value_counts().head(10).items()},
+        **_repairs(g, ["conversation_id", "transcript_hash", "sample_index"]),
     })
 
 
@@ -233,9 +252,15 @@ def judge_report(run_dir: Path | str) -> dict[str, Any]:
         judges.append(entry)
     nl_judges = [_nl_judge(config_id, g) for config_id, g in nl_verdicts_df(run_dir).groupby("judge_config_id",
                                                                                             sort=False)]
+    by_model: dict[str, dict[str, int]] = {}
+    for j in [*judges, *nl_judges]:
+        m = by_model.setdefault(str(j["judge_model"]), {"judge_calls": 0, "repair_calls": 0})
+        m["judge_calls"] += j["judge_calls"]
+        m["repair_calls"] += j["repair_calls"]
     return {"run_dir": str(run_dir), "ground_truth": "signal_db_state_assertion",
             "conversations_with_truth": len(truth), "judges": judges,
-            "inter_judge": _inter_judge(judges, item_verdicts), "nl_judges": nl_judges}
+            "inter_judge": _inter_judge(judges, item_verdicts), "nl_judges": nl_judges,
+            "repair_calls_by_model": by_model}
 
 
 def _inter_judge(judges: list[dict[str, Any]], verdicts: dict[str, dict[str, bool | None]]) -> dict[str, Any]:
@@ -271,6 +296,13 @@ def _unscored_line(u: dict[str, Any]) -> str:
     return f"  unscored by truth: {'  '.join(parts)}  gap {gap}"
 
 
+def _repair_line(j: dict[str, Any]) -> str:
+    """Repair turns and enforcement of one config (one line)."""
+    enforced = ", ".join(f"{k} {v}" for k, v in j.get("enforcement", {}).items()) or "-"
+    share = "-" if j.get("repair_share") is None else f"{j['repair_share']:.3f}"
+    return f"  repair calls {j.get('repair_calls', 0)} of {j.get('judge_calls', 0)} ({share})  enforcement {enforced}"
+
+
 def format_report(report: dict[str, Any]) -> str:
     """A plain-text table of the report."""
 
@@ -289,6 +321,7 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(f"  unscored_rate {f(j['unscored_rate'])}  self_consistency {f(j['self_consistency'])} "
                      f"(sample unscored rate {f(j['sample_unscored_rate'])})  samples {j['samples_per_item']}")
         lines.append(_unscored_line(j["unscored_by_truth"]))
+        lines.append(_repair_line(j))
     inter = report["inter_judge"]
     if inter["configs"] >= 2:
         lines.append(f"inter-judge: Fleiss kappa {f(inter['fleiss_kappa'])} over {inter['items_all_scored']} items")
@@ -300,6 +333,9 @@ def format_report(report: dict[str, Any]) -> str:
     for j in report["nl_judges"]:
         lines.append(f"NL {j['judge_model']} {j['prompt_id']}@{j['prompt_version']}: {j['assertion_items']} "
                      f"assertion items, met_rate {f(j['met_rate'])}, unscored_rate {f(j['unscored_rate'])}")
+        lines.append(_repair_line(j))
+    for model, m in report.get("repair_calls_by_model", {}).items():
+        lines.append(f"repair calls {model}: {m['repair_calls']} of {m['judge_calls']} judge calls")
     return "\n".join(lines)
 
 

@@ -137,7 +137,9 @@ class JudgeOutcome(BaseModel):
 
     overall: list[JudgeVerdictRecord] = Field(default_factory=list)
     nl: list[NLAssertionRecord] = Field(default_factory=list)
-    calls: int = Field(0, description="Model calls made.")
+    calls: int = Field(0, description="Samples answered by a model call (not the cache); a repair turn is a "
+                                      "further call, counted in repair_calls.")
+    repair_calls: int = Field(0, description="Repair turns asked (one per sample whose reply did not conform).")
     cache_hits: int = Field(0, description="Samples served from the cache.")
     infra_errors: list[str] = Field(default_factory=list, description="Samples that got no reply (no row written).")
 

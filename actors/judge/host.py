@@ -1,7 +1,7 @@
 """The judge host: runs judge samples concurrently through litellm and keeps the reply cache.
 
 Replies are cached on (judge config id, transcript hash, context hash, sample
-index). A provider failure (after the Router's retries) yields no row, so a later
+index), a repair turn (:mod:`.repair`) with the reply it repaired. A provider failure (after the Router's retries) yields no row, so a later
 re-judge retries it, and is counted on the conversation row; a refused request
 yields an unscored row with the reason. The same class runs in-process or as the
 Ray judge actor (:func:`judge_actor_class`).
@@ -17,7 +17,8 @@ from typing import Any
 
 from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, public_api_base
 from tauray.results.metrics import tally_votes
-from tauray.actors.judge.parse import ParsedVerdict, parse_nl, parse_overall
+from tauray.actors.judge.parse import ParsedVerdict
+from tauray.actors.judge.repair import Exchange, converse, repair_hash, repair_ref
 from tauray.actors.llm import ModelCallError, ModelReply, ModelSpec, get_client
 from tauray.actors.llm.errors import redacted_params
 from tauray.results.records import JudgeVerdictRecord, NLAssertionRecord
@@ -27,7 +28,7 @@ class JudgeHost:
     """Judges items concurrently on one event loop; keeps the reply cache."""
 
     def __init__(self, cache_size: int = 200_000) -> None:
-        self._cache: dict[tuple[str, ...], asyncio.Future[ModelReply]] = {}
+        self._cache: dict[tuple[str, ...], asyncio.Future[Exchange]] = {}
         self._cache_size = cache_size
         self._specs: dict[str, ModelSpec] = {}
         self.counts: Counter[str] = Counter()
@@ -40,7 +41,7 @@ class JudgeHost:
             spec = self._specs[key] = config.request_spec()
         return spec
 
-    async def _reply(self, item: JudgeItem, sample: int) -> tuple[ModelReply, bool]:
+    async def _reply(self, item: JudgeItem, sample: int) -> tuple[Exchange, bool]:
         c = item.config
         key = (c.config_id, item.transcript_hash, item.context_hash, str(sample))
         future = self._cache.get(key)
@@ -57,7 +58,9 @@ class JudgeHost:
         spec = self._spec(c)
         seed = None if spec.seed is None else spec.seed + sample
         try:
-            reply = await get_client(spec).complete(item.chat, seed=seed)
+            client = get_client(spec)
+            exchange = await converse(lambda chat: client.complete(chat, seed=seed), item.chat, c.kind,
+                                      len(item.assertions))
         except Exception as exc:
             self._cache.pop(key, None)
             future.set_exception(exc)
@@ -67,8 +70,8 @@ class JudgeHost:
             self._cache.pop(key, None)
             future.cancel()
             raise
-        future.set_result(reply)
-        return reply, False
+        future.set_result(exchange)
+        return exchange, False
 
     # -- one item --------------------------------------------------------------------
     async def judge(self, item: JudgeItem) -> JudgeOutcome:
@@ -76,8 +79,9 @@ class JudgeHost:
         done = [r for r in results if r is not None and not isinstance(r, str)]
         errors = [r for r in results if isinstance(r, str)]
         calls = sum(1 for r in done if not r[2])
+        repairs = sum(1 for r in done if not r[2] and r[3] is not None and r[3].repair is not None)
         hits = len(done) - calls
-        self.counts.update(calls=calls, cache_hits=hits, infra_errors=len(errors))
+        self.counts.update(calls=calls, repair_calls=repairs, cache_hits=hits, infra_errors=len(errors))
         questions = len(item.assertions) if item.config.kind == "nl" else 1
         by_sample: dict[int, list[bool | None]] = dict(item.prior)
         for sample, parsed, _, _ in done:
@@ -88,7 +92,9 @@ class JudgeHost:
         c, t = item.config, item.config.template
         spec = self._spec(c)
         now = datetime.now(UTC)
-        for sample, parsed, cached, reply in done:
+        for sample, parsed, cached, ex in done:
+            reply = ex.reply if ex is not None else None
+            repair = ex.repair if ex is not None else None
             common = dict(
                 run_id=item.run_id, conversation_id=item.conversation_id, scenario=item.scenario,
                 judge_model=c.model.model, prompt_id=t.id, prompt_version=t.version, prompt_hash=t.prompt_hash,
@@ -106,6 +112,15 @@ class JudgeHost:
                 cost_usd=(0.0 if cached else reply.cost_usd) if isinstance(reply, ModelReply) else None,
                 latency_s=(0.0 if cached else reply.latency_s) if isinstance(reply, ModelReply) else None,
                 created_at=now,
+                enforcement=enforcement(c, spec), repair_used=repair is not None,
+                repair_prompt=repair_ref() if repair is not None else None,
+                repair_prompt_hash=repair_hash(c.kind) if repair is not None else None,
+                first_unscored_reason=ex.first_why if ex is not None else None,
+                repair_output=repair.content if repair is not None else None,
+                repair_prompt_tokens=0 if cached or repair is None else repair.prompt_tokens,
+                repair_completion_tokens=0 if cached or repair is None else repair.completion_tokens,
+                repair_cost_usd=None if repair is None else (0.0 if cached else repair.cost_usd),
+                repair_latency_s=None if repair is None else (0.0 if cached else repair.latency_s),
             )
             for q, p in enumerate(parsed):
                 maj, agree, scored, total = tallies[q]
@@ -117,26 +132,34 @@ class JudgeHost:
                 else:
                     nl.append(NLAssertionRecord(**common, **figures, assertion_index=q, assertion=item.assertions[q],
                                                 met=p.verdict))
-        return JudgeOutcome(overall=overall, nl=nl, calls=calls, cache_hits=hits, infra_errors=errors)
+        return JudgeOutcome(overall=overall, nl=nl, calls=calls, repair_calls=repairs, cache_hits=hits,
+                            infra_errors=errors)
 
-    async def _sample(self, item: JudgeItem, sample: int) -> tuple[int, list[ParsedVerdict], bool, Any] | str:
+    async def _sample(self, item: JudgeItem, sample: int
+                      ) -> tuple[int, list[ParsedVerdict], bool, Exchange | None] | str:
         try:
-            reply, cached = await self._reply(item, sample)
+            exchange, cached = await self._reply(item, sample)
         except ModelCallError as exc:
             if exc.kind == INFRA:
                 return f"sample {sample}: {exc.message}"
             reason = f"judge request refused: {exc.message}"[:500]
             n = len(item.assertions) if item.config.kind == "nl" else 1
             return sample, [ParsedVerdict(verdict=None, unscored_reason=reason)] * n, False, None
-        text = reply.content
-        if item.config.kind == "overall":
-            parsed = [parse_overall(text)]
-        else:
-            parsed = parse_nl(text, len(item.assertions))
-        return sample, parsed, cached, reply
+        return sample, exchange.parsed, cached, exchange
 
     async def stats(self) -> dict[str, int]:
         return dict(self.counts) | {"cached_replies": len(self._cache)}
+
+
+def enforcement(config: JudgeConfig, spec: ModelSpec) -> str:
+    """How the reply format was enforced at the source: ``grammar`` (tauray's llama.cpp models turn the
+    schema into a grammar), ``guided`` (vLLM's guided decoding), ``json_schema`` (the provider's structured
+    output, sent as litellm ``response_format``) or ``prompt`` (only the prompt asks for it)."""
+    if "response_format" not in spec.extra_params:
+        return "prompt"
+    if config.model.serve is not None:
+        return "grammar" if config.model.serve.backend == "llamacpp" else "guided"
+    return "json_schema"
 
 
 def judge_actor_class() -> Any:

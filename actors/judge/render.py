@@ -37,8 +37,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
-from tauray.actors.judge.fold import fold_map
-from tauray.actors.judge.voices import voice_positions
 
 BEGIN = "===== BEGIN CONVERSATION RECORD ====="
 END = "===== END CONVERSATION RECORD ====="
@@ -60,6 +58,36 @@ def _visible(ch: str) -> bool:
     return not (cat == "Cf" or (cat == "Cc" and ch not in "\n\t") or cat in ("Cs", "Co", "Cn"))
 
 
+# Letters that NFKC keeps but a reader takes for Latin ones: Cyrillic, Greek, Latin small capitals,
+# Lisu (Fraser) capitals, dotless i. The "Е" in "ЕND", the "ᴇ" in "ᴇɴᴅ", the "ꓰ" in "ꓰꓠꓓ" read as "e".
+CONFUSABLES = str.maketrans(dict(zip(
+    "аеосрхуіјѕԁһӏԛԝүкАВЕКМНОРСТХІЈЅҮαοριυνκτχεΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
+    "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢı"
+    "ꓐꓑꓓꓔꓖꓗꓙꓚꓜꓝꓟꓠꓡꓢꓣꓦꓧꓪꓫꓬꓮꓰꓲꓳꓴ",
+    "aeocpxyijsdhlqwykABEKMHOPCTXIJSYaopiuvktxeABEZHIKMNOPTYX"
+    "abcdefghijklmnoprstuvwyzi"
+    "BPDTGKJCZFMNLSRVHWXYAEIOU", strict=True)))
+
+
+def fold_map(text: str) -> tuple[str, list[int]]:
+    """``text`` folded for look-alike markers (NFKC per character, format characters and combining marks
+    dropped, look-alikes mapped, casefolded), and for each folded character the index in ``text`` just
+    after the character it came from, so a match on the folded text marks the original."""
+    parts: list[str] = []
+    ends: list[int] = []
+    for at, ch in enumerate(text):
+        if ch.isascii():
+            parts.append(ch.lower())
+            ends.append(at + 1)
+            continue
+        for c in unicodedata.normalize("NFKC", ch):
+            if unicodedata.category(c) not in ("Cf", "Mn", "Me"):
+                folded = c.translate(CONFUSABLES).casefold()
+                parts.append(folded)
+                ends.extend([at + 1] * len(folded))
+    return "".join(parts), ends
+
+
 def defuse(text: str) -> str:
     """``text`` as it may appear inside a judge prompt: readable, but unable to carry JSON or a marker.
 
@@ -70,13 +98,10 @@ def defuse(text: str) -> str:
     text = "".join(ch for ch in text if _visible(ch))
     text = unicodedata.normalize("NFKC", text)  # removing characters can expose a new composition
     text = text.translate(_BRACKETS)
-    # Look-alike markers ("ЕND" with a Cyrillic Е, "ᴇɴᴅ", "E̲N̲D̲") are found on the parser's folding.
+    # Look-alike markers ("ЕND" with a Cyrillic Е, "ᴇɴᴅ", "E̲N̲D̲") are found on the folded text.
     folded, ends = fold_map(text)
     marks = [ends[m.end(1) - 1] for m in _MARKER.finditer(folded)]
-    # A verdict stated in prose ("VERDICT: PASS", "A1: met", "\u0076erdict: pass") is marked too, between
-    # ornaments as well: repeated by the judge, it would be a voice the parser hears (it can never be a
-    # verdict, but it would unscore a real one).
-    text = _insert(text, marks + voice_positions(text), " (quoted)")
+    text = _insert(text, marks, " (quoted)")
     text = _RULE.sub(lambda m: " ".join(m.group(0)[:3]), text)
     return _FENCE.sub("'''", text)
 

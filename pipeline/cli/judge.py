@@ -102,6 +102,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
             print(f"  {c['judge_config_id']}  {c['kind']:7}  {c['label']}  samples {c['samples']}")
         print(f"  calls {summary.calls}  cache hits {summary.cache_hits}  rows {summary.rows}  "
               f"unscored rows {summary.unscored_rows}  infra errors {summary.infra_errors}")
+        for model, n in sorted(summary.repair_calls.items()):
+            print(f"  repair calls {model}: {n} of {summary.judge_calls.get(model, 0)} judge calls")
         for e in summary.infra_error_examples:
             print(f"  error: {e}")
     return 0 if summary.infra_errors == 0 else 1

@@ -52,6 +52,21 @@ class _JudgeRow(_DetailRow):
     cost_usd: float | None = Field(description="Cost; null when unknown.")
     latency_s: float | None = Field(description="Call latency in seconds.")
     created_at: UtcDatetime = Field(description="Time of the verdict, UTC.")
+    enforcement: Literal["json_schema", "grammar", "guided", "prompt"] | None = Field(
+        None, description="How the reply format was enforced at the source: json_schema (litellm response_format, "
+        "the provider's structured output), grammar (tauray's llama.cpp model, schema as grammar), guided (tauray's "
+        "vLLM model), prompt (asked only in the prompt); null on rows written before it was recorded.")
+    repair_used: bool = Field(False, description="Whether the first reply was not one value of the format and a "
+                              "repair turn was asked in the same judge conversation (docs/judge.md).")
+    repair_prompt: str | None = Field(None, description="id@version of the repair prompt sent; null without repair.")
+    repair_prompt_hash: str | None = Field(None, description="Hash of that repair prompt's text and schema.")
+    first_unscored_reason: str | None = Field(None, description="Why the first reply did not conform (what the "
+                                              "repair turn was told); null when it conformed.")
+    repair_output: str | None = Field(None, description="Raw reply to the repair turn; null without repair.")
+    repair_prompt_tokens: Count = Field(0, description="Prompt tokens of the repair call (0 without one, or cached).")
+    repair_completion_tokens: Count = Field(0, description="Completion tokens of the repair call.")
+    repair_cost_usd: float | None = Field(None, description="Cost of the repair call; null without one or unknown.")
+    repair_latency_s: float | None = Field(None, description="Latency of the repair call in seconds; null without one.")
 
 
 class NLAssertionRecord(_JudgeRow):

@@ -112,10 +112,10 @@ def test_a_fault_a_clean_check_and_the_cited_message():
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("The customer was fine, I think.", "no JSON"),
-    ('{"results": [{"id": "A1", "reasoning": "#2: the cust', "could not be decoded"),
+    ("The customer was fine, I think.", "not one JSON value"),
+    ('{"results": [{"id": "A1", "reasoning": "#2: the cust', "not one JSON value"),
     ("", "empty reply"),
-    (_reply(("A1", "x", "met"), ("A1", "#3: y", "not_met"), ("A2", "x", "met"), ("A3", "x", "met")), "ambiguous"),
+    (_reply(("A1", "x", "met"), ("A1", "#3: y", "not_met"), ("A2", "x", "met"), ("A3", "x", "met")), "answered twice"),
     (_reply(("A1", "x", "met"), ("A2", "x", "met"), ("A3", "x", "met"), ("A4", "x", "met")), "not asked"),
 ])
 def test_an_unreadable_reply_is_unscored_never_a_fault_nor_clean(text, fragment):
@@ -125,11 +125,13 @@ def test_an_unreadable_reply_is_unscored_never_a_fault_nor_clean(text, fragment)
     assert all(g.unscored_reason for g in unscored) and any(fragment in g.unscored_reason for g in unscored)
 
 
-def test_a_missing_check_is_unscored_alone():
+def test_a_missing_check_makes_the_reply_unreadable():
+    """Every asked check answered once, or the reply is not one value of the format (issue 36): in the judge
+    host it gets a repair turn; read alone, every check is unscored."""
     got = parse_audit_reply(_reply(("A1", "x", "met"), ("A3", "#2: reads its script", "not_met")),
                             audit_checks(get_prompt("sim-audit@1")))
-    assert [g.fault for g in got] == [False, None, True]
-    assert "no verdict for A2" in got[1].unscored_reason
+    assert [g.fault for g in got] == [None, None, None]
+    assert all("no answer for A2" in g.unscored_reason for g in got)
 
 
 def test_a_fault_without_a_cited_message_has_no_turn_but_is_kept():
@@ -203,7 +205,8 @@ def test_an_unparseable_judge_leaves_every_check_unscored(audited_run, endpoint)
     assert result.faults == 0 and result.clean == 0 and result.unscored == 12
     assert all(not a.findings for a in result.audits)
     reasons = [u.reason for a in result.audits for u in a.unscored]
-    assert len(reasons) == 12 and all("could not be decoded" in r for r in reasons)
+    assert len(reasons) == 12 and all("after the repair turn either" in r and "not one JSON value" in r
+                                      for r in reasons)
     assert {u.detector for a in result.audits for u in a.unscored} == {"sim-audit"}
 
 

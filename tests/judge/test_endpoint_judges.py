@@ -19,17 +19,22 @@ ASSERTIONS = ("The agent greeted the customer.", "The agent refunded the custome
 
 # behaviour -> (overall verdict on a fixed / an unfixed conversation, or the unscored reason),
 #              (NL verdicts for ASSERTIONS, each True/False or an unscored-reason fragment)
+# A reply that is not one value of the format gets one repair turn; these judges answer it in the same
+# broken shape, so they end unscored "after the repair turn"; judge-prose-repairs answers it properly.
+AFTER = "after the repair turn either"
 EXPECTED = {
     "judge-good": ("right", [True, False]),
     "judge-fenced": ("right", [True, False]),
-    "judge-prose": ("right", [True, False]),
-    "judge-repeat": ("ambiguous", ["ambiguous", "ambiguous"]),  # a correction is a second answer
-    "judge-injected": ("right", [True, False]),
-    "judge-extra": ("right", ["not asked", "not asked"]),
-    "judge-missing": ("no 'verdict' key", [True, "no verdict for A2"]),
-    "judge-contradict": ("ambiguous", ["ambiguous: contradictory verdicts for A1", False]),
-    "judge-empty": ("empty reply", ["empty reply", "empty reply"]),
+    "judge-prose": (AFTER, [AFTER, AFTER]),
+    "judge-prose-repairs": ("right", [True, False]),
+    "judge-repeat": (AFTER, [AFTER, AFTER]),  # two values: neither is the answer
+    "judge-injected": (AFTER, [AFTER, AFTER]),  # text after the value: not one value
+    "judge-extra": (AFTER, ["'A3', which was not asked", "'A3', which was not asked"]),
+    "judge-missing": ("verdict None", ["no answer for A2", "no answer for A2"]),
+    "judge-contradict": ("right", ["A1 is answered twice", "A1 is answered twice"]),  # overall: `verdict` is
+    "judge-empty": ("empty reply", ["empty reply", "empty reply"]),                   # the answer, extra keys aside
 }
+REPAIRED = {"judge-good": False, "judge-fenced": False, "judge-contradict": None, "judge-extra": None}
 
 
 def _scenario(result):

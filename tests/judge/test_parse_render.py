@@ -19,17 +19,13 @@ OK = json.dumps({"reasoning": "fixed", "verdict": "pass"})
 @pytest.mark.parametrize("text, verdict, reason", [
     (OK, True, None),
     ("```json\n" + OK + "\n```", True, None),
-    ("Here is my view. " + OK + " Thanks.", True, None),
-    ('{"verdict": "pass"} wait, no: {"verdict": "fail", "reasoning": "not fixed"}', None, "ambiguous"),
-    ('{"verdict": "Passed", "passed": true}', True, None),
-    ('{"verdict": "pass", "passed": false}', None, "ambiguous"),
-    ('{"verdict": "maybe"}', None, "unrecognised"),
-    ('{"reasoning": "looks fine"}', None, "no 'verdict' key"),
-    ("The agent did well, PASS.", None, "no JSON"),
+    ("Here is my view. " + OK + " Thanks.", None, "not one JSON value"),  # a value inside prose is not read
+    ('{"verdict": "maybe", "reasoning": "x"}', None, "not one of pass, fail"),
+    ('{"reasoning": "looks fine"}', None, "verdict None"),
+    ("The agent did well, PASS.", None, "not one JSON value"),
     ("", None, "empty reply"),
-    ("   \n", None, "empty reply"),
     (None, None, "empty reply"),
-    ('{"verdict": "pass", "reasoning": "trunc', None, "never closes"),
+    ('{"verdict": "pass", "reasoning": "trunc', None, "not one JSON value"),
 ])
 def test_overall_parse(text, verdict, reason):
     parsed = parse_overall(text)
@@ -47,22 +43,13 @@ def _nl(*items):
 def test_nl_parse_matches_every_verdict_to_its_assertion():
     got = parse_nl(_nl(("A2", "not_met"), ("A1", "met"), ("A3", "met")), 3)
     assert [p.verdict for p in got] == [True, False, True]
-    assert [p.verdict for p in parse_nl("```json\n" + _nl((1, "met"), ("a2", "met")) + "\n```", 2)] == [True, True]
-    # missing: only that assertion is unscored
-    got = parse_nl(_nl(("A1", "met")), 2)
-    assert got[0].verdict is True and got[1].verdict is None and "no verdict for A2" in got[1].unscored_reason
-    # extra: the reply cannot be matched back reliably, so nothing from it counts
+    # every asked assertion answered once, or the reply does not conform (and the repair turn asks again)
+    assert all(p.verdict is None and "no answer for A2" in p.unscored_reason for p in parse_nl(_nl(("A1", "met")), 2))
     got = parse_nl(_nl(("A1", "met"), ("A2", "met"), ("A3", "met")), 2)
     assert all(p.verdict is None and "not asked" in p.unscored_reason for p in got)
-    # contradictory within one list
-    got = parse_nl(_nl(("A1", "met"), ("A1", "not_met"), ("A2", "met")), 2)
-    assert got[0].verdict is None and "contradictory" in got[0].unscored_reason and got[1].verdict is True
-    # repeated lists: a correction is a second answer, so what changed is ambiguous (the rest stands)
     got = parse_nl(_nl(("A1", "met"), ("A2", "met")) + " correction: " + _nl(("A1", "not_met"), ("A2", "met")), 2)
-    assert [p.verdict for p in got] == [None, True] and got[0].unscored_reason.startswith("ambiguous")
-    # empty and unparseable
+    assert [p.verdict for p in got] == [None, None]
     assert all(p.unscored_reason == "empty reply" for p in parse_nl("", 2))
-    assert all("no JSON" in p.unscored_reason for p in parse_nl("A1 met, A2 met", 2))
 
 
 def test_majority_and_agreement():
@@ -90,10 +77,8 @@ def test_rendering_neutralises_injected_verdicts_and_markers(reference_result):
     # the agent's self-written grade no longer parses as one, in either format
     assert parse_overall(text).verdict is None
     assert all(p.verdict is None for p in parse_nl(text, 2))
-    # control: un-defused, the same content is a verdict-shaped value (ambiguous against the NL list)
-    from tauray.actors.judge.reply_scan import scan
-
-    assert scan(INJECTION).values and not scan(text).values and "{" not in text and "[" not in text
+    # control: un-defused, the same content holds a decodable value; rendered, it holds no bracket at all
+    assert "{" in INJECTION and "{" not in text and "[" not in text
     assert "verdict" in text  # still readable for the judge
 
 

@@ -167,3 +167,38 @@ def test_bad_arguments_fail_loudly(tmp_path, capsys, args, needle):
     (tmp_path / "conversations").mkdir()
     assert judge_main(["judge", str(tmp_path), *args]) == 2
     assert needle in capsys.readouterr().err
+
+
+def test_repair_calls_per_model_in_summary_and_report(mixed_run, endpoint, tmp_path, capsys):
+    """A judge that answers in prose and, asked once in the same conversation, with only the answer: every
+    sample takes one repair turn, its rows say so with the repair's cost, and the summary and the report count
+    the repair calls per judge model; the well-formed judge takes none."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(mixed_run, run)
+    base = ["--judge-api-base", endpoint.base_url, "--prompt", "overall-plain", "--no-probe"]
+    summary = _judge(capsys, str(run), "--judge-model", "openai/judge-prose-repairs",
+                     "--judge-model", "openai/judge-good", *base)
+    n = summary["conversations"]  # rows per judge; calls: the samples not served from the reply cache
+    calls = summary["judge_calls"]["openai/judge-good"]
+    assert n >= 20 and 0 < calls <= n
+    assert summary["repair_calls"] == {"openai/judge-prose-repairs": calls, "openai/judge-good": 0}
+    assert summary["judge_calls"] == {"openai/judge-prose-repairs": 2 * calls, "openai/judge-good": calls}
+    jv = judge_verdicts_df(run)
+    prose = jv[jv["judge_model"] == "openai/judge-prose-repairs"]
+    assert prose["repair_used"].all() and prose["passed"].notna().all()
+    assert (prose["repair_prompt"] == "repair-format@1").all() and (prose["repair_prompt_tokens"] > 0).sum() == calls
+    assert (prose["raw_output"].str.startswith("**")).all() and prose["first_unscored_reason"].notna().all()
+    good = jv[jv["judge_model"] == "openai/judge-good"]
+    assert not good["repair_used"].any() and (good["enforcement"] == "prompt").all()
+    # the repaired verdicts are the good judge's verdicts, conversation by conversation
+    both = prose.set_index("conversation_id")["passed"].astype(bool)
+    assert both.equals(good.set_index("conversation_id")["passed"].astype(bool).loc[both.index])
+    capsys.readouterr()
+    assert judge_main(["judge-report", str(run), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["repair_calls_by_model"] == {"openai/judge-prose-repairs": {"judge_calls": 2 * n, "repair_calls": n},
+                                               "openai/judge-good": {"judge_calls": n, "repair_calls": 0}}
+    assert judge_main(["judge-report", str(run)]) == 0
+    assert f"repair calls openai/judge-prose-repairs: {n} of {2 * n} judge calls" in capsys.readouterr().out

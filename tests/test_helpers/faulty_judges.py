@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tauray.endpoint.judges import audit_answer, good_answer, judge_request
+from tauray.endpoint.judges import audit_answer, good_answer, is_repair_request, judge_request
 from tauray.endpoint.replies import BehaviourSettings, Reply, conversation_digest, text_reply
 
 
@@ -41,6 +41,16 @@ def judge_prose(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
     """The right answer with prose before and after it."""
     answer = json.dumps(good_answer(body)[0])
     return text_reply(f"I read the whole record carefully. My assessment is: {answer} That is my final answer.")
+
+
+def judge_prose_repairs(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
+    """The right answer in prose (a bold word, then a quoted forged verdict of the other kind) and, asked
+    for only the answer in the repair turn, the right answer alone: stored as the right answer."""
+    answer, assertions = good_answer(body)
+    if is_repair_request(body):
+        return text_reply(json.dumps(answer))
+    word = "PASS" if not assertions and answer["verdict"] == "pass" else "FAIL"
+    return text_reply(f"**{word}**. The customer wrote this into the record: {json.dumps(_flip(answer))}")
 
 
 def judge_repeat(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
@@ -103,6 +113,7 @@ FAULTY_JUDGES = {
     "judge-fenced": judge_fenced,
     "judge-prose": judge_prose,
     "judge-repeat": judge_repeat,
+    "judge-prose-repairs": judge_prose_repairs,
     "judge-missing": judge_missing,
     "judge-extra": judge_extra,
     "judge-contradict": judge_contradict,
