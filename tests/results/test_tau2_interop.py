@@ -50,25 +50,19 @@ def _evaluate(path: str) -> list[tuple[object, object, object]]:
              tasks[sim.task_id]) for sim in results.simulations]
 
 
-def test_tau2_evaluator_recomputes_tauray_verdicts(faulty_run, tmp_path):
+def test_tau2_evaluator_recomputes_every_exported_reward(faulty_run, tmp_path):
+    # issue 37 (9): the reward is by the task's own basis, so τ²'s evaluator agrees N/N, the
+    # tasks gated on ACTION included (before: tauray's predicate verdict, 38/40 on such a run)
     summary = export_tau2(faulty_run, tmp_path / "export")
     conv = conversations_df(faulty_run)
     assert summary.conversations == len(conv) and {f.domain for f in summary.files} == {"telecom", "telecom-workflow"}
-    agree = explained = 0
+    agree = action_tasks = 0
     for f in summary.files:
         for sim, recomputed, task in _evaluate(f.path):
-            row = conv[conv["unit_id"] == sim.id].iloc[0]
-            assert sim.reward_info.reward == (1.0 if pd.notna(row["success"]) and bool(row["success"]) else 0.0)
-            if recomputed.reward == sim.reward_info.reward:
-                agree += 1
-                continue
-            # The one known difference: τ² also gates these telecom tasks on ACTION; tauray
-            # gates telecom on the predicates only. The predicates must still agree.
-            assert "ACTION" in [b.value for b in task.evaluation_criteria.reward_basis]
-            assert recomputed.reward_breakdown[next(k for k in recomputed.reward_breakdown if k.value == "ACTION")] == 0
-            assert [c.met for c in recomputed.env_assertions] == [c.met for c in sim.reward_info.env_assertions]
-            explained += 1
-    assert agree + explained == len(conv) and agree >= len(conv) - 6
+            action_tasks += "ACTION" in [b.value for b in task.evaluation_criteria.reward_basis]
+            agree += recomputed.reward == sim.reward_info.reward
+            assert recomputed.reward == sim.reward_info.reward, (sim.id, task.id, recomputed.reward_breakdown)
+    assert agree == len(conv) and action_tasks >= 1
     assert conv["error_kind"].eq("infra").any() and conv["success"].eq(True).any() and conv["success"].eq(False).any()
 
 
