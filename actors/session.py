@@ -42,8 +42,8 @@ class ToolEvent(Frozen):
     message: MessageRecord = Field(description="The tool message answering the call, as the table stores it.")
     outcome: ToolOutcome = Field(description="What the tool returned.")
     malformed: bool = Field(default=False, description="True when the call itself was invalid (unknown tool, bad JSON).")
-    truncated: bool = Field(default=False, description="True when the arguments are not JSON because the reply was "
-                            "cut at the length limit: the server stopped, the model is not blamed (not malformed).")
+    truncated: bool = Field(default=False, description="True when the call came from a reply cut at the length "
+                            "limit: not run (its arguments may be a guess), the model told; not blamed (not malformed).")
 
 
 class Round(Frozen):
@@ -208,6 +208,10 @@ class SideSession:
     def _run_pending(self) -> tuple[str, list[ToolEvent]]:
         """Run pending calls in order; stop after a write (to sync), an end or a transfer."""
         events: list[ToolEvent] = []
+        if self.pending_cut:  # a reply cut at the length limit: none of its calls runs, end included
+            events = [self._cut(call) for call in self.pending]
+            self.pending, self.pending_cut = [], False
+            return "more", events
         while self.pending:
             call = self.pending.pop(0)
             if self.side == "agent" and call.name == END_CONVERSATION:
@@ -250,6 +254,24 @@ class SideSession:
         outcome = ToolOutcome(side=self.side, name=call.name, arguments=arguments if isinstance(arguments, dict) else {},
                               result=text, error=False, is_write=False)
         return ToolEvent(message=self._tool_message(call.id, text), outcome=outcome)
+
+    def _cut(self, call: RawToolCall) -> ToolEvent:
+        """A call from a reply cut at the length limit: never run, since providers hand back a cut
+        call with whatever arguments were parsed so far (Anthropic and Bedrock: ``{}``), so a run
+        would act on a guess and blame the model for the tool's error. The model is told and asked
+        again; the call counts as truncated, not as a tool error or malformed."""
+        text = ("Error: your reply was cut at the length limit before this tool call was complete, so it "
+                "was not run; call the tool again.")
+        try:
+            parsed = json.loads(call.arguments) if call.arguments.strip() else {}
+        except json.JSONDecodeError:
+            parsed = {}
+        self._answer(call.id, text)
+        self.counters["tool_calls"] += 1
+        self.counters["truncated_tool_calls"] += 1
+        outcome = ToolOutcome(side=self.side, name=call.name, arguments=parsed if isinstance(parsed, dict) else {},
+                              result=text, error=False, is_write=False)
+        return ToolEvent(message=self._tool_message(call.id, text), outcome=outcome, truncated=True)
 
     def _execute(self, call: RawToolCall) -> ToolEvent:
         malformed, truncated = None, False

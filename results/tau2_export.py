@@ -5,8 +5,9 @@ One file per agent model × user model × τ² domain (telecom's workflow varian
 written, so ``tau2 view``, ``tau2 evaluate-trajs`` and ``tau2 submit`` read it.
 Each conversation (the newest attempt of each unit) is one simulation: both
 sides' messages with tool calls and results in order, the termination reason,
-and reward info built from tauray's verdict (reward 1 exactly when tauray's
-verdict is success). What τ² has no field for travels in two places τ² leaves
+and reward info built from tauray's signals (the reward by the task's own
+reward basis, as τ²'s evaluator gates it: ACTION included where the task declares
+it; tauray's own verdict stays in the conversation row). What τ² has no field for travels in two places τ² leaves
 free: the conversation row in ``reward_info.info["tauray"]``, and tauray's
 ``end_conversation`` harness call (no τ² tool) in the ``raw_data`` of the
 message that made it, which carries τ²'s stop token instead. Sync events and
@@ -114,15 +115,28 @@ def tau2_messages(messages: list[dict[str, Any]], tool_errors: list[bool]) -> li
     return out
 
 
+def _basis_reward(conv: dict[str, Any], basis: list[str] | None, signals: dict[str, Any]) -> float:
+    """The reward by the task's own reward basis, as τ²'s evaluator computes it (the product of
+    each basis component), so a task that declares ACTION is gated on it even where tauray's
+    verdict is not; a conversation without a verdict (infra) or a basis component tauray did not
+    compute falls back to tauray's verdict."""
+    if conv["success"] is None or pd.isna(conv["success"]) or not basis:
+        return 1.0 if conv["success"] is True else 0.0
+    values = [signals.get(b) for b in basis]
+    if any(v is None or (isinstance(v, float) and pd.isna(v)) for v in values):
+        return 1.0 if bool(conv["success"]) else 0.0
+    return 1.0 if all(bool(v) for v in values) else 0.0
+
+
 def _reward_info(conv: dict[str, Any], task: Any, predicates: list[dict[str, Any]],
                  matched: set[str]) -> dict[str, Any]:
-    """τ²'s reward info from tauray's verdict: reward 1 exactly when tauray says success."""
+    """τ²'s reward info from tauray's signals, the reward by the task's reward basis."""
     criteria = task.evaluation_criteria
     basis = [b.value for b in criteria.reward_basis] if criteria is not None else None
     signals = {reward: conv[f"signal_{signal.lower()}"] for signal, reward in SIGNAL_TO_REWARD.items()}
     assertions = list(criteria.env_assertions or ()) if criteria is not None else []
     info: dict[str, Any] = {
-        "reward": 1.0 if conv["success"] is True else 0.0,
+        "reward": _basis_reward(conv, basis, signals),
         "reward_basis": basis,
         "reward_breakdown": {b: float(signals[b]) for b in basis or () if signals.get(b) is not None} or None,
         "info": {TAURAY_KEY: {"conversation": {k: (_iso(v) if k == "started_at" else v) for k, v in conv.items()}}},

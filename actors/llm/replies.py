@@ -24,7 +24,8 @@ no ``choices`` at all                  an empty reply, counted (``empty_replies`
 tool calls                             ``no_content``; the conversation goes on
 stopped at the length limit            ``stop="length"`` (``finish_reason`` kept as sent: ``length``,
                                        ``max_tokens``, ``MAX_TOKENS``); a tool call in such a reply is
-                                       *truncated* (``truncated``), not the model's malformed JSON
+                                       *truncated*: never run (even
+                                       ``end_conversation``), the model told; not malformed JSON
 content filter / safety stop           ``stop="content_filter"``
 ``message.refusal`` text (OpenAI)      ``stop="refusal"``, the text in ``refusal``
 =====================================  ==============================================================

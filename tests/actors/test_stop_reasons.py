@@ -116,3 +116,48 @@ def test_parameters_a_provider_dropped_are_recorded_for_the_side(loop):
     loop.run_until_complete(session.step("Hi.", max_rounds=1, max_errors=5))
     loop.run_until_complete(session.step("Again.", max_rounds=1, max_errors=5))
     assert session.final().counters.dropped_params == ("temperature", "top_p")
+
+
+# --- issue 37 (1): a call cut at max_tokens is never executed ----------------------------------------
+# Anthropic and Bedrock hand back a call cut at max_tokens with parsed empty arguments; litellm maps
+# their stop_reason "max_tokens" to finish_reason "length" and the arguments to "{}". The reply below
+# is that shape, as litellm's ModelResponse carries it (recorded, reduced to its fields).
+
+from tauray.actors.llm.replies import reply_of  # noqa: E402
+
+ANTHROPIC_CUT = {"choices": [{"finish_reason": "length", "message": {
+    "content": None, "tool_calls": [{"id": "toolu_01", "type": "function",
+                                     "function": {"name": "toggle_airplane_mode", "arguments": "{}"}}]}}],
+    "usage": {"prompt_tokens": 900, "completion_tokens": 256}}
+
+
+def _agent_session(*replies) -> SideSession:
+    state = domain_spec("telecom").fresh_side("agent")
+    return SideSession(get_scenario(SCENARIO), "agent", state, Scripted(*replies), seed=1, run_id="r",
+                       conversation_id="c")
+
+
+def test_a_cut_call_with_parsed_empty_arguments_is_not_run(loop):
+    cut = reply_of(ANTHROPIC_CUT, latency_s=0.1, model="anthropic/claude-x", cost_usd=None, seed_applied=None)
+    assert cut.truncated and cut.tool_calls[0].arguments == "{}"
+    session = _session(cut, ModelReply(content="ok", model="anthropic/claude-x", stop="stop"))
+    before = session.state.db.model_dump() if hasattr(session.state.db, "model_dump") else None
+    result = loop.run_until_complete(session.step("Check your phone.", max_rounds=3, max_errors=5))
+    event = result.rounds[0].events[0]
+    assert event.truncated and not event.malformed and not event.outcome.is_write
+    assert "cut at the length limit" in event.outcome.result
+    c = session.counters
+    assert (c["truncated_tool_calls"], c["tool_errors"], c["malformed_tool_calls"]) == (1, 0, 0)
+    if before is not None:
+        assert session.state.db.model_dump() == before  # the cut call changed nothing
+    assert result.kind == "text"  # the model was told and answered again
+
+
+def test_a_cut_end_conversation_does_not_end_the_call(loop):
+    cut = ModelReply(content=None, tool_calls=[RawToolCall(id="e1", name="end_conversation", arguments="{}")],
+                     model="anthropic/claude-x", stop="length")
+    session = _agent_session(cut, ModelReply(content="Anything else?", model="anthropic/claude-x", stop="stop"))
+    result = loop.run_until_complete(session.step("Thanks.", max_rounds=3, max_errors=5))
+    assert result.kind == "text"
+    assert result.rounds[0].events[0].truncated
+    assert session.counters["truncated_tool_calls"] == 1
