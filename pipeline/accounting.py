@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from tauray.pipeline.config import SweepConfig
 from tauray.pipeline.plan import SweepPlan
 from tauray.results.outcomes import ERRORS, outcome, outcomes, success_rate, tally  # noqa: F401 (outcome: run.py counts with it)
-from tauray.results.readers import conversations_df
+from tauray.results.readers import conversations_df, judge_verdicts_df, nl_verdicts_df
 from tauray.results.records import INFRA, INTERNAL, MODEL, CellRecord
 from tauray.results.writer import write_rows
 
@@ -38,6 +38,9 @@ class ModelTotals(BaseModel):
     done: int = 0
     failed: int = 0
     errors: int = 0
+    judge_calls: int = Field(0, description="Judge calls made as a judge (one per sample, plus its repair turn).")
+    repair_calls: int = Field(0, description="Repair turns asked as a judge: samples whose first reply was not "
+                              "one value of the declared format (docs/judge.md).")
 
 
 def judge_model_name(cfg: SweepConfig) -> str | None:
@@ -154,7 +157,34 @@ def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, Model
             if judged["judge_cost_usd"].notna().any():
                 m.cost_usd = round((m.cost_usd or 0.0) + float(judged["judge_cost_usd"].fillna(0).sum()), 8)
             m.done += len(judged)
+    for model, (calls, repairs) in judge_calls_by_model(out, plan.cfg.name).items():
+        name = next((n for n, e in plan.cfg.models.items() if e.spec.get("model") == model), model)
+        m = models.setdefault(name, ModelTotals(model=model))
+        m.judge_calls, m.repair_calls = calls, repairs
     return cells, models, counts
+
+
+_SAMPLE = ["run_id", "unit_id", "attempt", "judge_config_id", "transcript_hash", "sample_index"]
+
+
+def judge_calls_by_model(out: Path, run: str | None = None) -> dict[str, tuple[int, int]]:
+    """judge model -> (judge calls, repair turns) of a run, over the distinct samples of its
+    overall and NL judge rows (an NL sample is one call however many assertions it answers);
+    every run under ``out`` when ``run`` is None. The sweep summary prints it per model."""
+    found: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for read in (judge_verdicts_df, nl_verdicts_df):
+        df = read(out, run=run)
+        if df.empty or "judge_model" not in df.columns:
+            continue
+        keys = [k for k in _SAMPLE if k in df.columns]
+        repaired = df["repair_used"].fillna(False).astype(bool) if "repair_used" in df.columns else None
+        samples = df.assign(repaired=False if repaired is None else repaired)[[*keys, "judge_model", "repaired"]]
+        samples = samples.drop_duplicates(keys)
+        for model, g in samples.groupby("judge_model"):
+            repairs = int(g["repaired"].sum())
+            found[str(model)][0] += len(g) + repairs
+            found[str(model)][1] += repairs
+    return {m: (c, r) for m, (c, r) in found.items()}
 
 
 def write_cells(out: Path, run_id: str, cells: list[Any]) -> Path | None:

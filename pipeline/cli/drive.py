@@ -59,6 +59,10 @@ def print_summary(s: Any) -> None:
         c = "n/a" if m.cost_usd is None else f"{m.cost_usd:.4f}"
         print(f"  {name[:24]:<24} {m.conversations:>6} {m.as_agent:>6} {m.as_user:>6} {m.as_judge:>6} "
               f"{m.prompt_tokens:>11} {m.completion_tokens:>10} {c:>10}")
+    repairs = {name: m for name, m in s.per_model.items() if m.judge_calls}
+    if repairs:
+        print("  judge repair turns: " + ", ".join(f"{name} {m.repair_calls} of {m.judge_calls} calls"
+                                                   for name, m in repairs.items()))
     if getattr(s, "attributions", None):
         print("  who failed (audit): " + ", ".join(f"{k} {v}" for k, v in sorted(s.attributions.items()))
               + f"; {s.audit_findings} findings (`tauray audit {s.out} --no-write` lists them)")

@@ -12,6 +12,7 @@ from tauray.actors.judge import JudgeConfig
 from tauray.actors.judge.prompts import get_pack
 from tauray.pipeline.cli.main import main as judge_main
 from tauray.results.metrics import wilson_interval as wilson
+from tauray.pipeline.accounting import judge_calls_by_model
 from tauray.pipeline.judging import rejudge
 from tauray.results import conversations_df, judge_verdicts_df, nl_verdicts_df
 
@@ -192,6 +193,10 @@ def test_repair_calls_per_model_in_summary_and_report(mixed_run, endpoint, tmp_p
     assert (prose["raw_output"].str.startswith("**")).all() and prose["first_unscored_reason"].notna().all()
     good = jv[jv["judge_model"] == "openai/judge-good"]
     assert not good["repair_used"].any() and (good["enforcement"] == "prompt").all()
+    # the sweep summary counts from the rows (pipeline/accounting.py): every stored sample, cache hits too
+    from_rows = judge_calls_by_model(run)
+    assert from_rows["openai/judge-prose-repairs"] == (2 * len(prose), len(prose))
+    assert from_rows["openai/judge-good"] == (len(good), 0)
     # the repaired verdicts are the good judge's verdicts, conversation by conversation
     both = prose.set_index("conversation_id")["passed"].astype(bool)
     assert both.equals(good.set_index("conversation_id")["passed"].astype(bool).loc[both.index])
