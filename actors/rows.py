@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from tauray import __version__
 from tauray.actors.session import SideFinal, seed_applied
+from tauray.actors.speech.audio_store import kept
 from tauray.results.records import (
     ActionRecord,
     ConversationRecord,
@@ -129,8 +130,23 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
                   for p in (scored.predicates if scored else ())]
     actions = [ActionRecord(**common, seq=i, **a) for i, a in enumerate(conv.actions)]
     utterances = [u.model_copy(update={"run_id": run_id, "unit_id": unit.unit_id, "attempt": unit.attempt}) for u in conv.utterances]
+    utterances, audio = _kept_audio(conv, utterances, failed=conversation.success is not True)
     return ConversationResult(conversation=conversation, predicates=predicates, actions=actions,
-                              messages=list(conv.messages), utterances=utterances)
+                              messages=list(conv.messages), utterances=utterances, audio=audio)
+
+
+def _kept_audio(conv: Conversation, utterances: list[Any], *, failed: bool) -> tuple[list[Any], dict[str, bytes]]:
+    """The verdict is in: the audio files the keep policy keeps (both sides of every utterance) go
+    with the result to the writer; under a policy that drops them their refs are cleared, so no
+    row names a file the run folder does not hold. (A judge gate's later verdict does not revisit it.)"""
+    voice, speech = getattr(conv, "voice", None), getattr(conv, "speech", None)
+    take = getattr(speech, "take_audio", None)
+    held: dict[str, bytes] = take(conv.id) if voice is not None and take is not None else {}
+    if voice is not None and kept(voice.keep_audio, failed=failed):
+        named = {ref for u in utterances for ref in (u.audio_ref, u.spoken_audio_ref) if ref}
+        return utterances, {ref: data for ref, data in held.items() if ref in named}
+    cleared = {"audio_ref": None, "spoken_audio_ref": None}
+    return [u.model_copy(update=cleared) if (u.audio_ref or u.spoken_audio_ref) else u for u in utterances], {}
 
 
 def _voice_columns(conv: Conversation) -> dict[str, Any]:

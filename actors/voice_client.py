@@ -17,6 +17,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from tauray.actors.speech.audio_store import HeldAudio, flac, line_flac
 from tauray.actors.speech.channel import SpeechChannel
 from tauray.actors.speech.engines import make_asr, make_tts
 from tauray.actors.unit import VoiceSettings
@@ -32,6 +33,7 @@ class ThreadSpeechClient:
         self._channels: dict[tuple[str, str, str], SpeechChannel] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speech")
         self.carried = 0
+        self.audio = HeldAudio()  # each conversation's audio files until its verdict (rows.build_result)
         self.compute_s = 0.0  # wall time the worker thread spent, apart from the simulated clock
 
     def channel(self, voice: VoiceSettings) -> SpeechChannel:
@@ -46,7 +48,18 @@ class ThreadSpeechClient:
         return self._channels[key]
 
     def _carry(self, text: str, kwargs: dict[str, Any], voice: VoiceSettings) -> tuple[UtteranceRecord, bytes]:
-        record, wav = self.channel(voice).carry(text, **kwargs)
+        channel = self.channel(voice)
+        wav, spoken, drawn, times, vc, seed = channel.speak_both(
+            text, unit_id=kwargs["unit_id"], turn=kwargs["turn"], side=kwargs["side"], task_id=kwargs["task_id"])
+        heard, asr_s = channel.hear(wav)
+        refs: dict[str, str | None] = {"audio_ref": None, "spoken_audio_ref": None}
+        if voice.keep_audio != "none":  # both sides, held until the verdict decides
+            refs = {"audio_ref": self.audio.hold(kwargs["unit_id"], line_flac(wav)),
+                    "spoken_audio_ref": self.audio.hold(kwargs["unit_id"], flac(spoken, channel.tts.sample_rate))}
+        record = channel.record(text, heard, wav, unit_id=kwargs["unit_id"], attempt=kwargs["attempt"],
+                                turn=kwargs["turn"], side=kwargs["side"], clock_s=kwargs["clock_s"], drawn=drawn,
+                                times={**times, "asr": asr_s}, voice=vc, seed=seed)
+        record = record.model_copy(update=refs)
         self.compute_s += record.tts_seconds + record.effects_seconds + record.asr_seconds
         self.carried += 1
         return record, wav
@@ -57,6 +70,10 @@ class ThreadSpeechClient:
         kwargs = dict(unit_id=unit_id, attempt=attempt, turn=turn, side=side, clock_s=clock_s, task_id=task_id)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, self._carry, text, kwargs, voice)
+
+    def take_audio(self, conversation: str) -> dict[str, bytes]:
+        """The conversation's audio files (content hash -> FLAC bytes), handed over once."""
+        return self.audio.take(conversation)
 
     def stats(self) -> dict[str, Any]:
         return {"carried": self.carried, "compute_s": round(self.compute_s, 3)}

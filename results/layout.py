@@ -11,7 +11,10 @@ report, the driver's resume and judging) asks this module:
 * a part file is ``part-<run_id>-<seq>-<8 hex>.parquet``: the run id makes the
   name unique across the runs sharing a folder, ``seq`` sorts files in writing
   order (readers never look at names; it helps people listing a folder);
-* a file is written under ``.<name>.<4 hex>.tmp`` and renamed into place.
+* a file is written under ``.<name>.<4 hex>.tmp`` and renamed into place;
+* a voice run's audio lives in ``audio/<ref[:2]>/<ref>.flac`` (:func:`audio_path`): ``ref`` is
+  the sha256 of the FLAC file's bytes, so a file is named by its content and stored once
+  however many utterances share it; the ``audio`` folder is no table folder.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ CONVERSATIONS = "conversations"
 LOCK_NAME = ".tauray.lock"
 SWEEP_MANIFEST = "sweep.json"
 REPORT_DIR = "report"
+AUDIO_DIR = "audio"  # a voice run's content-addressed audio files (not a table)
+AUDIO_SUFFIX = ".flac"
 TEMP_SUFFIX = ".tmp"
 PART_SUFFIX = ".parquet"
 COMPACT_RUN = "compact"  # the run id part of a compacted file's name
@@ -92,6 +97,30 @@ def data_files(folder: Path | str) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.suffix == PART_SUFFIX and not is_hidden(p.name) and p.is_file())
 
 
+def audio_path(run_dir: Path | str, ref: str) -> Path:
+    """Where the audio file with content hash ``ref`` lives in a run directory."""
+    if not re.fullmatch(r"[0-9a-f]{64}", ref):
+        raise ValueError(f"audio ref {ref!r} is not a sha256 hex digest")
+    return Path(run_dir) / AUDIO_DIR / ref[:2] / f"{ref}{AUDIO_SUFFIX}"
+
+
+def audio_relpath(ref: str) -> str:
+    """``ref``'s file relative to its run directory, with forward slashes (for links in a report)."""
+    return f"{AUDIO_DIR}/{ref[:2]}/{ref}{AUDIO_SUFFIX}"
+
+
+def write_audio(run_dir: Path | str, ref: str, data: bytes) -> bool:
+    """Write one audio file into place (temp name, then rename); False when it is there already."""
+    final = audio_path(run_dir, ref)
+    if final.exists():
+        return False
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_path(final)
+    tmp.write_bytes(data)
+    tmp.replace(final)
+    return True
+
+
 def check_run_id(run_id: str) -> None:
     """The run id becomes part of file names, so it must be one visible path segment."""
     if not run_id or "/" in run_id or "\\" in run_id or is_hidden(run_id):
@@ -137,7 +166,7 @@ def temp_files(out_dir: Path | str) -> list[Path]:
     return found
 
 
-__all__ = ["COMPACT_RUN", "CONVERSATIONS", "LOCK_NAME", "REPORT_DIR", "SWEEP_MANIFEST", "TEMP_SUFFIX",
+__all__ = ["AUDIO_DIR", "AUDIO_SUFFIX", "COMPACT_RUN", "audio_path", "audio_relpath", "write_audio", "CONVERSATIONS", "LOCK_NAME", "REPORT_DIR", "SWEEP_MANIFEST", "TEMP_SUFFIX",
            "check_run_id", "child_run_dirs", "data_files", "has_conversations", "has_rows", "is_hidden",
            "is_run_dir", "next_seq", "parse_part", "part_name", "run_dirs", "table_dir", "temp_files", "temp_path"]
 

@@ -29,8 +29,10 @@ from tauray.results.report_audit import write_audit_page
 from tauray.results.report_index import index_context
 from tauray.results.report_pages import write_transcripts
 from tauray.results.report_values import arm_anchor, records, transcript_href
+from tauray.results.report_voice import profile_rows
 
-CSP = ("default-src 'none'; style-src 'self' 'unsafe-inline' file:; script-src 'self' file:; img-src data:")
+CSP = ("default-src 'none'; style-src 'self' 'unsafe-inline' file:; script-src 'self' file:; img-src data:; "
+       "media-src 'self' file:")  # media: a voice run's own audio files, by relative path
 _TEMPLATES = Path(__file__).resolve().parent / "report_assets" / "templates"
 
 
@@ -71,6 +73,7 @@ def build_report(path: Path | str, out: Path | str | None = None, *, k_max: int 
         raise ValueError(f"no conversations in {src}")
     jv = readers.judge_verdicts_df(src)
     context, arms = index_context(conv, jv, k_max=k_max, n_boot=n_boot, seed=seed, confidence=confidence)
+    context["voice_profiles"] = profile_rows(src, conv)  # [] for a text run
     env = environment()
     out_dir.mkdir(parents=True, exist_ok=True)
     write_assets(out_dir)

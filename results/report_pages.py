@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment
 from tauray.results import analysis, readers
+from tauray.results.report_voice import utterance_context, utterances_by_conversation
 from tauray.results.report_values import (
     arm_anchor,
     fmt_rate,
@@ -96,6 +97,7 @@ def write_transcripts(src: Path, out_dir: Path, conv: pd.DataFrame, jv: pd.DataF
     grouped = {name: by_conv(df, order) for name, (df, order) in frames.items()}
     columns = {name: list(df.columns) for name, (df, _) in frames.items()}
     columns_only = {name: df.head(0) for name, (df, _) in frames.items()}
+    spoken = utterances_by_conversation(src)
     template = env.get_template("transcript.html.j2")
     n = 0
     for row in records(conv):
@@ -109,6 +111,7 @@ def write_transcripts(src: Path, out_dir: Path, conv: pd.DataFrame, jv: pd.DataF
                                 rows["judge"], rows["nl"], dd, rows["findings"])
         target = out_dir / transcript_href(row["run_id"], row["conversation_id"])
         target.parent.mkdir(parents=True, exist_ok=True)
+        context["utterances"] = utterance_context(src, spoken.get(key, []), target.parent)
         target.write_text(template.render(title=f"Transcript · {row['scenario']} · trial {row['trial']}",
                                           root="../../", **context), encoding="utf-8")
         n += 1

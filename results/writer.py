@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tauray.results.layout import (
     CONVERSATIONS,
     check_run_id,
+    write_audio,
     next_seq,
     part_name,
     table_dir,
@@ -267,6 +268,8 @@ class TableWriter:
         rows = {table: [{**row.model_dump(), **stamp} for row in rows] for table, rows in rows_by_table(result).items()}
         for table, dumped in rows.items():
             self._buffers[table].extend(dumped)
+        for ref, data in result.audio.items():  # content-addressed: before the rows that name them
+            write_audio(self.out_dir, ref, data)
         self._attempts[c.unit_id] = attempt
         if self._flush_due():
             self.flush()

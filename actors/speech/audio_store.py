@@ -14,6 +14,10 @@ import os
 from pathlib import Path
 from typing import Final, Literal
 
+import io
+
+import numpy as np
+
 from tauray.actors.speech.errors import SpeechConfigError
 
 KeepPolicy = Literal["none", "failed", "all"]
@@ -24,6 +28,51 @@ AUDIO_DIR: Final = "audio"
 def audio_hash(wav: bytes) -> str:
     """The content address of audio bytes."""
     return hashlib.sha256(wav).hexdigest()
+
+
+def flac(samples: np.ndarray, rate: int) -> bytes:
+    """Audio as 16-bit FLAC bytes (lossless, about half of PCM; every browser plays it)."""
+    import soundfile  # lazy: optional extra tauray[voice]
+
+    buf = io.BytesIO()
+    soundfile.write(buf, np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0), rate, format="FLAC",
+                    subtype="PCM_16")
+    return buf.getvalue()
+
+
+def line_flac(wav: bytes) -> bytes:
+    """The line's μ-law WAV as FLAC of its decoded 16-bit samples at 8 kHz: exactly what the line
+    delivered (μ-law decodes to 16-bit values, so nothing is lost) in a format browsers play."""
+    import soundfile  # lazy: optional extra tauray[voice]
+
+    samples, rate = soundfile.read(io.BytesIO(wav), dtype="int16")
+    buf = io.BytesIO()
+    soundfile.write(buf, samples, rate, format="FLAC", subtype="PCM_16")
+    return buf.getvalue()
+
+
+class HeldAudio:
+    """Audio files of the conversations in flight, held until each one's verdict (the staging
+    place of the keep policy): :meth:`hold` names a file by its content, :meth:`take` hands a
+    conversation's files over, once, so nothing is written for a policy that drops them."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, dict[str, bytes]] = {}
+
+    def hold(self, conversation: str, data: bytes) -> str:
+        ref = audio_hash(data)
+        self._held.setdefault(conversation, {})[ref] = data
+        return ref
+
+    def take(self, conversation: str) -> dict[str, bytes]:
+        return self._held.pop(conversation, {})
+
+
+def kept(keep: str, *, failed: bool) -> bool:
+    """Whether a conversation's audio is kept under policy ``keep`` once its verdict is known."""
+    if keep not in KEEP_POLICIES:
+        raise SpeechConfigError(f"audio keep policy {keep!r} is unknown; known: {', '.join(KEEP_POLICIES)}")
+    return keep == "all" or (keep == "failed" and failed)
 
 
 class AudioStore:

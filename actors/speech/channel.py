@@ -120,6 +120,15 @@ class SpeechChannel:
               task_id: str | None = None) -> tuple[bytes, dict[str, Any], dict[str, float], VoiceConfig, int]:
         """Text to line audio (μ-law WAV bytes): synthesis, effects, line. Also returns the drawn
         effects, the compute times, the voice and the utterance seed."""
+        wav, _, drawn, times, voice, seed = self.speak_both(text, unit_id=unit_id, turn=turn, side=side,
+                                                            task_id=task_id)
+        return wav, drawn, times, voice, seed
+
+    def speak_both(self, text: str, *, unit_id: str, turn: int, side: Literal["agent", "user"],
+                   task_id: str | None = None) -> tuple[bytes, np.ndarray, dict[str, Any], dict[str, float],
+                                                        VoiceConfig, int]:
+        """Like :meth:`speak`, and also the spoken side: the source audio (synthesis and effects,
+        at the synthesiser's rate) before the line, which the run folder keeps next to the line audio."""
         voice = self.voice_for(task_id or unit_id, side)
         seed = stable_seed("utterance", self.profile.name, self.profile.seed, self.seed, unit_id, turn, side)
         rng = np.random.default_rng(seed)
@@ -129,7 +138,7 @@ class SpeechChannel:
         if side == "user":
             audio = self._effects(audio, self.tts.sample_rate, voice, rng, drawn)
         wav = telephone(audio, self.tts.sample_rate)
-        return wav, drawn, {"tts": tts_s, "effects": time.perf_counter() - started}, voice, seed
+        return wav, audio, drawn, {"tts": tts_s, "effects": time.perf_counter() - started}, voice, seed
 
     def hear(self, wav: bytes) -> tuple[str, float]:
         """Line audio to text: μ-law decode, 8 → 16 kHz, recognition; and the compute time."""

@@ -29,6 +29,10 @@ class ConversationResult(BaseModel):
                                                          "when audited, none otherwise.")
     utterances: list[UtteranceRecord] = Field(default=[], description="Utterances carried over the speech channel "
                                               "(voice cells only), in the order spoken.")
+    audio: dict[str, bytes] = Field(default={}, description="Audio files the run folder keeps for this "
+                                    "conversation (content hash -> FLAC bytes, both sides of every utterance); "
+                                    "empty unless the sweep's keep policy keeps them (results/layout.py, "
+                                    "audio_path). Written by the table writer, never a table.")
 
     @model_validator(mode="after")
     def _rows_belong_to_conversation(self) -> ConversationResult:

@@ -64,5 +64,9 @@ class UtteranceRecord(BaseModel):
                               "parameters (noise SNR, bursts, muffled stretch, dropped frames, out-of-turn speech).")
     seed: int = Field(ge=0, description="Seed every random choice of this utterance came from (a stable hash of "
                       "unit, turn, side and the profile's seed).")
-    audio_ref: str | None = Field(None, description="Content hash (sha256) of the line audio as stored in the run's "
-                                  "audio folder; None when the sweep's keep policy kept no audio.")
+    audio_ref: str | None = Field(None, description="Content hash (sha256) of what the line delivered (FLAC of the "
+                                  "decoded μ-law line audio), stored in the run's audio folder (audio/<ref[:2]>/<ref>"
+                                  ".flac); None when the sweep's keep policy kept no audio of the conversation.")
+    spoken_audio_ref: str | None = Field(None, description="Content hash (sha256) of the spoken side (FLAC of the "
+                                         "synthesised speech with the source effects, before the line), stored "
+                                         "like audio_ref; None when no audio was kept.")

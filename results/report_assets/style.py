@@ -1,6 +1,8 @@
 """Stylesheet and the in-page render check of the report."""
 
 CSS = """
+mark.lost{background:#ffd7a8;color:#7a2e00;padding:0 3px;border-radius:3px;white-space:nowrap}
+table.utterances td p{margin:0 0 4px}table.utterances audio{height:28px;width:220px}
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1280px;padding:12px 24px;
 color:#1d232a;background:#fff}
 nav{font-size:13px;margin-bottom:6px}h1{font-size:22px;margin:4px 0 8px}h2{font-size:18px;margin:28px 0 8px;
