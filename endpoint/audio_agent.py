@@ -1,7 +1,7 @@
 """The endpoint's audio-in agent: a scripted support agent that hears the caller's audio.
 
-A request to ``audio-agent`` (``audio-agent:whisper-tiny.en`` picks the packaged recogniser,
-default the best one, ``local/whisper-base``) must carry the caller's last words as
+A request to ``audio-agent`` (``audio-agent:whisper-base`` picks a packaged recogniser; by
+default the channel's default, ``DEFAULT_ASR``) must carry the caller's last words as
 ``input_audio`` message parts, as litellm sends them to a model that takes audio; a last
 caller message without audio is refused with a 400, as a provider refuses a request that
 does not fit its model. The parts are recognised with the same packaged recogniser the

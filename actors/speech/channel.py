@@ -22,6 +22,7 @@ import numpy as np
 
 from tauray.actors.speech import effects as fx
 from tauray.actors.speech.engines import ASR, SAMPLE_RATE, TTS, SpeechModelSpec, make_asr, make_tts
+from tauray.actors.speech.errors import SpeechConfigError
 from tauray.actors.speech.line import LINE_RATE, resample, telephone, ulaw_decode
 from tauray.actors.speech.metrics import identifier_errors, wer
 from tauray.actors.speech.profiles import SpeechProfile, VoiceConfig, get_profile, voice_config_for
@@ -50,6 +51,9 @@ class SpeechChannel:
                  asr: ASR | SpeechModelSpec | str | None = None, seed: int = 0, cache_size: int = 512,
                  cpu_threads: int = 1) -> None:
         self.profile = get_profile(profile) if isinstance(profile, str) else profile
+        if not self.profile.speech:
+            raise SpeechConfigError(f"speech profile {self.profile.name!r} has no speech channel (text cells talk "
+                                    "in text)")
         self.seed = seed
         self.tts: TTS = tts if hasattr(tts, "synth") else make_tts(tts)  # type: ignore[assignment,arg-type]
         self.asr: ASR = asr if hasattr(asr, "transcribe") else make_asr(asr, cpu_threads=cpu_threads)  # type: ignore[assignment,arg-type]

@@ -29,8 +29,11 @@ AMERICAN: Final = ("en-us",)
 ENGLISH_VARIANTS: Final = ("en-us", "en", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc",
                            "en-gb-x-gbclan", "en-gb-x-gbcwmd")
 FOREIGN_READING_ENGLISH: Final = ("fr", "de", "es", "it", "hi", "pt", "nl", "pl")
-# espeak-ng voice variants (voices/!v): timbres, male and female.
+# espeak-ng voice variants (voices/!v): timbres, male and female. The accented personas draw from
+# all of these; the clean ones from the variants the packaged recogniser heard best through the
+# line (docs/voice.md, "Which voices": 13 voices on a tuning draw apart from the measured corpus).
 VARIANTS: Final = ("m1", "m2", "m3", "m4", "f1", "f2", "f3", "f4")
+CLEAR_VARIANTS: Final = ("f2", "m7", "klatt", "f3")
 
 
 class NoiseParams(BaseModel):
@@ -110,7 +113,7 @@ class Persona(BaseModel):
 
     model_config = _FROZEN
     languages: tuple[str, ...] = Field(AMERICAN, min_length=1, description="espeak-ng voices drawn from.")
-    variants: tuple[str, ...] = Field(VARIANTS, min_length=1, description="espeak-ng voice variants drawn from.")
+    variants: tuple[str, ...] = Field(CLEAR_VARIANTS, min_length=1, description="espeak-ng voice variants drawn from.")
     rate_wpm: tuple[int, int] = Field((155, 180), description="Speaking rate range, words per minute.")
     pitch: tuple[int, int] = Field((40, 60), description="espeak-ng pitch range (0-100).")
 
@@ -124,7 +127,7 @@ class SpeechProfile(BaseModel):
     speech: bool = Field(True, description="False for `text`: no speech channel at all.")
     effects: Effects = Field(default_factory=Effects, description="Source effects applied to the caller's speech.")
     persona: Persona = Field(default_factory=Persona, description="Caller voices and rates.")
-    agent_persona: Persona = Field(default_factory=lambda: Persona(variants=("m3",), rate_wpm=(170, 170),
+    agent_persona: Persona = Field(default_factory=lambda: Persona(variants=("m7",), rate_wpm=(170, 170),
                                                                    pitch=(50, 50)),
                                    description="The agent's voice: one clean American voice in every profile.")
     behaviour: Behaviour = Field(default_factory=Behaviour, description="Caller behaviour.")
@@ -135,7 +138,7 @@ def _audio() -> Effects:
     return Effects(noise=NoiseParams(), bursts=BurstParams(), muffle=MuffleParams(), drops=DropParams())
 
 
-_ACCENTED = Persona(languages=ENGLISH_VARIANTS + FOREIGN_READING_ENGLISH)
+_ACCENTED = Persona(languages=ENGLISH_VARIANTS + FOREIGN_READING_ENGLISH, variants=VARIANTS)
 _BEHAVIOUR = Behaviour(out_of_turn_per_min=0.7)
 
 
@@ -198,3 +201,39 @@ def voice_config_for(profile: SpeechProfile | str, task_id: str, seed: int = 0, 
     if noise is not None and side == "user":
         kind = noise.kinds[int(rng_for(*key, "noise").integers(len(noise.kinds)))]
     return VoiceConfig(voice=voice, rate_wpm=rate, pitch=pitch, noise_kind=kind, seed=stable_seed(*key))
+
+
+EFFECTS: Final = tuple(Effects.model_fields)
+
+
+def profile_with(base: str, *, name: str | None = None, effects: dict[str, dict[str, object] | None] | None = None,
+                 out_of_turn_per_min: float | None = None, seed: int | None = None) -> SpeechProfile:
+    """A named profile with some effects changed (a sweep file's custom level): ``effects`` maps
+    an effect (noise, bursts, muffle, drops) to its parameters, or None to switch it off. A
+    one-line error names an unknown effect or parameter, or a value out of range."""
+    prof = get_profile(base)
+    changed: dict[str, object] = {}
+    for effect, params in (effects or {}).items():
+        if effect not in EFFECTS:
+            raise SpeechConfigError(f"speech effect {effect!r} is unknown; known: {', '.join(EFFECTS)}")
+        if params is None:
+            changed[effect] = None
+            continue
+        model = Effects.model_fields[effect].annotation.__args__[0]  # type: ignore[union-attr]
+        current = getattr(prof.effects, effect)
+        try:
+            changed[effect] = model(**{**(current.model_dump() if current else {}), **params})
+        except ValueError as exc:
+            first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": (), "msg": str(exc)}  # type: ignore[attr-defined]
+            field = ".".join(str(p) for p in first.get("loc", ()))
+            raise SpeechConfigError(f"speech effect {effect}{'.' + field if field else ''}: {first['msg']}") from None
+    update: dict[str, object] = {"effects": prof.effects.model_copy(update=changed)}
+    if name:
+        update["name"] = name
+    if out_of_turn_per_min is not None:
+        if not 0 <= out_of_turn_per_min <= 30:
+            raise SpeechConfigError(f"out_of_turn_per_min {out_of_turn_per_min} is out of range 0..30")
+        update["behaviour"] = Behaviour(out_of_turn_per_min=out_of_turn_per_min)
+    if seed is not None:
+        update["seed"] = seed
+    return prof.model_copy(update=update)

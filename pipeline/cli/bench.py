@@ -165,7 +165,7 @@ def register(sub: Any) -> None:
     p.add_argument("--workers", type=_int_tuple, default=(1, 2), metavar="N,N,...",
                    help="speech worker counts whose throughput is measured (default 1,2)")
     p.add_argument("--turns", type=int, default=20, help="utterances in the conversation costed (default 20)")
-    p.add_argument("--asr", default="local/whisper-base", help="recogniser (default local/whisper-base)")
+    p.add_argument("--asr", default="local/whisper-tiny.en", help="recogniser (default local/whisper-tiny.en)")
     p.add_argument("--accuracy", type=int, default=0, metavar="N",
                    help="also measure WER and identifier errors on N telecom caller utterances per profile")
     p.add_argument("--profiles", default="control,regular", help="profiles of --accuracy (comma-separated)")

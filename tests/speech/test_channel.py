@@ -103,3 +103,5 @@ def test_channel_carries_an_utterance_reproducibly(tts):
     clean, _ = SpeechChannel("control", tts=tts, asr=channel.asr).carry("Hello, I need help with my phone.",
                                                                       unit_id="unit-1", turn=0, side="user")
     assert clean.wer < 0.5 and json.loads(clean.effects) == {}
+    with pytest.raises(SpeechConfigError, match="'text' has no speech channel"):
+        SpeechChannel("text", tts=tts, asr=channel.asr)

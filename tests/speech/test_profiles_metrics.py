@@ -109,3 +109,17 @@ def test_corpus_is_telecom_data_spelled_and_seeded():
     assert corpus == caller_utterances(50) and len(set(corpus)) > 20
     assert all(identifiers(u) for u in corpus)
     assert json.dumps(corpus[:1])
+
+
+def test_custom_levels_are_checked_in_one_line():
+    from tauray.actors.speech.profiles import profile_with
+
+    louder = profile_with("regular", name="loud", effects={"noise": {"snr_db": 5}, "drops": None})
+    assert louder.effects.noise.snr_db == 5 and louder.effects.noise.drift_db == 3 and louder.effects.drops is None
+    with pytest.raises(SpeechConfigError, match="speech effect 'echo' is unknown; known: noise, bursts"):
+        profile_with("regular", effects={"echo": {}})
+    with pytest.raises(SpeechConfigError, match=r"speech effect noise.snr_db: Input should be less than or equal to 60"):
+        profile_with("regular", effects={"noise": {"snr_db": 99}})
+    with pytest.raises(SpeechConfigError) as err:
+        profile_with("regular", effects={"noise": {"loudness": 1}})
+    assert "\n" not in str(err.value) and "loudness" in str(err.value)

@@ -21,7 +21,7 @@ from tauray.actors.speech.errors import INSTALL_HINT, SpeechConfigError
 
 ESPEAK = "local/espeak-ng"
 DEFAULT_TTS = ESPEAK
-DEFAULT_ASR = "local/whisper-base"  # the best packaged pair measured (docs/voice.md)
+DEFAULT_ASR = "local/whisper-tiny.en"  # the packaged recogniser that heard best through the line (docs/voice.md)
 
 
 class TTS(Protocol):

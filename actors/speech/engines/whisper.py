@@ -94,7 +94,7 @@ class WhisperASR:
     audio gives the same text; int8 on CPU, float16 on a GPU.
     """
 
-    def __init__(self, name: str = "local/whisper-base", *, device: str = "cpu", beam_size: int = 1,
+    def __init__(self, name: str = "local/whisper-tiny.en", *, device: str = "cpu", beam_size: int = 1,
                  cpu_threads: int = 1) -> None:
         path = model_dir(name)
         from faster_whisper import WhisperModel  # lazy: optional extra tauray[voice], ~1 s to import
