@@ -53,6 +53,7 @@ def test_a_malformed_audio_part_is_refused_naming_the_field() -> None:
         audio_parts([{"type": "input_audio", "input_audio": {"data": "", "format": "ogg"}}])
 
 
+@pytest.mark.slow  # the scenario registry takes seconds to load
 def test_an_audio_in_agents_view_holds_the_audio_not_the_text() -> None:
     scenario = default_registry().get(select_scenarios(None, domain="telecom", split="base")[0].name)
     session = SideSession(scenario, "agent", None, None, 0, run_id="r", conversation_id="c")
