@@ -38,6 +38,7 @@ from tauray.actors.policies import GREETING
 from tauray.actors.rows import REASONS, Termination, build_result
 from tauray.actors.session import SideFinal, StepResult
 from tauray.actors.unit import WorkUnit
+from tauray.actors.voice_messages import deliver
 from tauray.results.records import INTERNAL, ConversationResult, MessageRecord
 from tauray.scenarios.conventions import STOP_TOKENS
 from tauray.scenarios.domains import domain_spec
@@ -258,10 +259,10 @@ class Conversation:
                                               task_id=self.scenario.name)
         except Exception as exc:
             raise _failure(exc) from exc
-        record = carried[0] if isinstance(carried, tuple) else carried
+        record, heard = await deliver(self.voice, side, carried)  # text, or the audio to an audio-in agent
         self.utterances.append(record)
         self.clock_s = max(self.clock_s, record.end_s)
-        return record.heard_text
+        return heard
 
     async def run(self) -> Termination:
         await self.initialise()

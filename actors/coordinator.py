@@ -19,6 +19,7 @@ from tauray.actors.judge import (
 )
 from tauray.actors.unit import WorkUnit
 from tauray.actors.voice_client import ThreadSpeechClient
+from tauray.actors.voice_pool import PooledSpeech, PoolLookup
 from tauray.results.audit import audit_result
 from tauray.results.records import INFRA, INTERNAL, MODEL, ConversationResult
 from tauray.scenarios.registry import default_registry
@@ -36,7 +37,9 @@ class CoordinatorHost:
         self.in_flight = 0
         self.done = 0
         self.traffic = Traffic()
-        self.speech: Any = None  # the speech client, made on the first voice unit (text runs load no engine)
+        self.speech: Any = None  # the in-process speech client, made on the first voice unit without a pool
+        self.pools = PoolLookup()  # the runs' speech pools (Ray runs): found by name, per run
+        self.pooled: PooledSpeech | None = None
 
     def _pick(self, hosts: list[Any], unit_id: str) -> Any:
         return hosts[hash(unit_id) % len(hosts)]
@@ -51,8 +54,11 @@ class CoordinatorHost:
         try:
             uid = unit.unit_id
             measuring = self.traffic.enabled
+            speech = await self._speech(unit)
             result = await run_conversation(unit, self._pick(self.agent_hosts, uid), self._pick(self.user_hosts, uid),
-                                            self.traffic, self._speech(unit))
+                                            self.traffic, speech)
+            if isinstance(speech, PooledSpeech):  # the pool keeps a failed conversation's audio, if told to
+                await speech.finish(uid, failed=result.conversation.success is not True)
             self.traffic.conversations += measuring
             if unit.judge_configs:
                 result = await self._judged(unit, result)
@@ -63,10 +69,15 @@ class CoordinatorHost:
             self.in_flight -= 1
             self.done += 1
 
-    def _speech(self, unit: WorkUnit) -> Any:
-        """The speech client a voice unit's utterances cross by (None for a text unit)."""
+    async def _speech(self, unit: WorkUnit) -> Any:
+        """The speech client a voice unit's utterances cross by (None for a text unit): the
+        run's Ray speech pool where the driver started one, else an in-process client."""
         if unit.voice is None:
             return None
+        pooled = await self.pools.find(unit.run_id)
+        if pooled is not None:
+            self.pooled = pooled
+            return pooled
         if self.speech is None:
             self.speech = ThreadSpeechClient()
         return self.speech
@@ -89,7 +100,8 @@ class CoordinatorHost:
 
     async def stats(self) -> dict[str, Any]:
         return {"in_flight": self.in_flight, "done": self.done, "traffic": self.traffic.snapshot(),
-                "speech": self.speech.stats() if self.speech is not None else None}
+                "speech": self.speech.stats() if self.speech is not None else None,
+                "speech_pool": self.pooled.stats() if self.pooled is not None else None}
 
     async def measure_traffic(self, enabled: bool) -> dict[str, Any]:
         """Start (counters reset) or stop weighing the host calls; returns the counts so far."""

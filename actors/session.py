@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from tauray.actors.llm.replies import ModelReply, RawToolCall
+from tauray.actors.voice_messages import HeardAudio, message_content
 from tauray.results.records import MessageRecord
 from tauray.scenarios.conventions import END_CONVERSATION, TRANSFER_TO_HUMAN
 from tauray.scenarios.model import Frozen, Scenario, Side
@@ -154,9 +155,9 @@ class SideSession:
         self.counters: dict[str, Any] = SideCounters().model_dump()
 
     # --- the conversation -----------------------------------------------------------
-    def hear(self, text: str) -> None:
-        """The other side's message, as this side sees it."""
-        self.view.append({"role": "user", "content": text})
+    def hear(self, text: str | HeardAudio) -> None:
+        """The other side's message, as this side sees it (an audio-in agent: the caller's audio)."""
+        self.view.append({"role": "user", "content": message_content(text)})
 
     def say(self, text: str) -> None:
         """A message of this side that no policy produced (the agent's fixed greeting)."""

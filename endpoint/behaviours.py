@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from tauray.endpoint.audio_agent import AUDIO_BEHAVIOURS
 from tauray.endpoint.judges import JUDGE_BEHAVIOURS
 from tauray.endpoint.replies import (  # noqa: F401  (re-exported: behaviours import them from here)
     Behaviour,
@@ -76,6 +77,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     **WRITING_BEHAVIOURS,
     **SHAPE_BEHAVIOURS,
     **ROLE_BEHAVIOURS,
+    **AUDIO_BEHAVIOURS,
 }
 """Behaviour registry: model name (before any ``:param``) to behaviour; :func:`load_behaviours`
 adds a module's own at start (``tauray endpoint --behaviours MODULE``)."""

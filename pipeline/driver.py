@@ -32,6 +32,7 @@ from tauray.actors.llm.cost import budget_refusal
 from tauray.actors.llm.probe import ProbeError, probe_models
 from tauray.actors.quota import quota_actor
 from tauray.actors.serving.lifecycle import unserved
+from tauray.actors.voice_pool import start_run_pool, stop_run_pool
 from tauray.pipeline.accounting import (
     LiveTotals,
     ModelTotals,
@@ -254,7 +255,11 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
                     per_model={name: cfg.models[name].concurrency for name in cfg.models})
     sched, generations = None, 0
     t0 = time.perf_counter()
+    speech = None
     try:
+        if to_run and cfg.voice.speaks:  # voice cells: the run's speech workers, found by the coordinators
+            speech = start_run_pool(cfg.name, tts=cfg.voice.tts, asr=cfg.voice.asr, run_dir=str(out),
+                                    keep=cfg.voice.keep_audio)  # the in-process client's seed: same audio
         if to_run:
             sched, generations = drive(
                 queues, limits, out=out, run_id=cfg.name, live=LiveTotals(plan), counts=counts,
@@ -263,6 +268,8 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
             display.tick(sched, force=True)
     finally:
         display.close()
+        if speech is not None:
+            stop_run_pool(speech)
     seconds = time.perf_counter() - t0
     if sched is not None and plan.quotas:
         _warn_cap_before_quota(sched, plan.quotas, notes)

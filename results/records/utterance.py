@@ -4,6 +4,8 @@ and ear (``actors/speech`` builds it; the ``utterances`` table stores it)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from tauray.results.records.columns import (
@@ -32,6 +34,10 @@ class UtteranceRecord(BaseModel):
     profile: str = Field(description="Speech profile the channel ran with (actors/speech/profiles.py).")
     spoken_text: str = Field(description="The text the speaker meant to say (what went into speech synthesis).")
     heard_text: str = Field(description="The text the recogniser produced from the line audio: what the other side hears.")
+    heard_as: Literal["text", "audio"] = Field("text", description="How the listener took the utterance: 'text' "
+                                               "(the recogniser's text) or 'audio' (an audio-in agent got the line "
+                                               "audio itself; heard_text is then the recogniser's reading of it, "
+                                               "for the record).")
     wer: float = Field(ge=0.0, description="Word error rate of heard against spoken text, after the shared "
                        "normalisation (case, punctuation, digits as words); 0 when both are empty.")
     words_spoken: Count = Field(description="Words in the normalised spoken text (the WER's denominator).")

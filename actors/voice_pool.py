@@ -1,0 +1,112 @@
+"""How a Ray run's coordinators reach the speech pool (``tauray.actors.speech.pool``).
+
+The driver starts the run's :class:`~tauray.actors.speech.pool.SpeechWorker` actors (one per
+CPU of the cluster) and registers their client in a named actor, :class:`SpeechDirectory`,
+one per run. A coordinator looks the directory up on its first voice conversation of a run
+(off its event loop) and carries every utterance on the pool through :class:`PooledSpeech`,
+so speech never runs on the coordinator's loop and the audio comes back as an ``ObjectRef``
+of the object store. Without a directory (a coordinator used in process, or a run started
+without Ray workers) the coordinator keeps the in-process ``ThreadSpeechClient``.
+
+The directory is looked up by name on every voice conversation (a GCS call, on a thread),
+and its client cached by the directory's actor id: a later run under the same name, with
+the same kept coordinators, gets the new pool, never the stopped one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from tauray.actors.speech.pool import start_pool
+from tauray.actors.unit import VoiceSettings
+
+NAMESPACE = "tauray"
+
+
+def directory_name(run_id: str) -> str:
+    """The named actor holding run ``run_id``'s speech pool client."""
+    return f"tauray-speech-{run_id}"
+
+
+class SpeechDirectory:
+    """A run's speech pool client, held where every coordinator can find it (a named actor)."""
+
+    def __init__(self, client: Any, engines: tuple[str, str]) -> None:
+        self._client = client
+        self._engines = engines
+
+    def client(self) -> tuple[Any, tuple[str, str]]:
+        return self._client, self._engines
+
+
+class PooledSpeech:
+    """The coordinator's speech client on the pool: the ``ThreadSpeechClient`` call, carried
+    by the pool's workers (the audio as an ``ObjectRef``)."""
+
+    def __init__(self, client: Any, engines: tuple[str, str]) -> None:
+        self.client = client
+        self.engines = engines
+        self.carried = 0
+
+    async def carry(self, text: str, *, unit_id: str, attempt: int, turn: int, side: str, clock_s: float,
+                    voice: VoiceSettings, task_id: str | None = None) -> tuple[Any, Any]:
+        if (voice.tts, voice.asr) != self.engines:  # one pool per run, with the run's engines
+            raise RuntimeError(f"the speech pool runs {self.engines}, the unit asks for {(voice.tts, voice.asr)}")
+        self.carried += 1
+        return await self.client.carry(voice.profile, text, unit_id=unit_id, attempt=attempt, turn=turn,
+                                       side=side, clock_s=clock_s, task_id=task_id)
+
+    async def finish(self, unit_id: str, *, failed: bool) -> int:
+        """The conversation's verdict is in: the pool writes its audio if the keep policy says so."""
+        return await self.client.finish(unit_id, failed=failed)
+
+    def stats(self) -> dict[str, Any]:
+        return {"carried": self.carried, "pool_workers": len(self.client.workers)}
+
+
+class PoolLookup:
+    """A coordinator's cache of the runs' pooled clients, keyed by each directory's actor id."""
+
+    def __init__(self) -> None:
+        self._by_directory: dict[str, PooledSpeech] = {}
+
+    async def find(self, run_id: str) -> PooledSpeech | None:
+        """The pooled client of run ``run_id``, or None when the run has no speech pool."""
+        import ray  # lazy: Ray: only inside a Ray worker, where it is imported already
+
+        if not ray.is_initialized():
+            return None
+        try:
+            directory = await asyncio.to_thread(ray.get_actor, directory_name(run_id), NAMESPACE)
+        except ValueError:  # no such actor: this run has no pool
+            return None
+        key = directory._actor_id.hex()
+        if key not in self._by_directory:
+            client, engines = await directory.client.remote()
+            self._by_directory = {key: PooledSpeech(client, tuple(engines))}  # older runs' pools are stopped
+        return self._by_directory[key]
+
+
+def start_run_pool(run_id: str, *, tts: str, asr: str, run_dir: str, keep: str, seed: int = 0) -> Any:
+    """Start run ``run_id``'s speech workers (one per cluster CPU) and their directory; returns
+    what :func:`stop_run_pool` takes. Bad engine specs fail here, once, before any conversation."""
+    import ray  # lazy: Ray: about 0.7 s to import
+
+    client = start_pool(tts=tts, asr=asr, seed=seed, run_dir=run_dir, keep=keep)  # type: ignore[arg-type]
+    directory = ray.remote(num_cpus=0)(SpeechDirectory).options(
+        name=directory_name(run_id), namespace=NAMESPACE).remote(client, (tts, asr))
+    ray.get(directory.client.remote())
+    return client, directory
+
+
+def stop_run_pool(started: Any) -> None:
+    """Stop the workers and the directory :func:`start_run_pool` started."""
+    import ray  # lazy: Ray: about 0.7 s to import
+
+    client, directory = started
+    for actor in [directory, *client.workers]:
+        try:
+            ray.kill(actor)
+        except Exception:  # already gone
+            pass

@@ -1,0 +1,37 @@
+"""A voice run on Ray carries its utterances on the run's speech pool (SpeechWorker actors,
+audio through the object store), not on a thread of each coordinator."""
+
+from __future__ import annotations
+
+import pytest
+
+from tauray.actors.speech.audio_store import AudioStore
+from tauray.pipeline.config import run_config
+from tauray.pipeline.driver import execute
+from tauray.pipeline.pool import KEPT
+from tauray.results import utterances_df
+
+pytest.importorskip("faster_whisper")
+pytestmark = pytest.mark.slow
+
+
+def test_a_voice_run_on_ray_speaks_through_the_speech_pool(ray_local, tmp_path) -> None:
+    cfg = run_config(name="voice-pool", domain="mock", limit=2, agent={"model": "oracle"},
+                     user={"model": "scripted"}, voice={"profiles": ["control"], "asr": "local/whisper-tiny.en",
+                                                        "keep_audio": "all"})
+    summary = execute(cfg, out=tmp_path / cfg.name, probe=False, progress=False, keep_actors=True)
+    assert summary.ran == 2 and summary.internal_errors == 0, summary
+    said = utterances_df(tmp_path / cfg.name)
+    assert len(said) > 0 and said["audio_ref"].notna().all()
+    store = AudioStore(tmp_path / cfg.name, "all")
+    assert all(store.path_of(ref).exists() for ref in said["audio_ref"])  # the pool's workers wrote them
+    stats = [ray_local.get(c.stats.remote()) for g in KEPT.pool.groups for c in g.coordinators]
+    assert sum((s["speech_pool"] or {}).get("carried", 0) for s in stats) == len(said)
+    assert all(s["speech"] is None for s in stats)  # no coordinator loaded engines of its own
+    assert not any(a.get("name", "").startswith("tauray-speech-") for a in _named(ray_local))  # stopped
+
+
+def _named(ray: object) -> list[dict]:
+    from ray.util.state import list_actors
+
+    return [a if isinstance(a, dict) else a.__dict__ for a in list_actors(filters=[("state", "=", "ALIVE")])]
