@@ -187,5 +187,15 @@ def litellm_adaptations(messages: list[dict[str, Any]], model: str, provider: st
     return tuple(marks)
 
 
+def outgoing_adaptations(view: list[dict[str, Any]], model: str, provider: str,
+                         params: Mapping[str, Any]) -> tuple[str, ...]:
+    """What ``models check`` shows beside :func:`adapt_history` for a sample view: the
+    reasoning tauray sends back on a tool round for ``provider`` and litellm's own changes."""
+    tool_round = any(m.get("role") == "assistant" and m.get("tool_calls") for m in view)
+    back = ("reasoning_returned",) if tool_round and provider in REASONING_FAMILIES else ()
+    view = [{**m, "reasoning_content": "r"} if back and m.get("tool_calls") else m for m in view]
+    return tuple(sorted({*back, *litellm_adaptations(view, model, provider, params)}))
+
+
 __all__ = ["CONTINUE", "OPENING", "OPEN_FAMILIES", "REASONING_FAMILIES", "adapt_history",
-           "litellm_adaptations", "mistral_id", "with_reasoning"]
+           "litellm_adaptations", "mistral_id", "outgoing_adaptations", "with_reasoning"]

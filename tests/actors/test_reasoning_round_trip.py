@@ -140,3 +140,12 @@ def test_o_series_system_prompt_change_is_recorded_as_sent(server, loop, monkeyp
         loop.run_until_complete(client.aclose())
     assert server.requests[-1]["body"]["messages"][0]["role"] == "user"
     assert "system_as_user" in reply.adapted
+
+
+def test_models_check_shows_the_round_trip_and_litellm_changes():
+    from tauray.actors.llm.check import check_model
+
+    o4 = check_model("openai/o4-mini").history
+    assert all("system_as_user" in rules for shape, rules in o4.items() if shape != "a tool without arguments")
+    assert "reasoning_returned" in check_model("deepseek/deepseek-reasoner").history["after a tool round (id call_1)"]
+    assert not any(check_model("openai/gpt-4o").history.values())
