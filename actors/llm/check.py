@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.actors.llm.cost import litellm_price
 from tauray.actors.llm.errors import ModelConfigError
-from tauray.actors.llm.history import adapt_history
+from tauray.actors.llm.history import adapt_history, outgoing_adaptations
 from tauray.actors.llm.params import model_info, request_params
 from tauray.actors.llm.providers import provider_names
 from tauray.actors.llm.spec import ModelSpec
@@ -79,7 +79,9 @@ def check_model(value: str | dict[str, Any] | ModelSpec) -> ModelCheck:
         return _failed(spec.model, str(error))
     info = model_info(spec.model)
     price = litellm_price(spec.model)
-    history = {shape: list(adapt_history(view, provider)[1]) for shape, view in _SAMPLE_VIEWS.items()}
+    history = {shape: sorted({*adapt_history(view, provider)[1], *outgoing_adaptations(view, spec.model, provider,
+                                                                                      request.params)})
+               for shape, view in _SAMPLE_VIEWS.items()}
     bare_tool = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
     history["a tool without arguments"] = ["tool_schemas"] if tools_for(provider, bare_tool)[1] else []
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from tauray.actors.llm.cost import is_priced
 from tauray.actors.llm.errors import ModelCallError, ModelConfigError, classify, scrub
-from tauray.actors.llm.history import adapt_history
+from tauray.actors.llm.history import adapt_history, litellm_adaptations, with_reasoning
 from tauray.actors.llm.inline_executor import use_inline_executor
 from tauray.actors.llm.params import model_info, request_params
 from tauray.actors.llm.providers import (
@@ -160,7 +160,7 @@ class ModelClient:
         self._closed = False
         # Thinking blocks of the replies that made tool calls, by call id: Anthropic and Bedrock
         # refuse a tool round whose assistant turn lost its thinking block (and its signature).
-        self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        self._thinking: OrderedDict[str, tuple[list[dict[str, Any]], str | None]] = OrderedDict()
 
     @property
     def provider(self) -> str:
@@ -196,12 +196,14 @@ class ModelClient:
         if seed_applied:
             kwargs["seed"] = seed
         # The Router may hand the same messages to a fallback: every family's rules apply.
-        messages = self._with_thinking(messages)
-        adapted: tuple[str, ...] = ()
-        for provider in dict.fromkeys(self._providers.values()):
+        providers = list(dict.fromkeys(self._providers.values()))
+        messages, adapted = with_reasoning(messages, providers, self._thinking)
+        for provider in providers:
             messages, marks = adapt_history(messages, provider)
             tools, changed = tools_for(provider, tools)
             adapted = tuple(sorted({*adapted, *marks, *(("tool_schemas",) if changed else ())}))
+        for model, provider in self._providers.items():  # what litellm changes on its way out
+            adapted = tuple(sorted({*adapted, *litellm_adaptations(messages, model, provider, kwargs)}))
         if tools and self.spec.strict:
             tools = [strict_tool(t) for t in tools]
             adapted = tuple(sorted({*adapted, "strict_tools"}))
@@ -272,22 +274,11 @@ class ModelClient:
         reply = reply_of(response, latency_s=latency, model=served, cost_usd=cost_usd, seed_applied=seed_applied,
                          retries=_attempted_retries(hidden), adapted=adapted,
                          dropped=tuple(n for n in self.request.dropped if n != "seed"))
-        if reply.thinking_blocks and reply.tool_calls:
-            self._thinking[reply.tool_calls[0].id] = reply.thinking_blocks
+        if (reply.thinking_blocks or reply.reasoning_content) and reply.tool_calls:
+            self._thinking[reply.tool_calls[0].id] = (reply.thinking_blocks, reply.reasoning_content)
             while len(self._thinking) > THINKING_KEPT:
                 self._thinking.popitem(last=False)
         return reply
-
-    def _with_thinking(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The messages with each tool-calling assistant turn's thinking blocks put back."""
-        if not self._thinking:
-            return messages
-        out = []
-        for m in messages:
-            calls = m.get("tool_calls") if m.get("role") == "assistant" else None
-            blocks = self._thinking.get(str(calls[0].get("id"))) if calls and not m.get("thinking_blocks") else None
-            out.append({**m, "thinking_blocks": blocks} if blocks else m)
-        return out
 
     async def aclose(self) -> None:
         """Drop the Router's process-wide registrations (callbacks, usage trackers)."""

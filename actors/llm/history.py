@@ -24,12 +24,25 @@ ollama, groq...)  non-alternating histories                                     
 
 What is changed is named (``adaptations``) so a reader of the tables can tell that the
 model saw the view through one of these rules; the view itself is never changed.
+
+Reasoning goes back where the provider requires it. The view holds no reasoning, so the
+client keeps each tool-calling reply's reasoning by call id and puts it back on that turn:
+Anthropic/Bedrock thinking blocks with their signatures (``thinking_returned``; refused
+with 400 otherwise on a tool round) and DeepSeek's ``reasoning_content`` (``reasoning_returned``;
+DeepSeek: "The reasoning_content in the thinking mode must be passed back to the API").
+
+litellm changes some histories on its own way out; :func:`litellm_adaptations` names them so
+they are recorded too: ``system_as_user`` (o3, o3-mini, o4-mini, o1-mini: litellm's
+o-series transformation turns the system prompt into a user turn where its model map says
+the model takes no system messages) and ``reasoning_placeholder`` (DeepSeek with thinking
+on: an assistant turn without reasoning gets a single space as its reasoning).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from typing import Any
 
 OPEN_FAMILIES = frozenset({"openai", "azure", "azure_ai", "text-completion-openai"})
@@ -40,6 +53,9 @@ OPENING = "(The conversation begins.)"
 
 CONTINUE = "(Please continue.)"
 """The user turn put after a history that ends on the speaker's own words."""
+
+REASONING_FAMILIES = frozenset({"deepseek"})
+"""Providers whose reasoning text (``reasoning_content``) must go back on a tool round."""
 
 _MISTRAL_ID = re.compile(r"^[a-zA-Z0-9]{9}$")
 
@@ -119,4 +135,67 @@ def _mistral_ids(message: dict[str, Any], marks: set[str]) -> dict[str, Any]:
     return message
 
 
-__all__ = ["CONTINUE", "OPENING", "OPEN_FAMILIES", "adapt_history", "mistral_id"]
+def with_reasoning(messages: list[dict[str, Any]], providers: list[str],
+                   kept: Mapping[str, tuple[list[dict[str, Any]], str | None]]) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+    """The messages with each tool-calling assistant turn's kept reasoning put back, as the
+    providers require (``kept``: first call id -> (thinking blocks, reasoning text)). Thinking
+    blocks go back for every provider (litellm sends them where the provider takes them);
+    reasoning text only to :data:`REASONING_FAMILIES`. Pure."""
+    if not kept:
+        return messages, ()
+    text_back = bool(REASONING_FAMILIES.intersection(providers))
+    marks: set[str] = set()
+    out = []
+    for m in messages:
+        calls = m.get("tool_calls") if m.get("role") == "assistant" else None
+        blocks, text = kept.get(str(calls[0].get("id")), ([], None)) if calls else ([], None)
+        extra: dict[str, Any] = {}
+        if blocks and not m.get("thinking_blocks"):
+            extra["thinking_blocks"] = blocks
+            marks.add("thinking_returned")
+        if text and text_back and not m.get("reasoning_content"):
+            extra["reasoning_content"] = text
+            marks.add("reasoning_returned")
+        out.append({**m, **extra} if extra else m)
+    return out, tuple(sorted(marks))
+
+
+def litellm_adaptations(messages: list[dict[str, Any]], model: str, provider: str,
+                        params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The changes litellm itself makes to these messages on the way out (see the module
+    docstring), asked of litellm's own tables; empty when it makes none."""
+    from litellm.utils import supports_reasoning, supports_system_messages  # lazy: litellm is heavy
+
+    bare = model.split("/", 1)[1] if model.startswith(f"{provider}/") else model
+    marks = []
+    if provider in ("openai", "azure") and any(m.get("role") == "system" for m in messages):
+        try:
+            takes_system = supports_system_messages(bare, provider)
+        except Exception:
+            takes_system = True
+        if not takes_system:
+            marks.append("system_as_user")
+    thinking = params.get("thinking")
+    if (provider in REASONING_FAMILIES and isinstance(thinking, dict) and thinking.get("type") == "enabled"
+            and any(m.get("role") == "assistant" and not m.get("reasoning_content") for m in messages)):
+        try:
+            reasoning = supports_reasoning(model=bare, custom_llm_provider=provider)
+        except Exception:
+            reasoning = False
+        if reasoning:
+            marks.append("reasoning_placeholder")
+    return tuple(marks)
+
+
+def outgoing_adaptations(view: list[dict[str, Any]], model: str, provider: str,
+                         params: Mapping[str, Any]) -> tuple[str, ...]:
+    """What ``models check`` shows beside :func:`adapt_history` for a sample view: the
+    reasoning tauray sends back on a tool round for ``provider`` and litellm's own changes."""
+    tool_round = any(m.get("role") == "assistant" and m.get("tool_calls") for m in view)
+    back = ("reasoning_returned",) if tool_round and provider in REASONING_FAMILIES else ()
+    view = [{**m, "reasoning_content": "r"} if back and m.get("tool_calls") else m for m in view]
+    return tuple(sorted({*back, *litellm_adaptations(view, model, provider, params)}))
+
+
+__all__ = ["CONTINUE", "OPENING", "OPEN_FAMILIES", "REASONING_FAMILIES", "adapt_history",
+           "litellm_adaptations", "mistral_id", "outgoing_adaptations", "with_reasoning"]
