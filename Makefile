@@ -49,8 +49,11 @@ demo: install
 validate: install
 	$(VENV)/bin/tauray scenarios validate --domain telecom --split full --compare-upstream --json
 
+# Two pytest-xdist workers, a test file each at a time (module fixtures are built once): most of the
+# suite waits (on Ray and Serve starts, endpoint round trips), so two workers on 2 cores nearly
+# halve it. Each worker has its own Ray, endpoint and Serve (free loopback ports).
 test: $(TEST_STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 # `make test-fast`: the tests that need no Ray, no endpoint, no served model and no subprocess
 # (under a minute on 2 cores; tests/conftest.py marks the others `slow` and fails a fast test

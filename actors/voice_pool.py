@@ -84,16 +84,19 @@ class PoolLookup:
         key = directory._actor_id.hex()
         if key not in self._by_directory:
             client, engines = await directory.client.remote()
-            self._by_directory = {key: PooledSpeech(client, tuple(engines))}  # older runs' pools are stopped
+            if key not in self._by_directory:  # another conversation may have cached it while this one awaited
+                self._by_directory = {key: PooledSpeech(client, tuple(engines))}  # older runs' pools are stopped
         return self._by_directory[key]
 
 
-def start_run_pool(run_id: str, *, tts: str, asr: str, run_dir: str, keep: str, seed: int = 0) -> Any:
-    """Start run ``run_id``'s speech workers (one per cluster CPU) and their directory; returns
-    what :func:`stop_run_pool` takes. Bad engine specs fail here, once, before any conversation."""
+def start_run_pool(run_id: str, *, tts: str, asr: str, run_dir: str, keep: str, seed: int = 0,
+                   reserved_cpus: float = 0.0) -> Any:
+    """Start run ``run_id``'s speech workers (one per CPU that the run's other actors, which take
+    ``reserved_cpus``, leave) and their directory; returns what :func:`stop_run_pool` takes. Bad engine specs fail here, once, before any conversation."""
     import ray  # lazy: Ray: about 0.7 s to import
 
-    client = start_pool(tts=tts, asr=asr, seed=seed, run_dir=run_dir, keep=keep)  # type: ignore[arg-type]
+    client = start_pool(tts=tts, asr=asr, seed=seed, run_dir=run_dir, keep=keep,  # type: ignore[arg-type]
+                        reserved_cpus=reserved_cpus)
     directory = ray.remote(num_cpus=0)(SpeechDirectory).options(
         name=directory_name(run_id), namespace=NAMESPACE).remote(client, (tts, asr))
     ray.get(directory.client.remote())

@@ -43,7 +43,7 @@ from tauray.pipeline.accounting import (
 from tauray.pipeline.config import COMMAND_LINE, DriveOptions, SweepConfig
 from tauray.pipeline.files import ConfigFileError
 from tauray.pipeline.plan import SweepPlan, select
-from tauray.pipeline.pool import counts_for_cluster
+from tauray.pipeline.pool import counts_for_cluster, reserved_cpus
 from tauray.pipeline.progress import SweepProgress
 from tauray.pipeline.ray_runtime import connect
 from tauray.pipeline.resume import resume_state
@@ -259,7 +259,8 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     try:
         if to_run and cfg.voice.speaks:  # voice cells: the run's speech workers, found by the coordinators
             speech = start_run_pool(cfg.name, tts=cfg.voice.tts, asr=cfg.voice.asr, run_dir=str(out),
-                                    keep=cfg.voice.keep_audio)  # the in-process client's seed: same audio
+                                    keep=cfg.voice.keep_audio,
+                                    reserved_cpus=reserved_cpus(counts, cfg.cluster.actor_cpus))  # the in-process client's seed: same audio
         if to_run:
             sched, generations = drive(
                 queues, limits, out=out, run_id=cfg.name, live=LiveTotals(plan), counts=counts,

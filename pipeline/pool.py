@@ -244,6 +244,13 @@ class PoolKeeper:
 KEPT = PoolKeeper()
 
 
+def reserved_cpus(counts: tuple[int | None, int | None, int | None], actor_cpus: float) -> float:
+    """The CPUs a generation of ``counts`` actors (:func:`counts_for_cluster`) reserves in all."""
+    if counts == (None, None, None):
+        return actor_cpus * sum(sum(node_counts(cpus)) for cpus in _live_nodes().values())
+    return actor_cpus * sum(c or 0 for c in counts)
+
+
 def counts_for_cluster(cluster: Any) -> tuple[int | None, int | None, int | None]:
     """Actors per role as configured (a role left unset: one per live node), or, when none is
     set, ``(None, None, None)``: a group per node sized from its CPUs (:func:`node_counts`)."""

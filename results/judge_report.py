@@ -37,6 +37,8 @@ by default. Every statistic comes from ``results.metrics``.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import math
 from collections import defaultdict
 from itertools import combinations
@@ -72,6 +74,17 @@ def judge_config_label(row: Any) -> str:
     return f"{row['judge_model']} · {row['prompt_id']}@{row['prompt_version']}"
 
 
+def config_labels(judge_verdicts: pd.DataFrame) -> dict[str, str]:
+    """A label per judge config: model · prompt@version, with the config id's start where two configs
+    share that (the same judge and prompt with other samples, pack or options)."""
+    configs = [dict(zip(JUDGE_KEYS, k)) for k in
+               judge_verdicts[JUDGE_KEYS].drop_duplicates("judge_config_id").itertuples(index=False)]
+    shared = Counter(judge_config_label(c) for c in configs)
+    return {c["judge_config_id"]: judge_config_label(c) + (f" [{str(c['judge_config_id'])[:8]}]"
+                                                           if shared[judge_config_label(c)] > 1 else "")
+            for c in configs}
+
+
 def _judged(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference: str) -> pd.DataFrame:
     labels = judge_labels(judge_verdicts)
     ref = conv[scored_mask(conv)][["run_id", "conversation_id", reference]]
@@ -82,12 +95,13 @@ def judge_agreement(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference:
     """Per judge config: confusion against the reference verdict (predicates'
     ``success`` by default), accuracy and κ over conversations both scored."""
     df = _judged(conv, judge_verdicts, reference)
+    labels = config_labels(judge_verdicts)
     rows = []
     for key, g in df.groupby(JUDGE_KEYS, dropna=False, sort=True, observed=True):
         both = g[g["judge_passed"].notna() & g[reference].notna()]
         j, r = both["judge_passed"].astype(bool).to_numpy(), both[reference].astype(bool).to_numpy()
         n = len(both)
-        rows.append({**dict(zip(JUDGE_KEYS, key)), "label": judge_config_label(dict(zip(JUDGE_KEYS, key))),
+        rows.append({**dict(zip(JUDGE_KEYS, key)), "label": labels[key[0]],
                      "judged": len(g), "judge_unscored": int(g["judge_passed"].isna().sum()), "n": n,
                      "tp": int((j & r).sum()), "fp": int((j & ~r).sum()), "fn": int((~j & r).sum()),
                      "tn": int((~j & ~r).sum()), "accuracy": float((j == r).mean()) if n else math.nan,
@@ -102,7 +116,7 @@ def judge_pairwise(conv: pd.DataFrame, judge_verdicts: pd.DataFrame, reference: 
     """Agreement and κ between every two raters (each judge config and the
     reference), on the conversations both scored: the heatmap's cells."""
     df = _judged(conv, judge_verdicts, reference)
-    keyed = df.assign(label=[judge_config_label(r) for _, r in df.iterrows()]) if len(df) else df.assign(label=[])
+    keyed = df.assign(label=df["judge_config_id"].map(config_labels(judge_verdicts)))
     raters: dict[str, pd.Series] = {}
     for label, g in keyed.groupby("label", sort=True, observed=True):
         raters[label] = g.set_index(["run_id", "conversation_id"])["judge_passed"]
@@ -215,7 +229,7 @@ def _overall_judge(config_id: str, g: pd.DataFrame, truth: dict[str, bool]) -> t
         "self_consistency": _consistency(list(samples.values())),
         "self_consistency_items": sum(sum(x is not None for x in v) >= 2 for v in samples.values()),
         "unscored_by_truth": unscored_by_truth(majorities, truth, _item_reasons(g, majorities)),
-        **_repairs(g, ["conversation_id", "transcript_hash", "sample_index"]),
+        **_repairs(g, SAMPLE_KEYS),
     }
     return _json_safe(entry), majorities
 
@@ -236,8 +250,28 @@ def _nl_judge(config_id: str, g: pd.DataFrame) -> dict[str, Any]:
         "self_consistency": _consistency(list(samples.values())),
         "sample_unscored_rate": float(g["met"].isna().mean()) if len(g) else None,
         "unscored_reasons": {str(k): int(v) for k, v in g["unscored_reason"].value_counts().head(10).items()},
-        **_repairs(g, ["conversation_id", "transcript_hash", "sample_index"]),
+        **_repairs(g, SAMPLE_KEYS),
     })
+
+
+SAMPLE_KEYS = ["conversation_id", "transcript_hash", "sample_index"]
+
+
+def _by_model(entries: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    by_model: dict[str, dict[str, int]] = {}
+    for j in entries:
+        m = by_model.setdefault(str(j["judge_model"]), {"judge_calls": 0, "repair_calls": 0})
+        m["judge_calls"] += j["judge_calls"]
+        m["repair_calls"] += j["repair_calls"]
+    return by_model
+
+
+def repair_calls_by_model(*verdicts: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Judge calls and repair turns per judge model over judge and NL verdict rows (as in
+    :func:`judge_report`'s ``repair_calls_by_model``, without the rest of the report)."""
+    return _by_model([{"judge_model": g["judge_model"].iloc[0], **_repairs(g, SAMPLE_KEYS)}
+                      for frame in verdicts if not frame.empty
+                      for _, g in frame.groupby("judge_config_id", sort=False)])
 
 
 def judge_report(run_dir: Path | str) -> dict[str, Any]:
@@ -252,11 +286,7 @@ def judge_report(run_dir: Path | str) -> dict[str, Any]:
         judges.append(entry)
     nl_judges = [_nl_judge(config_id, g) for config_id, g in nl_verdicts_df(run_dir).groupby("judge_config_id",
                                                                                             sort=False)]
-    by_model: dict[str, dict[str, int]] = {}
-    for j in [*judges, *nl_judges]:
-        m = by_model.setdefault(str(j["judge_model"]), {"judge_calls": 0, "repair_calls": 0})
-        m["judge_calls"] += j["judge_calls"]
-        m["repair_calls"] += j["repair_calls"]
+    by_model = _by_model([*judges, *nl_judges])
     return {"run_dir": str(run_dir), "ground_truth": "signal_db_state_assertion",
             "conversations_with_truth": len(truth), "judges": judges,
             "inter_judge": _inter_judge(judges, item_verdicts), "nl_judges": nl_judges,
@@ -339,5 +369,5 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["JUDGE_KEYS", "flip_matrix", "format_report", "judge_agreement", "judge_config_label", "judge_labels",
-           "judge_pairwise", "judge_report"]
+__all__ = ["JUDGE_KEYS", "config_labels", "flip_matrix", "format_report", "judge_agreement", "judge_config_label", "judge_labels",
+           "judge_pairwise", "judge_report", "repair_calls_by_model"]

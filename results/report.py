@@ -72,7 +72,8 @@ def build_report(path: Path | str, out: Path | str | None = None, *, k_max: int 
     if conv.empty:
         raise ValueError(f"no conversations in {src}")
     jv = readers.judge_verdicts_df(src)
-    context, arms = index_context(conv, jv, k_max=k_max, n_boot=n_boot, seed=seed, confidence=confidence)
+    context, arms = index_context(conv, jv, k_max=k_max, n_boot=n_boot, seed=seed, confidence=confidence,
+                                  nl=readers.nl_verdicts_df(src))
     context["voice_profiles"] = profile_rows(src, conv)  # [] for a text run
     env = environment()
     out_dir.mkdir(parents=True, exist_ok=True)

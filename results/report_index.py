@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 from tauray.results import metrics
-from tauray.results.judge_report import judge_agreement, judge_pairwise
+from tauray.results.judge_report import judge_agreement, judge_pairwise, repair_calls_by_model
 from tauray.results.report_assets import svg_bars, svg_forest, svg_heatmap, svg_lines
 from tauray.results.report_values import Fig, arm_anchor, count, fig, fmt_num, missing
 
@@ -143,7 +143,17 @@ def _breakdowns(conv: pd.DataFrame, arms: list[str], opts: dict[str, Any]) -> li
     return out
 
 
-def _judges(conv: pd.DataFrame, jv: pd.DataFrame) -> dict[str, Any] | None:
+def _repair_rows(*verdicts: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per judge model: judge calls, repair turns (a reply that was not one value of the format got
+    one follow-up) and their share."""
+    return [{"model": model, "figs": [count(m["judge_calls"], judge_model=model, metric="judge_calls"),
+                                      count(m["repair_calls"], judge_model=model, metric="repair_calls"),
+                                      fig(m["repair_calls"] / m["judge_calls"] if m["judge_calls"] else None,
+                                          judge_model=model, metric="repair_share")]}
+            for model, m in sorted(repair_calls_by_model(*verdicts).items())]
+
+
+def _judges(conv: pd.DataFrame, jv: pd.DataFrame, nl: pd.DataFrame | None = None) -> dict[str, Any] | None:
     if jv.empty:
         return None
     ag = judge_agreement(conv, jv)
@@ -157,7 +167,8 @@ def _judges(conv: pd.DataFrame, jv: pd.DataFrame) -> dict[str, Any] | None:
                               fig(r["judge_pass_rate"], judge=j, metric="judge_pass_rate")],
                      **{c: fig(r[c], str(r[c]), judge=j, metric=c) for c in ("tp", "fp", "fn", "tn")}})
     return {"headers": ["judge config", "id", "judged", "unscored", "compared", "accuracy", "κ", "judge pass rate"],
-            "rows": rows, "heatmap": Markup(svg_heatmap(pw, title="agreement between raters (κ in brackets)"))}
+            "rows": rows, "heatmap": Markup(svg_heatmap(pw, title="agreement between raters (κ in brackets)")),
+            "repairs": _repair_rows(jv, *([nl] if nl is not None else []))}
 
 
 def _cost(conv: pd.DataFrame) -> list[dict[str, Any]]:
@@ -189,7 +200,7 @@ def _totals(conv: pd.DataFrame) -> dict[str, Fig]:
 
 
 def index_context(conv: pd.DataFrame, jv: pd.DataFrame, *, k_max: int, n_boot: int, seed: int,
-                  confidence: float) -> tuple[dict[str, Any], list[str]]:
+                  confidence: float, nl: pd.DataFrame | None = None) -> tuple[dict[str, Any], list[str]]:
     """The index template's sections for conversations with arms, and the arms best first."""
     opts = {"n_boot": n_boot, "confidence": confidence, "seed": seed}
     lb = metrics.leaderboard(conv, by="arm", k_max=k_max, **opts)
@@ -200,6 +211,6 @@ def index_context(conv: pd.DataFrame, jv: pd.DataFrame, *, k_max: int, n_boot: i
     context = {"runs": conv["run_id"].nunique(), "totals": _totals(conv), "pct": f"{confidence:.0%}",
                "leaderboard": _leaderboard(lb, k_max, confidence), "pass_k": _pass_k(curve),
                "paired": _paired(conv, arms, opts), "ab": _ab(conv, opts),
-               "breakdowns": _breakdowns(conv, arms, opts), "judges": _judges(conv, jv), "cost": _cost(conv),
+               "breakdowns": _breakdowns(conv, arms, opts), "judges": _judges(conv, jv, nl), "cost": _cost(conv),
                "stops": _stops(conv)}
     return context, arms

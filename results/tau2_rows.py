@@ -41,7 +41,7 @@ from tauray import __version__
 # reward_info.info["tauray"]; an import takes them from there, or counts them itself.
 COUNTERS = ("malformed_tool_calls", "agent_llm_calls", "user_llm_calls", "agent_llm_retries", "user_llm_retries",
             "agent_prompt_tokens", "agent_completion_tokens", "user_prompt_tokens", "user_completion_tokens",
-            "judge_infra_errors")
+            "judge_infra_errors", "adapted_calls")
 
 
 def _normal(text: str | None) -> Any:
@@ -120,6 +120,7 @@ def _counters(sim: Any, messages: list[MessageRecord], block: dict[str, Any], ag
     said = {s: sum(1 for m in messages if m.side == s and m.role != "tool") for s in ("agent", "user")}
     counted = {
         "malformed_tool_calls": 0, "judge_infra_errors": 0, "agent_llm_retries": 0, "user_llm_retries": 0,
+        "adapted_calls": 0,
         "agent_llm_calls": 0 if is_reference(agent) else said["agent"],
         "user_llm_calls": 0 if is_reference(user) else said["user"],
         "agent_prompt_tokens": _tokens(sim.messages, "assistant", "prompt_tokens"),

@@ -43,12 +43,46 @@ def _error(status: int, message: str, kind: str, code: str | None = None) -> Any
                         status_code=status)
 
 
-def _response_format(value: Any) -> Any:
+def _free_strings(schema: Any) -> list[dict[str, Any]]:
+    """The string schemas in ``schema`` whose length nothing bounds (no enum, const or maxLength)."""
+    if not isinstance(schema, dict):
+        return []
+    if schema.get("type") == "string":
+        return [] if {"enum", "const", "maxLength"} & schema.keys() else [schema]
+    found = [s for sub in (schema.get("properties") or {}).values() for s in _free_strings(sub)]
+    return found + _free_strings(schema.get("items"))
+
+
+def bounded(schema: dict[str, Any], max_tokens: int | None) -> dict[str, Any]:
+    """``schema`` with every free string given a ``maxLength`` that lets the value close within
+    ``max_tokens``: a grammar-bound reply that runs into the completion cap inside a string is
+    cut JSON, which no judge can read, and a small model may never end a string by itself.
+
+    The budget counts one character per token (the worst case), less the characters of the
+    value's own structure (keys, quotes, enum values), shared out over the free strings; for a
+    value without arrays that guarantees it can close. Strings inside an array get the same
+    per-string budget (the item count is the model's, so there it is a bound, not a guarantee).
+    """
+    if not max_tokens:
+        return schema
+    schema = json.loads(json.dumps(schema))  # a copy: the caller's schema is the request's
+    free = _free_strings(schema)
+    if not free:
+        return schema
+    skeleton = len(json.dumps(schema.get("properties", {})))  # an over-count of the structure's characters
+    each = max(8, (max_tokens - skeleton) // len(free))
+    for string in free:
+        string["maxLength"] = each
+    return schema
+
+
+def _response_format(value: Any, max_tokens: int | None = None) -> Any:
     """OpenAI's ``json_schema`` response format in llama-cpp-python's ``json_object`` + schema form, from
-    which llama.cpp builds the GBNF grammar that constrains the reply (``_grammar_for_response_format``)."""
+    which llama.cpp builds the GBNF grammar that constrains the reply (``_grammar_for_response_format``);
+    free strings are bounded so that the value can close within ``max_tokens`` (:func:`bounded`)."""
     if isinstance(value, dict) and value.get("type") == "json_schema":
         schema = (value.get("json_schema") or {}).get("schema")
-        return {"type": "json_object", **({"schema": schema} if schema else {})}
+        return {"type": "json_object", **({"schema": bounded(schema, max_tokens)} if schema else {})}
     return value
 
 
@@ -118,7 +152,7 @@ class LlamaCppServer:
             return _error(400, f"unsupported parameters: {unknown}", "invalid_request_error")
         kwargs = {k: v for k, v in body.items() if k in _PASSED}
         if body.get("response_format") is not None:
-            kwargs["response_format"] = _response_format(body["response_format"])
+            kwargs["response_format"] = _response_format(body["response_format"], body.get("max_tokens"))
         tagged = self.spec.tool_calls == "tags"
         if tagged:  # tools written into the prompt, read back from the reply (see toolcalls)
             kwargs["messages"] = render_messages(kwargs["messages"], kwargs.pop("tools", None))

@@ -67,21 +67,30 @@ class SpeechWorker:
         return f"{self._first.tts.name} + {self._first.asr.name}"
 
 
-def remote_worker(*, gpu: float = 0.0) -> Any:
-    """The Ray actor class of :class:`SpeechWorker` (a CPU each; a GPU share for a GPU recogniser)."""
+def remote_worker(*, gpu: float = 0.0, cpus: float = CPUS_PER_WORKER) -> Any:
+    """The Ray actor class of :class:`SpeechWorker` (``cpus`` each; a GPU share for a GPU recogniser)."""
     import ray  # lazy: Ray: about 0.7 s to import
 
-    return ray.remote(num_cpus=CPUS_PER_WORKER, num_gpus=gpu, max_restarts=1)(SpeechWorker)
+    return ray.remote(num_cpus=cpus, num_gpus=gpu, max_restarts=1)(SpeechWorker)
 
 
-def pool_size(reserved_cpus: float = 0.0, *, gpu: bool = False) -> int:
-    """Workers for the cluster: one per CPU left after ``reserved_cpus`` (or one per GPU), at least one."""
+def pool_size(reserved_cpus: float = 0.0, *, gpu: bool = False) -> tuple[int, float]:
+    """(workers, CPUs each) for the cluster: one worker per whole CPU that is free now and not
+    ``reserved_cpus`` (what the run's coordinators and hosts will take), or one per GPU.
+
+    Never a pool that cannot be placed: where less than one CPU is left, one worker reserves
+    what is left (down to none), so that a small cluster runs slower rather than waiting for
+    ever for a CPU that the run's own actors hold.
+    """
     import ray  # lazy: Ray: about 0.7 s to import
 
     resources = ray.cluster_resources()
     if gpu and resources.get("GPU", 0) >= 1:
-        return int(resources["GPU"])
-    return max(1, int(resources.get("CPU", 1) - reserved_cpus) // CPUS_PER_WORKER)
+        return int(resources["GPU"]), 0.0
+    free = min(resources.get("CPU", 1) - reserved_cpus, ray.available_resources().get("CPU", 0.0))
+    if free >= CPUS_PER_WORKER:
+        return int(free // CPUS_PER_WORKER), float(CPUS_PER_WORKER)
+    return 1, round(max(free, 0.0), 4)
 
 
 class SpeechClient:
@@ -122,17 +131,28 @@ class SpeechClient:
         return int(await self.workers[next(self._next)].store.remote(*held))
 
 
+# How long start_pool waits for its workers to load their engines before it says why.
+READY_TIMEOUT_S = 600.0
+
+
 def start_pool(size: int | None = None, *, tts: SpeechModelSpec | str | None = None,
                asr: SpeechModelSpec | str | None = None, seed: int = 0, run_dir: Path | str | None = None,
-               keep: KeepPolicy = "none", gpu: float = 0.0) -> SpeechClient:
-    """Start ``size`` workers (default :func:`pool_size`), wait until each has loaded its engines,
-    and return the client. Bad specs fail here, once, before any conversation starts."""
+               keep: KeepPolicy = "none", gpu: float = 0.0, reserved_cpus: float = 0.0) -> SpeechClient:
+    """Start ``size`` workers (default :func:`pool_size`, leaving ``reserved_cpus`` to the run's
+    other actors), wait until each has loaded its engines, and return the client. Bad specs fail
+    here, once, before any conversation starts; workers that cannot be placed fail in one line."""
     import ray  # lazy: Ray: about 0.7 s to import
 
-    count = size or pool_size(gpu=gpu > 0)
-    cls = remote_worker(gpu=gpu)
-    device_asr = asr
-    workers = [cls.remote(tts=tts, asr=device_asr, seed=seed, run_dir=str(run_dir) if run_dir else None, keep=keep)
+    count, cpus = (size, float(CPUS_PER_WORKER)) if size else pool_size(reserved_cpus, gpu=gpu > 0)
+    cls = remote_worker(gpu=gpu, cpus=cpus)
+    workers = [cls.remote(tts=tts, asr=asr, seed=seed, run_dir=str(run_dir) if run_dir else None, keep=keep)
                for _ in range(count)]
-    ray.get([w.ready.remote() for w in workers])
+    try:
+        ray.get([w.ready.remote() for w in workers], timeout=READY_TIMEOUT_S)
+    except ray.exceptions.GetTimeoutError:
+        for w in workers:
+            ray.kill(w)
+        raise RuntimeError(f"{count} speech worker(s) of {cpus:g} CPU each were not ready within "
+                           f"{READY_TIMEOUT_S:.0f} s: the cluster has {ray.available_resources().get('CPU', 0):g} "
+                           f"CPUs free; give it more CPUs or lower cluster.actor_cpus") from None
     return SpeechClient(workers, keep=keep)

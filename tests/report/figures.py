@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 from tauray.results import metrics
 from tauray.results.analysis import with_arms
-from tauray.results.readers import conversations_df, judge_verdicts_df
-from tauray.results.judge_report import judge_agreement
+from tauray.results.readers import conversations_df, judge_verdicts_df, nl_verdicts_df
+from tauray.results.judge_report import judge_agreement, repair_calls_by_model
 from tauray.results.report_index import pairs_to_compare
 
 OPTS = {"n_boot": 1000, "seed": 0, "confidence": 0.95}  # build_report's defaults
@@ -53,6 +53,9 @@ def check_index_figures(text: str, source: Path) -> dict[str, int]:
     ab = metrics.manual_vs_workflow(conv, by="arm", **OPTS).set_index("arm")
     ab = ab.rename(columns={"rate_a": "workflow", "rate_b": "manual"})
     judges = judge_agreement(conv, jv).set_index("label")
+    repairs = repair_calls_by_model(jv, nl_verdicts_df(source))
+    for m in repairs.values():
+        m["repair_share"] = m["repair_calls"] / m["judge_calls"] if m["judge_calls"] else math.nan
     cost = metrics.cost_and_tokens(conv, by="arm").set_index("arm").rename(columns={"successes": "cost_successes"})
     stops = metrics.stop_reasons(conv, by="arm").set_index("arm")
     totals = metrics.counts(conv).iloc[0]
@@ -82,6 +85,8 @@ def check_index_figures(text: str, source: Path) -> dict[str, int]:
             check("paired", v, pairs[a["data-pair"]][m], f"{a['data-pair']} {m}")
         elif "data-ab-arm" in a:
             check("ab", v, ab.loc[a["data-ab-arm"], m], f"{a['data-ab-arm']} {m}")
+        elif "data-judge-model" in a:
+            check("repairs", v, repairs[a["data-judge-model"]][m], f"{a['data-judge-model']} {m}")
         elif "data-judge" in a:
             check("judge", v, judges.loc[a["data-judge"], m], f"{a['data-judge']} {m}")
         elif m.startswith("stops_"):

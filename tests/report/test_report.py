@@ -45,7 +45,7 @@ def test_report_pages_open_offline_and_links_resolve(report_dir, fixture_sweep):
 def test_index_figures_equal_metric_functions(report_dir, fixture_sweep):
     checked = check_index_figures((report_dir / "index.html").read_text(encoding="utf-8"), fixture_sweep)
     assert checked["leaderboard"] >= 4 * 11 and checked["pass_k"] >= 4 * 4 * 2
-    for kind in ("paired", "ab", "breakdown", "judge", "cost", "totals", "stops"):
+    for kind in ("paired", "ab", "breakdown", "judge", "repairs", "cost", "totals", "stops"):
         assert checked.get(kind, 0) > 0, kind
     index = (report_dir / "index.html").read_text(encoding="utf-8")
     assert index.count('data-rater-a="') == 9  # predicates + two judge configs, 3 × 3 heatmap

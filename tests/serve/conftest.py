@@ -16,10 +16,16 @@ def smollm2_spec(name: str = "smollm2", **serve: Any) -> dict[str, Any]:
                       "startup_timeout_s": 180, **serve}}
 
 
+# The judge's completion cap: its grammar-bound reply is the schema's JSON, reasoning first, which
+# 32 tokens cut short; the same served model (one deployment), with room to finish its answer.
+JUDGE_MAX_TOKENS = 160
+
+
 def local_sweep(name: str, *, trials: int = 1, limit: int = 2, max_steps: int = 4, **serve: Any) -> dict[str, Any]:
     """Agent, user simulator and judge all the served model, on a few mock-domain scenarios."""
-    return {"name": name, "models": {"smol": smollm2_spec(**serve)}, "agents": ["smol"], "users": ["smol"],
-            "judges": [{"model": "smol", "prompt": "overall-plain@2"}],
+    models = {"smol": smollm2_spec(**serve), "smol-judge": {**smollm2_spec(**serve), "max_tokens": JUDGE_MAX_TOKENS}}
+    return {"name": name, "models": models, "agents": ["smol"], "users": ["smol"],
+            "judges": [{"model": "smol-judge", "prompt": "overall-plain@2"}],
             "scenarios": [{"domain": "mock", "limit": limit}], "trials": trials, "max_steps": max_steps,
             "max_errors": 4, "max_in_flight": 4}
 

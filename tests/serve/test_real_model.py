@@ -72,14 +72,15 @@ def test_served_smollm2_on_mock_domain_survives_a_killed_replica(serve_up, tmp_p
     verdicts = judge_verdicts_df(out)
     assert sorted(verdicts["conversation_id"]) == sorted(conv["conversation_id"])
     # the served judge's reply is constrained to the verdict schema (llama.cpp grammar), and each row
-    # names the grammar; a row is unscored only when the 48-token cap cut the JSON short (first reply and
-    # repair turn alike: the grammar allows nothing but the schema's JSON)
+    # names the grammar; a row could be unscored only where the completion cap cut the JSON short (first
+    # reply and repair turn alike: the grammar allows nothing but the schema's JSON). With room to finish
+    # (JUDGE_MAX_TOKENS), the 135M model's every verdict is read.
     assert verdicts["reply_fingerprint"].str.startswith("llama.cpp grammar=json-schema:").all()
     assert (verdicts["enforcement"] == "grammar").all()
-    for _, v in verdicts.iterrows():
-        assert pd.notna(v["passed"]) or "not one JSON value" in v["unscored_reason"], v["unscored_reason"]
-    print(f"served SmolLM2 judge: {int(verdicts['passed'].isna().sum())}/{len(verdicts)} unscored, "
+    unscored = verdicts[verdicts["passed"].isna()]
+    print(f"served SmolLM2 judge: {len(unscored)}/{len(verdicts)} unscored, "
           f"{int(verdicts['repair_used'].sum())} repair turns")
+    assert unscored.empty, unscored["unscored_reason"].tolist()
 
     # calls the dead replica dropped were retried by the Router; the rows count them consistently
     # (whether any message call was in flight at the kill depends on timing: judge calls have no message)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tauray.actors.speech.audio_store import AudioStore
+from tauray.actors.voice_pool import NAMESPACE, directory_name
 from tauray.pipeline.config import run_config
 from tauray.pipeline.driver import execute
 from tauray.pipeline.pool import KEPT
@@ -28,10 +29,5 @@ def test_a_voice_run_on_ray_speaks_through_the_speech_pool(ray_local, tmp_path) 
     stats = [ray_local.get(c.stats.remote()) for g in KEPT.pool.groups for c in g.coordinators]
     assert sum((s["speech_pool"] or {}).get("carried", 0) for s in stats) == len(said)
     assert all(s["speech"] is None for s in stats)  # no coordinator loaded engines of its own
-    assert not any(a.get("name", "").startswith("tauray-speech-") for a in _named(ray_local))  # stopped
-
-
-def _named(ray: object) -> list[dict]:
-    from ray.util.state import list_actors
-
-    return [a if isinstance(a, dict) else a.__dict__ for a in list_actors(filters=[("state", "=", "ALIVE")])]
+    with pytest.raises(ValueError):  # the run's pool directory is stopped with the run
+        ray_local.get_actor(directory_name(cfg.name), namespace=NAMESPACE)
