@@ -105,3 +105,9 @@ def test_compatible_thinking_settings_pass():
           {"reasoning_effort": "low"}]
     for extra in ok:
         assert check_model(json.dumps({"model": CLAUDE, "extra_params": extra})).error is None, extra
+
+
+def test_a_misspelt_fallback_fails_the_check_too():
+    check = check_model(json.dumps({"model": "openai/gpt-4o-mini", "fallbacks": ["anthropic/claude-sonet-4-5"]}))
+    assert check.known and check.error and "'anthropic/claude-sonet-4-5'" in check.error
+    assert check.nearest[0] == "anthropic/claude-sonnet-4-5"
