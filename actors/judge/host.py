@@ -91,6 +91,7 @@ class JudgeHost:
         nl: list[NLAssertionRecord] = []
         c, t = item.config, item.config.template
         spec = self._spec(c)
+        sent = get_client(spec).request if done else None  # what every call of this spec carried
         now = datetime.now(UTC)
         for sample, parsed, cached, ex in done:
             reply = ex.reply if ex is not None else None
@@ -99,9 +100,11 @@ class JudgeHost:
                 run_id=item.run_id, conversation_id=item.conversation_id, scenario=item.scenario,
                 judge_model=c.model.model, prompt_id=t.id, prompt_version=t.version, prompt_hash=t.prompt_hash,
                 judge_config_id=c.config_id, judge_api_base=public_api_base(c.model.api_base),
-                judge_temperature=c.model.temperature,
-                judge_seed=None if c.model.seed is None else c.model.seed + sample,
-                judge_max_tokens=c.model.max_tokens, judge_extra_params=redacted_params(c.model.extra_params),
+                judge_temperature=sent.params.get("temperature") if sent else None,
+                judge_seed=None if c.model.seed is None or not (sent and sent.seed) else c.model.seed + sample,
+                judge_max_tokens=sent.params.get("max_tokens") if sent else None,
+                judge_dropped_params=",".join(sent.dropped) if sent and sent.dropped else None,
+                judge_extra_params=redacted_params(c.model.extra_params),
                 structured=c.structured, response_format_sent="response_format" in spec.extra_params,
                 reply_fingerprint=reply.fingerprint if isinstance(reply, ModelReply) else None,
                 nl_pack=c.nl_pack, nl_pack_hash=c.pack_hash, context_hash=item.context_hash,

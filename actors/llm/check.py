@@ -1,7 +1,8 @@
 """What tauray will do with a model, told offline before any money is spent.
 
 ``tauray models check MODEL…`` prints one :class:`ModelCheck` per model: the provider
-litellm resolves, what each call will carry and leave out (temperature, seed,
+litellm resolves, whether its model map really has the name (:mod:`.names`; a misspelt name
+fails with the nearest known ones), what each call will carry and leave out (temperature, seed,
 max_tokens, thinking), whether litellm can price it, its context window, tool and
 structured-output support, and which history rules (:mod:`.history`) the provider
 family gets. Nothing is called and no key is needed: it reads litellm's tables.
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tauray.actors.llm.cost import litellm_price
 from tauray.actors.llm.errors import ModelConfigError
 from tauray.actors.llm.history import adapt_history, outgoing_adaptations
+from tauray.actors.llm.names import check_name
 from tauray.actors.llm.params import model_info, request_params
 from tauray.actors.llm.providers import provider_names
 from tauray.actors.llm.spec import ModelSpec
@@ -46,7 +48,12 @@ class ModelCheck(BaseModel):
 
     model: str = Field(description="litellm model string as given.")
     provider: str | None = Field(description="Provider litellm resolves; None when it cannot tell.")
-    known: bool = Field(description="litellm's model map has an entry for the model.")
+    known: bool = Field(description="litellm's model map has an exact entry for the model at its provider (as "
+                        "given, or with or without the provider prefix).")
+    name_check: str | None = Field(None, description="What the model-map check found: the entry, or why the name "
+                                   "was not checked (a server of yours answers it), or that it is missing.")
+    nearest: list[str] = Field(default_factory=list, description="For a name missing from the map: the provider's "
+                               "known names nearest to it.")
     sends: dict[str, Any] = Field(description="Parameters every call carries (temperature, max_tokens, extras).")
     seed: bool = Field(description="A unit's seed is sent (False: the provider takes none; rows say seed_applied).")
     dropped: dict[str, str] = Field(description="Parameters left out, each with why.")
@@ -73,10 +80,13 @@ def check_model(value: str | dict[str, Any] | ModelSpec) -> ModelCheck:
     except Exception as error:  # a spec that does not validate
         return _failed(str(value)[:200], f"invalid model spec: {type(error).__name__}")
     try:
-        provider = provider_names(spec)[0]
-        request = request_params(spec)
+        provider, fallback_providers = provider_names(spec)
+        request = request_params(spec, [provider, *fallback_providers])
     except ModelConfigError as error:
         return _failed(spec.model, str(error))
+    names = [check_name(spec, m, p, provider) for m, p in zip([spec.model, *spec.fallbacks],
+                                                               [provider, *fallback_providers])]
+    failed = next((n for n in names if n.error), None)
     info = model_info(spec.model)
     price = litellm_price(spec.model)
     history = {shape: sorted({*adapt_history(view, provider)[1], *outgoing_adaptations(view, spec.model, provider,
@@ -90,7 +100,9 @@ def check_model(value: str | dict[str, Any] | ModelSpec) -> ModelCheck:
         return None if value is None else bool(value)
 
     return ModelCheck(
-        model=spec.model, provider=provider, known=bool(info), sends=dict(request.params), seed=request.seed,
+        model=spec.model, provider=provider, known=names[0].key is not None, name_check=names[0].found,
+        nearest=failed.nearest if failed else [], error=failed.error if failed else None,
+        sends=dict(request.params), seed=request.seed,
         dropped=dict(request.reasons), reasoning=request.reasoning, thinking="thinking" in spec.extra_params,
         priced=price is not None, usd_per_mtok=(price[0] * 1000, price[1] * 1000) if price else None,
         context_window=info.get("max_input_tokens"), max_output_tokens=info.get("max_output_tokens"),
@@ -114,6 +126,7 @@ def describe(check: ModelCheck) -> str:
              f"  sends: {', '.join(f'{k}={v}' for k, v in check.sends.items()) or 'nothing extra'}; "
              f"seed {'sent' if check.seed else 'not taken'}",
              f"  cost: {price}",
+             f"  name: {check.name_check}",
              f"  context {check.context_window or '?'} tokens in, {check.max_output_tokens or '?'} out; "
              f"tools {_yes(check.tools)}; structured output {_yes(check.structured_output)}"]
     lines += [f"  left out: {name} ({why})" for name, why in check.dropped.items()]

@@ -9,10 +9,15 @@ Three rules, each from litellm's own tables (never a list kept here):
   ``dropped``; one the user set explicitly is a :class:`ModelConfigError` naming the model
   and the parameter, because silently changing a user's setting would change the
   experiment.
-* **Reasoning and thinking.** A model litellm marks ``supports_reasoning`` gets no
-  temperature unless the user set one (OpenAI documents that reasoning models take only
-  the default; Anthropic documents that thinking "isn't compatible with temperature or
-  top_k modifications", so an explicit temperature with ``thinking`` is refused here).
+* **Thinking.** With thinking on (``thinking`` in the spec, or a ``reasoning_effort`` that
+  litellm turns into Anthropic's thinking block) a default temperature is left out and a set
+  one other than 1 is refused: Anthropic documents that thinking "isn't compatible with
+  temperature or top_k modifications as well as forced tool use", takes ``top_p`` only from
+  0.95 to 1, and needs ``budget_tokens`` of at least 1,024 and below ``max_tokens``. Each of
+  those is refused here, naming the field (:func:`thinking_conflict`). A reasoning model
+  without thinking gets the temperature like any other (Claude 4.x and Gemini 2.5 take 0);
+  where a reasoning model refuses it (OpenAI's o-series and gpt-5), litellm says so and the
+  first rule applies.
 * **A finite max_tokens.** Left unset, litellm sends Anthropic the model's maximum (64,000;
   128,000 for a model missing from its map, which the API refuses). Without a spec value
   a model gets :data:`DEFAULT_MAX_TOKENS` (more for reasoning models, whose hidden
@@ -47,8 +52,8 @@ class RequestParams(BaseModel):
 
     params: dict[str, Any] = Field(description="Parameters sent with every call (temperature, max_tokens, extras).")
     seed: bool = Field(description="Whether a seed may be sent; False when a provider of the spec takes none.")
-    dropped: tuple[str, ...] = Field(description="Parameters of the spec left out because a provider takes none "
-                                     "(or, for temperature, because the model reasons).")
+    dropped: tuple[str, ...] = Field(description="Parameters of the spec left out because a provider takes none or "
+                                     "refuses the value (or, for a default temperature, because thinking is on).")
     reasons: dict[str, str] = Field(default_factory=dict, description="Why each dropped parameter was left out.")
     reasoning: bool = Field(False, description="litellm marks the model as a reasoning model, or thinking is on.")
 
@@ -79,8 +84,8 @@ def refusal(model: str, provider: str, name: str, value: Any) -> str | None:
     except Exception as error:  # UnsupportedParamsError and kin
         if type(error).__name__ != "UnsupportedParamsError":
             return None
-        text = str(error).removeprefix("litellm.UnsupportedParamsError: ")
-        return text.split(". To drop")[0].split("\n")[0][:200]
+        text = str(error).removeprefix("litellm.UnsupportedParamsError: ").split(". To drop")[0].split("\n")[0]
+        return text if len(text) <= 200 else text[:200].rsplit(". ", 1)[0] + "."  # whole sentences
     finally:
         litellm.drop_params = saved
     return None
@@ -89,6 +94,60 @@ def refusal(model: str, provider: str, name: str, value: Any) -> str | None:
 def _thinking(spec: ModelSpec) -> bool:
     thinking = spec.extra_params.get("thinking")
     return bool(thinking) and (not isinstance(thinking, dict) or thinking.get("type") != "disabled")
+
+
+def thinking_block(spec: ModelSpec, provider: str) -> dict[str, Any] | None:
+    """The Anthropic-style thinking block litellm sends for the spec's ``thinking`` or
+    ``reasoning_effort`` at ``provider`` (Claude on Anthropic, Bedrock, Vertex; DeepSeek), or
+    None where it sends none (no thinking asked; Gemini's ``thinkingConfig``; OpenAI's effort)."""
+    asked = {k: spec.extra_params[k] for k in ("thinking", "reasoning_effort") if k in spec.extra_params}
+    if not asked:
+        return None
+    litellm = litellm_module()
+    from litellm.utils import get_optional_params
+
+    saved = litellm.drop_params
+    litellm.drop_params = False
+    try:
+        bare = litellm.get_llm_provider(model=spec.model, custom_llm_provider=provider)[0]
+        block = get_optional_params(model=bare, custom_llm_provider=provider, **asked).get("thinking")
+    except Exception:  # a provider that takes none of them: request_params names it
+        return None
+    finally:
+        litellm.drop_params = saved
+    return block if isinstance(block, dict) and block.get("type") not in (None, "disabled") else None
+
+
+def _forces_a_tool(choice: Any) -> bool:
+    if isinstance(choice, dict):
+        return choice.get("type") in ("any", "tool", "function")
+    return choice in ("required", "any")
+
+
+def thinking_conflict(spec: ModelSpec, block: dict[str, Any] | None) -> str | None:
+    """What in the spec Anthropic refuses with its thinking ``block`` on (one line naming the
+    field), or None. The rules are Anthropic's extended-thinking documentation."""
+    if block is None:
+        return None
+    extra = spec.extra_params
+    top_p = extra.get("top_p")
+    budget = block.get("budget_tokens")
+    why = "thinking on"
+    if "top_k" in extra:
+        return f"extra_params.top_k cannot be sent with {why} (Anthropic: thinking is not compatible with top_k); " \
+            "remove top_k"
+    if isinstance(top_p, (int, float)) and top_p < 0.95:
+        return f"extra_params.top_p={top_p} is refused with {why} (Anthropic takes top_p from 0.95 to 1 then); " \
+            "remove top_p or raise it"
+    if "tool_choice" in extra and _forces_a_tool(extra["tool_choice"]):
+        return f"extra_params.tool_choice forces a tool, which is refused with {why} (Anthropic: only auto or " \
+            "none); remove tool_choice"
+    if isinstance(budget, int) and budget < 1024:
+        return f"extra_params.thinking.budget_tokens={budget} is below Anthropic's minimum of 1024; raise it"
+    if isinstance(budget, int) and spec.max_tokens is not None and spec.max_tokens <= budget:
+        return f"max_tokens={spec.max_tokens} must exceed the thinking budget_tokens={budget} (Anthropic); " \
+            "raise max_tokens or lower the budget"
+    return None
 
 
 def default_max_tokens(spec: ModelSpec, provider: str, info: dict[str, Any], reasoning: bool) -> int | None:
@@ -120,20 +179,24 @@ def request_params(spec: ModelSpec, providers: list[str] | None = None) -> Reque
     openai_params = frozenset(getattr(litellm, "OPENAI_CHAT_COMPLETION_PARAMS", ()) or ())
     explicit = spec.model_fields_set | set(spec.extra_params)
     info = model_info(spec.model)
-    thinking = _thinking(spec)
+    block = thinking_block(spec, providers[0])
+    thinking = _thinking(spec) or block is not None
     reasoning = bool(info.get("supports_reasoning")) or thinking
+    conflict = thinking_conflict(spec, block)
+    if conflict:
+        raise ModelConfigError(f"model {spec.model!r}: {conflict}")
 
     wanted: dict[str, Any] = dict(spec.extra_params)
     reasons: dict[str, str] = {}
     if spec.temperature is not None:
         if "temperature" in explicit and thinking and spec.temperature != 1.0:
             raise ModelConfigError(
-                f"model {spec.model!r}: temperature={spec.temperature} cannot be sent with thinking enabled "
+                f"model {spec.model!r}: temperature={spec.temperature} cannot be sent with thinking on "
                 "(Anthropic: thinking is not compatible with temperature modifications); remove temperature")
-        if "temperature" not in explicit and reasoning:
-            reasons["temperature"] = "reasoning model: no temperature unless the spec sets one"
+        if "temperature" not in explicit and thinking:
+            reasons["temperature"] = "thinking on: no temperature unless the spec sets one"
         else:
-            wanted["temperature"] = spec.temperature
+            wanted["temperature"] = spec.temperature  # a value the model refuses is dropped or refused below
     max_tokens = spec.max_tokens or default_max_tokens(spec, providers[0], info, reasoning)
     if max_tokens is not None:
         wanted["max_tokens"] = max_tokens
@@ -160,4 +223,4 @@ def request_params(spec: ModelSpec, providers: list[str] | None = None) -> Reque
 
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_MAX_TOKENS", "RequestParams", "default_max_tokens",
-           "model_info", "refusal", "request_params"]
+           "model_info", "refusal", "request_params", "thinking_block", "thinking_conflict"]

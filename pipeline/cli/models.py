@@ -1,5 +1,7 @@
 """``tauray models check MODEL… [--json]``: what tauray will send each model, offline
-(:mod:`tauray.actors.llm.check`)."""
+(:mod:`tauray.actors.llm.check`). Exits 2 when a model cannot be used as configured: a name
+litellm's model map does not have (unless a server of yours answers it), a setting or
+combination the provider refuses."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``models`` command to the ``tauray`` sub-command parsers."""
     p = subparsers.add_parser("models", help="inspect models offline: what is sent, dropped, priced, adapted")
     sub = p.add_subparsers(dest="models_command", required=True)
-    c = sub.add_parser("check", help="per model: provider, parameters sent and left out, cost, context window, "
-                       "tool and structured-output support, history adaptations (no call is made)")
+    c = sub.add_parser("check", help="per model: provider, whether litellm's model map has the name (if not: the "
+                       "nearest names, exit 2), parameters sent and left out (a combination the provider refuses: "
+                       "exit 2), cost, context window, tool and structured-output support, history adaptations "
+                       "(no call is made)")
     c.add_argument("models", nargs="+", metavar="MODEL",
                    help='litellm model string (e.g. "openai/gpt-5") or a JSON model spec')
     c.add_argument("--json", action="store_true", help="print one JSON document")

@@ -17,14 +17,22 @@ class _JudgeRow(_DetailRow):
     prompt_id: str = Field(description="Judge prompt template id.")
     prompt_version: str = Field(description="Version of that template.")
     prompt_hash: str = Field(description="Hash of the rendered template text.")
-    judge_config_id: str = Field(description="Hash of everything that shapes the judge request: model, api base, "
-                                 "temperature, seed, max tokens, extra params, structured mode, prompt id/version/hash "
-                                 "and NL pack id/version/hash (the columns below).")
+    judge_config_id: str = Field(description="Hash of everything that shapes the judge request as configured: "
+                                 "model, api base, temperature, seed, max tokens, extra params, structured mode, "
+                                 "prompt id/version/hash and NL pack id/version/hash (the columns below record what "
+                                 "the request carried).")
     judge_api_base: str | None = Field(description="API base URL of the judge (credentials and query removed); null "
                                        "for the provider's standard endpoint.")
-    judge_temperature: float | None = Field(description="Sampling temperature sent; null leaves the provider default.")
-    judge_seed: int | None = Field(description="Seed sent with this sample (base seed + sample index); null when none.")
-    judge_max_tokens: int | None = Field(description="Completion-token cap sent; null leaves the provider default.")
+    judge_temperature: float | None = Field(description="Sampling temperature the request carried; null when none "
+                                            "was sent (the provider's default; judge_dropped_params says why).")
+    judge_seed: int | None = Field(description="Seed the request carried (base seed + sample index); null when none "
+                                   "was set or the provider takes none.")
+    judge_max_tokens: int | None = Field(description="Completion-token cap the request carried (the spec's, else "
+                                         "tauray's default); null leaves the provider default.")
+    judge_dropped_params: str | None = Field(None, description="Parameters of the judge spec left out of the request "
+                                             "because the provider takes none or refuses the value (e.g. temperature "
+                                             "for an o-series model, or with thinking on), comma-separated; null "
+                                             "when none (or on rows written before it was recorded).")
     judge_extra_params: JsonText = Field(description="Further completion parameters of the judge spec, JSON.")
     structured: Literal["auto", "always", "never"] = Field(
         description="Structured mode of the config: send the reply schema as response_format auto/always/never.")

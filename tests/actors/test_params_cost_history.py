@@ -17,12 +17,23 @@ from tauray.actors.llm.replies import reply_of
 
 
 @pytest.mark.parametrize("model", ["openai/o4-mini", "openai/gpt-5", "openai/o3-mini"])
-def test_reasoning_models_get_no_default_temperature(model):
+def test_reasoning_models_that_refuse_it_get_no_default_temperature(model):
     # OpenAI reasoning models take only temperature=1 (litellm: "Only temperature=1 is supported");
     # before, tauray sent its default 0.0 and every call was refused before reaching the wire.
     req = request_params(ModelSpec(model=model))
     assert "temperature" not in req.params and "temperature" in req.dropped and req.reasoning
-    assert "reasoning model" in req.reasons["temperature"]
+    assert "temperature=0.0" in req.reasons["temperature"]  # litellm's own reason, named
+
+
+@pytest.mark.parametrize("model", ["anthropic/claude-sonnet-4-5", "anthropic/claude-opus-4-1",
+                                   "gemini/gemini-2.5-flash", "gemini/gemini-2.5-pro", "vertex_ai/gemini-2.5-pro"])
+def test_reasoning_models_that_take_it_get_the_default_temperature(model):
+    # Issue 37: litellm flags Claude 4.x and Gemini 2.5 as reasoning models, and tauray sent them no
+    # temperature (the provider's default) although both take 0 without thinking.
+    req = request_params(ModelSpec(model=model))
+    assert req.reasoning and req.params["temperature"] == 0.0 and "temperature" not in req.dropped
+    assert "temperature" not in request_params(ModelSpec(model=model, extra_params={"thinking": {
+        "type": "enabled", "budget_tokens": 2048}})).params
 
 
 def test_an_explicit_temperature_a_reasoning_model_refuses_names_model_and_param():
