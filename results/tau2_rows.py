@@ -61,16 +61,17 @@ def replay(scenario: Any, messages: list[MessageRecord], errors: dict[str, bool]
     calls: list[ExecutedCall] = []
     mismatches = 0
     for m in messages:
+        cut = m.stop == "length"  # a reply cut at the length limit: its calls were never run, nor made
         for c in json.loads(m.tool_calls) if m.tool_calls else ():
             args = call_arguments(c["arguments"])
-            skip = args is None or ((c["name"] in HARNESS_TOOLS) if m.side == "agent" else state.user is None)
+            skip = cut or args is None or ((c["name"] in HARNESS_TOOLS) if m.side == "agent" else state.user is None)
             args = args if args is not None else {}  # unparseable: never run, as in a live conversation
             outcome, event = (None, None) if skip else state.execute(m.side, c["name"], args)
             recorded = results.get(c["id"], outcome.result if outcome else None)
             if outcome is not None and _normal(outcome.result) != _normal(recorded):
                 mismatches += 1
             call = ExecutedCall(side=m.side, name=c["name"], arguments=args)
-            calls.append(call)
+            calls += [] if cut else [call]
             error = errors.get(c["id"], outcome.error if outcome else False)
             actions.append(dict(turn=m.turn, side=m.side, kind="tool_call", tool=c["name"], arguments=args,
                                 result=recorded, error=error, is_write=bool(outcome and outcome.is_write),
