@@ -251,3 +251,14 @@ def test_a_cut_call_is_never_counted_as_performed():
     conv.record_step(StepResult(side="agent", kind="text", rounds=(
         Round(events=(ToolEvent(message=record, outcome=outcome, truncated=True),)),)))
     assert conv.calls == [] and len(conv.actions) == 1  # kept in the actions table, not among calls made
+
+
+def test_the_run_flag_sets_the_option_on_the_role_it_names():
+    from tauray.pipeline.cli.main import build_parser
+    from tauray.pipeline.cli.run import config_from_args
+
+    args = build_parser().parse_args(["run", "tau2_mock__*", "--domain", "mock", "--agent-model", "openai/x",
+                                      "--agent-cut-tool-calls", "retry", "--user-model", "scripted"])
+    cfg = config_from_args(args)
+    assert [cfg.spec(a).get("cut_tool_calls") for a in cfg.agents] == ["retry"]
+    assert [cfg.spec(u).get("cut_tool_calls") for u in cfg.users] == [None]
