@@ -57,5 +57,15 @@ def test_stop_behaviours_become_columns_counts_and_a_report_section(ray_local, e
     for words in ("cut at max_tokens", "tool calls cut (not run)", "output filtered", "prompt filtered", "refused",
                   "tool calls the provider could not parse", "tool calls written as text", "--tool-call-parser"):
         assert words in line, line
+    # a τ² export imported back keeps every count (τ² has no field for them: the export's tauray block)
+    from tauray.results.tau2_export import export_tau2
+    from tauray.results.tau2_import import import_tau2
+
+    export_tau2(tmp_path / "run", tmp_path / "tau2")
+    import_tau2(sorted((tmp_path / "tau2").glob("*.json")), tmp_path / "imported")
+    back = conversations_df(tmp_path / "imported").set_index("agent_model")
+    assert back.loc[conv.index, COLUMNS].to_dict() == conv[COLUMNS].to_dict()
+    stops = messages_df(tmp_path / "imported")["stop"].dropna()
+    assert set(stops) == set(msgs["stop"].dropna())
     index = Path(build_report(tmp_path / "run", tmp_path / "report").index).read_text()
     assert "How replies ended" in index and 'data-metric="stops_refused_replies"' in index
