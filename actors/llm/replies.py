@@ -287,10 +287,12 @@ def filtered_prompt(error: Any, model: str) -> ModelReply | None:
     """The reply a call stands for when the provider refused it because its content filter flagged
     the prompt (litellm raises ``ContentPolicyViolationError``: Azure's HTTP 400 ``content_filter``,
     OpenAI's ``content_policy_violation``): empty, ``stop="prompt_filter"``, so the conversation goes
-    on as after a filtered output; None for any other failure."""
+    on as after a filtered output (``content_filter`` where the error says the output was blocked,
+    as Anthropic on Vertex AI does); None for any other failure."""
     if getattr(error, "error_type", None) != "ContentPolicyViolationError":
         return None
-    return ModelReply(content="", stop="prompt_filter", empty="no_content", model=model)
+    output = "output blocked" in str(getattr(error, "message", "")).lower()
+    return ModelReply(content="", stop="content_filter" if output else "prompt_filter", empty="no_content", model=model)
 
 
 __all__ = ["TEXT_TOOL_CALLS", "EmptyReason", "ModelReply", "RawToolCall", "Stop", "arguments_text", "filtered_prompt",

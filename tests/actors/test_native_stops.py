@@ -192,3 +192,18 @@ def test_anthropic_cut_tool_use_is_never_run_told_or_retried(endpoint, loop, cut
     assert result.kind == "text" and c["llm_calls"] == requests and c["truncated_replies"] == requests - 1
     assert c["truncated_tool_calls"] == requests - 1 and c["tool_errors"] == 0 and c["malformed_tool_calls"] == 0
     assert all(e.truncated and not e.outcome.is_write for r in result.rounds for e in r.events)
+
+
+def test_a_content_policy_error_is_a_filter_reply_and_nothing_else_is():
+    from tauray.actors.llm import ModelCallError
+    from tauray.actors.llm.replies import filtered_prompt
+
+    azure = ModelCallError("model", "azure/x: ContentPolicyViolationError: The response was filtered due to the "
+                           "prompt triggering Azure OpenAI's content management policy.", status_code=400,
+                           error_type="ContentPolicyViolationError")
+    vertex = ModelCallError("model", "vertex_ai/claude: ContentPolicyViolationError: Output blocked by content "
+                            "filtering policy", status_code=400, error_type="ContentPolicyViolationError")
+    bad = ModelCallError("model", "x: BadRequestError: bad", status_code=400, error_type="BadRequestError")
+    assert filtered_prompt(azure, "azure/x").stop == "prompt_filter"
+    assert filtered_prompt(vertex, "vertex_ai/claude").stop == "content_filter"
+    assert filtered_prompt(bad, "x") is None
