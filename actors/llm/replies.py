@@ -22,10 +22,11 @@ no ``choices`` at all                  an empty reply, counted (``empty_replies`
                                        ``no_choices``; the conversation goes on
 ``content`` ``None`` or blank, no      an empty reply ``""``, counted (``empty_replies``), reason
 tool calls                             ``no_content``; the conversation goes on
-stopped at the length limit            ``stop="length"`` (``finish_reason`` kept as sent: ``length``,
-                                       ``max_tokens``, ``MAX_TOKENS``); a tool call in such a reply is
+stopped at the length limit            ``stop="length"`` (the provider's ``length``, ``max_tokens``,
+                                       ``MAX_TOKENS``, which litellm passes on as ``length``); a tool call in such a reply is
                                        *truncated*: never run (even
-                                       ``end_conversation``), the model told; not malformed JSON
+                                       ``end_conversation``), told or retried (the spec's
+                                       ``cut_tool_calls``); not malformed JSON
 content filter / safety stop           ``stop="content_filter"`` (the provider withheld the output)
 ``message.refusal`` text (OpenAI), or  ``stop="refusal"``, the text in ``refusal`` where there is one
 Anthropic's ``stop_reason: refusal``
