@@ -155,7 +155,8 @@ class Conversation:
                 o = event.outcome
                 self.messages.append(event.message)
                 call = ExecutedCall(side=o.side, name=o.name, arguments=o.arguments)
-                self.calls.append(call)
+                if not event.truncated:  # a cut call was never run: not among the calls made
+                    self.calls.append(call)
                 self.errors += o.error
                 self.actions.append(dict(turn=self.turn, side=o.side, kind="tool_call", tool=o.name,
                                          arguments=o.arguments, result=o.result, error=o.error,

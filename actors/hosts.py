@@ -60,7 +60,7 @@ class SideHost:
         policy = (voice and make_voice_policy(self.side, spec.model, scenario)) or \
             make_policy(self.side, spec.model, scenario, lambda: get_client(spec))
         session = SideSession(scenario, self.side, state, policy, seed, dom.sync_view.get(self.side),
-                              run_id=run_id, conversation_id=conv_id)
+                              run_id=run_id, conversation_id=conv_id, cut_calls=spec.cut_tool_calls)
         if spec.reference_steps:
             if self.side != "agent":
                 raise ValueError("reference_steps is an agent option; the user model must not set it")

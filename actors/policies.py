@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tauray.actors.llm.replies import ModelReply, RawToolCall
+from tauray.actors.llm.errors import ModelCallError
+from tauray.actors.llm.replies import ModelReply, RawToolCall, filtered_prompt
 from tauray.scenarios.model import ReferenceAction, Scenario
 from tauray.scenarios.conventions import (END_CONVERSATION, ORACLE, SCRIPTED, STOP, is_reference,
                                          parse_phone_request)
@@ -31,13 +32,21 @@ GREETING = "Hello, you have reached customer support. How can I help you today?"
 
 class LLMPolicy:
     """A model reached through litellm (the model client does retries and limits); its reply
-    goes to the session as the client made it."""
+    goes to the session as the client made it. A call refused because the provider's filter
+    flagged the prompt is the filter's answer, not a failure: an empty reply that says so
+    (:func:`~tauray.actors.llm.replies.filtered_prompt`)."""
 
     def __init__(self, client: Any):
         self.client = client
 
     async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> ModelReply:
-        return await self.client.complete(view, tools=tools or None, seed=seed)
+        try:
+            return await self.client.complete(view, tools=tools or None, seed=seed)
+        except ModelCallError as error:
+            filtered = filtered_prompt(error, self.client.spec.model)
+            if filtered is None:
+                raise
+            return filtered
 
 
 # --- reference policies ---------------------------------------------------------------

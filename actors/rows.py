@@ -100,7 +100,8 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
         malformed_tool_calls=count("agent", "malformed_tool_calls") + count("user", "malformed_tool_calls"),
         empty_replies=count("agent", "empty_replies") + count("user", "empty_replies"),
         **{name: count("agent", name) + count("user", name) for name in (
-            "truncated_replies", "truncated_tool_calls", "filtered_replies", "refused_replies", "adapted_calls")},
+            "truncated_replies", "truncated_tool_calls", "filtered_replies", "prompt_filtered_replies",
+            "refused_replies", "malformed_call_replies", "text_tool_call_replies", "adapted_calls")},
         agent_reasoning_tokens=count("agent", "reasoning_tokens"), user_reasoning_tokens=count("user", "reasoning_tokens"),
         agent_cached_tokens=count("agent", "cached_tokens"), user_cached_tokens=count("user", "cached_tokens"),
         agent_dropped_params=",".join(count("agent", "dropped_params", ())) or None,

@@ -10,7 +10,10 @@ sync view when it changed since the coordinator last got it, and closing hands
 back the side's :class:`~tauray.scenarios.scoring.SideCheck` (DB hash and
 assertion verdicts). A
 malformed call (unknown tool, arguments that are not a JSON object) is
-answered with an error message to the model and counted.
+answered with an error message to the model and counted. The calls of a reply cut at the
+length limit are never run: the model is told each was cut and replies again, or (the model
+spec's ``cut_tool_calls="retry"``) the cut reply is kept out of the model's view and the same
+request is sent once more.
 
 Each message of the transcript is made here, once, as the
 :class:`~tauray.results.records.MessageRecord` the ``messages`` table stores: the
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field
 
@@ -44,7 +47,8 @@ class ToolEvent(Frozen):
     outcome: ToolOutcome = Field(description="What the tool returned.")
     malformed: bool = Field(default=False, description="True when the call itself was invalid (unknown tool, bad JSON).")
     truncated: bool = Field(default=False, description="True when the call came from a reply cut at the length "
-                            "limit: not run (its arguments may be a guess), the model told; not blamed (not malformed).")
+                            "limit: not run (its arguments may be a guess), the model told or the request sent "
+                            "again; not blamed (not malformed), and never counted as performed.")
 
 
 class Round(Frozen):
@@ -87,7 +91,10 @@ class SideCounters(Frozen):
     truncated_replies: int = 0
     truncated_tool_calls: int = 0
     filtered_replies: int = 0
+    prompt_filtered_replies: int = 0
     refused_replies: int = 0
+    malformed_call_replies: int = 0
+    text_tool_call_replies: int = 0
     reasoning_tokens: int = 0
     cached_tokens: int = 0
     adapted_calls: int = 0
@@ -129,9 +136,13 @@ def history_view(scenario: Scenario, side: Side) -> list[dict[str, Any]]:
     return view
 
 
+CutCalls = Literal["tell", "retry"]
+CUT_CALLS: tuple[str, ...] = get_args(CutCalls)
+
+
 class SideSession:
     def __init__(self, scenario: Scenario, side: Side, state: SideState | None, policy: Any, seed: int | None,
-                 sync_view: Any = None, *, run_id: str, conversation_id: str):
+                 sync_view: Any = None, *, run_id: str, conversation_id: str, cut_calls: CutCalls = "tell"):
         self.scenario = scenario
         self.side = side
         # what every message record of this side starts with; seq and turn come with each step
@@ -152,6 +163,7 @@ class SideSession:
         self.view += history_view(scenario, side)
         self.pending: list[RawToolCall] = []
         self.pending_cut = False  # the pending calls come from a reply cut at the length limit
+        self.cut_calls = cut_calls  # tell: answer each cut call; retry: send the request again once
         self.counters: dict[str, Any] = SideCounters().model_dump()
 
     # --- the conversation -----------------------------------------------------------
@@ -174,6 +186,7 @@ class SideSession:
         self.turn, self.seq = turn, seq
         rounds: list[Round] = []
         errors = 0
+        retried = False  # the last reply was cut and its request sent again (cut_calls="retry")
         while True:
             reply = message = None
             if not self.pending:
@@ -186,6 +199,13 @@ class SideSession:
                     self.view.append({"role": "assistant", "content": reply.content or ""})
                     rounds.append(Round(message=message))
                     return self._result("text", rounds)
+                if reply.truncated and self.cut_calls == "retry" and not retried:
+                    # recorded with its calls answered as not run, but kept out of the model's view
+                    retried = True
+                    rounds.append(Round(message=message, events=tuple(self._cut(c, told=False)
+                                                                      for c in reply.tool_calls)))
+                    continue
+                retried = False
                 self.view.append({
                     "role": "assistant", "content": reply.content,
                     "tool_calls": [{"id": c.id, "type": "function",
@@ -240,7 +260,8 @@ class SideSession:
         return self._message(role="assistant" if self.side == "agent" else "user", content=reply.content,
                              tool_calls=calls, tool_call_id=None,
                              retries=reply.retries if reply.called_model else None,
-                             finish_reason=reply.finish_reason, refusal=reply.refusal)
+                             finish_reason=reply.finish_reason, native_finish_reason=reply.native_finish_reason,
+                             stop=reply.stop if reply.called_model else None, refusal=reply.refusal)
 
     def _tool_message(self, call_id: str, text: str) -> MessageRecord:
         return self._message(role="tool", content=text, tool_calls=None, tool_call_id=call_id)
@@ -256,18 +277,23 @@ class SideSession:
                               result=text, error=False, is_write=False)
         return ToolEvent(message=self._tool_message(call.id, text), outcome=outcome)
 
-    def _cut(self, call: RawToolCall) -> ToolEvent:
+    def _cut(self, call: RawToolCall, told: bool = True) -> ToolEvent:
         """A call from a reply cut at the length limit: never run, since providers hand back a cut
         call with whatever arguments were parsed so far (Anthropic and Bedrock: ``{}``), so a run
-        would act on a guess and blame the model for the tool's error. The model is told and asked
-        again; the call counts as truncated, not as a tool error or malformed."""
-        text = ("Error: your reply was cut at the length limit before this tool call was complete, so it "
-                "was not run; call the tool again.")
+        would act on a guess and blame the model for the tool's error. ``told``: the model is told
+        and asked again; else (retry) the reply never reaches its view and only the transcript
+        answers the call. It counts as truncated, not as a tool error or malformed."""
+        if told:
+            text = ("Error: your reply was cut at the length limit before this tool call was complete, so it "
+                    "was not run; call the tool again.")
+            self._answer(call.id, text)
+        else:
+            text = ("Not run: the reply was cut at the length limit before this tool call was complete; the "
+                    "request was sent again.")
         try:
             parsed = json.loads(call.arguments) if call.arguments.strip() else {}
         except json.JSONDecodeError:
             parsed = {}
-        self._answer(call.id, text)
         self.counters["tool_calls"] += 1
         self.counters["truncated_tool_calls"] += 1
         outcome = ToolOutcome(side=self.side, name=call.name, arguments=parsed if isinstance(parsed, dict) else {},
@@ -275,7 +301,8 @@ class SideSession:
         return ToolEvent(message=self._tool_message(call.id, text), outcome=outcome, truncated=True)
 
     def _execute(self, call: RawToolCall) -> ToolEvent:
-        malformed, truncated = None, False
+        """Run one call of a reply that was not cut (a cut reply's calls go to :meth:`_cut`)."""
+        malformed = None
         arguments: dict[str, Any] = {}
         if call.name not in self.tool_names:
             malformed = f"Error: there is no tool named '{call.name}' available to you."
@@ -284,10 +311,6 @@ class SideSession:
                 parsed = json.loads(call.arguments) if call.arguments.strip() else {}
             except json.JSONDecodeError as exc:
                 parsed, malformed = None, f"Error: the arguments are not valid JSON ({exc.msg})."
-                if self.pending_cut:
-                    truncated = True
-                    malformed = ("Error: your reply was cut at the length limit before the arguments were "
-                                 "complete; call the tool again.")
             if malformed is None and not isinstance(parsed, dict):
                 malformed = "Error: the arguments must be a JSON object."
             arguments = parsed if isinstance(parsed, dict) else {}
@@ -300,10 +323,9 @@ class SideSession:
         c = self.counters
         c["tool_calls"] += 1
         c["tool_errors"] += outcome.error
-        c["malformed_tool_calls"] += malformed is not None and not truncated
-        c["truncated_tool_calls"] += truncated
+        c["malformed_tool_calls"] += malformed is not None
         return ToolEvent(message=self._tool_message(call.id, outcome.result), outcome=outcome,
-                         malformed=malformed is not None and not truncated, truncated=truncated)
+                         malformed=malformed is not None)
 
     def _answer(self, call_id: str, text: str) -> None:
         self.view.append({"role": "tool", "tool_call_id": call_id, "content": text})
@@ -322,7 +344,10 @@ class SideSession:
             stop = reply.stop
             c["truncated_replies"] += stop == "length"
             c["filtered_replies"] += stop == "content_filter"
+            c["prompt_filtered_replies"] += stop == "prompt_filter"
             c["refused_replies"] += stop == "refusal"
+            c["malformed_call_replies"] += stop == "malformed_call"
+            c["text_tool_call_replies"] += reply.tool_call_text is not None
             c["reasoning_tokens"] += reply.reasoning_tokens
             c["cached_tokens"] += reply.cached_tokens
             c["adapted_calls"] += bool(reply.adapted)

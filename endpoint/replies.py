@@ -45,12 +45,14 @@ class UnknownBehaviour(KeyError):
 class BehaviourError(Exception):
     """A behaviour's way to answer with an HTTP error, as a provider refusing a request does."""
 
-    def __init__(self, status: int, message: str, err_type: str = "invalid_request_error", code: str | None = None):
+    def __init__(self, status: int, message: str, err_type: str = "invalid_request_error", code: str | None = None,
+                 error: dict[str, Any] | None = None):
         super().__init__(message)
         self.status = status
         self.message = message
         self.err_type = err_type
         self.code = code
+        self.error = error  # the whole error object, where a provider documents its own (Azure's filters)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -29,6 +29,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tauray.endpoint.quota import EndpointQuota, prompt_tokens_of
+from tauray.endpoint.wire import add_wire_routes
 from tauray.endpoint.behaviours import (
     BEHAVIOURS,
     load_behaviours,
@@ -289,6 +290,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
             reply = behaviour(body, state.config)
         except BehaviourError as exc:  # the behaviour refuses the request, as a provider would
             state.rejected += 1
+            if exc.error is not None:
+                return web.json_response({"error": exc.error}, status=exc.status)
             return _error(exc.status, exc.message, exc.err_type, exc.code)
         except Exception as exc:  # a behaviour bug should look like a provider error, not a hang
             return _error(500, f"Behaviour {name!r} failed: {exc!r}", "server_error", "behaviour_error")
@@ -346,6 +349,7 @@ def create_app(config: EndpointConfig) -> web.Application:
         app.router.add_get(f"{prefix}/stats", _get_stats)
         app.router.add_post(f"{prefix}/stats/reset", _reset_stats)
         app.router.add_get(f"{prefix}/quota", _get_quota)
+    add_wire_routes(app, _chat_completions)  # Anthropic's, Gemini's and Azure's own routes
     return app
 
 

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tauray.endpoint.replies import Reply
+import json
+
+from tauray.endpoint.replies import BehaviourError, Reply, arguments_for, offered_functions, request_messages
+from tauray.endpoint.wire import AZURE_PROMPT_FILTER
 from tauray.scenarios.conventions import HARNESS_TOOLS
 
 AFTER_TOOL = "I checked that; all looks fine from here."
@@ -114,7 +117,30 @@ STOP_BEHAVIOURS: dict[str, Callable[[dict[str, Any], Any], Any]] = {
 """Model name at the test endpoint -> behaviour that stops for that reason (see ModelReply.stop);
 each answers a tool result with plain text, like the shapes."""
 
+
+
+def tool_call_as_text(body: dict[str, Any], settings: Any) -> Reply:
+    """A vLLM server started without a tool parser (no ``--enable-auto-tool-choice
+    --tool-call-parser``) serving a Hermes-style model (Qwen 2.5, Hermes): the model's tool
+    call comes back as the text its chat template asks for, in ``content``, with finish reason
+    ``stop`` and no ``tool_calls``. Plain text when no tool is offered or the customer has not
+    just spoken."""
+    functions = [f for f in offered_functions(body) if f["name"] not in HARNESS_TOOLS]
+    messages = request_messages(body)
+    if not functions or not messages or messages[-1].get("role") != "user":
+        return _reply({"role": "assistant", "content": AFTER_TOOL}, "stop")
+    call = {"name": functions[0]["name"], "arguments": arguments_for(functions[0])}
+    return _reply({"role": "assistant", "content": f"<tool_call>\n{json.dumps(call)}\n</tool_call>"}, "stop")
+
+
+def prompt_filter(body: dict[str, Any], settings: Any) -> Reply:
+    """Azure OpenAI's content filter flagging the prompt: HTTP 400 with its documented error
+    object (``code: content_filter``, ``innererror.code: ResponsibleAIPolicyViolation``), no reply."""
+    raise BehaviourError(400, AZURE_PROMPT_FILTER["message"], code="content_filter", error=AZURE_PROMPT_FILTER)
+
+
+STOP_BEHAVIOURS.update({"tool-call-text": tool_call_as_text, "prompt-filter": prompt_filter})
 SHAPE_BEHAVIOURS.update(STOP_BEHAVIOURS)
 
 __all__ = ["AFTER_TOOL", "CUT_ARGUMENTS", "CUT_TEXT", "PREAMBLE", "REFUSAL", "SHAPE_BEHAVIOURS",
-           "STOP_BEHAVIOURS"]
+           "STOP_BEHAVIOURS", "prompt_filter", "tool_call_as_text"]

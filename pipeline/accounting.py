@@ -103,8 +103,12 @@ class LiveTotals:
                      {r: float(getattr(c, f"{r}_cost_usd") or 0.0) for r in ROLES})
 
 
+STOPS = ("truncated_replies", "truncated_tool_calls", "filtered_replies", "prompt_filtered_replies", "refused_replies",
+         "malformed_call_replies", "text_tool_call_replies")
+"""How model replies ended badly: the conversation columns each cell row totals and the run summary names."""
+
 _COLUMNS = ["conversation_id", "cell_id", "success", "error_kind",
-            *[f"{r}_{k}" for r in ROLES for k in ("prompt_tokens", "completion_tokens", "cost_usd")]]
+            *[f"{r}_{k}" for r in ROLES for k in ("prompt_tokens", "completion_tokens", "cost_usd")], *STOPS]
 
 
 def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, ModelTotals], dict[str, int]]:
@@ -133,7 +137,7 @@ def table_totals(out: Path, plan: SweepPlan) -> tuple[list[Any], dict[str, Model
             internal_errors=oc[INTERNAL], success_rate=None if rate != rate else round(rate, 6),
             **{f"{r}_{k}": int(part[f"{r}_{k}"].sum()) for r in ROLES for k in ("prompt_tokens", "completion_tokens")},
             cost_usd=round(float(sum(c.fillna(0).sum() for c in cost_cols)), 8) if known else None,
-            updated_at=now))
+            **{s: int(part[s].fillna(0).sum()) for s in STOPS}, updated_at=now))
         for role, name in (("agent", cell.agent_name), ("user", cell.user_name)):
             spec_model = (cell.agent if role == "agent" else cell.user).model
             m = models.setdefault(name, ModelTotals(model=spec_model))

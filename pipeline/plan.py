@@ -44,6 +44,8 @@ def model_identity(spec: ModelSpec | Mapping[str, Any]) -> dict[str, Any]:
         full["serve"] = model.serve.identity()
     if not model.strict:  # likewise for models that do not ask for strict tool schemas
         full.pop("strict", None)
+    if model.cut_tool_calls == "tell":  # and for models that keep the default for cut tool calls
+        full.pop("cut_tool_calls", None)
     return {k: v for k, v in full.items() if k not in OPERATIONAL_FIELDS}
 
 

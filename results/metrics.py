@@ -182,13 +182,15 @@ def cost_and_tokens(conv: pd.DataFrame, by: By = None) -> pd.DataFrame:
 
 
 # How model replies ended badly, per conversation (columns absent from older runs count 0).
-STOP_COLUMNS = ("truncated_replies", "truncated_tool_calls", "filtered_replies", "refused_replies",
-                "malformed_tool_calls", "empty_replies")
+STOP_COLUMNS = ("truncated_replies", "truncated_tool_calls", "filtered_replies", "prompt_filtered_replies",
+                "refused_replies", "malformed_call_replies", "text_tool_call_replies", "malformed_tool_calls",
+                "empty_replies")
 
 
 def stop_reasons(conv: pd.DataFrame, by: By = None) -> pd.DataFrame:
     """Per group: conversations, and the replies cut at the length limit (text and tool calls),
-    filtered by the provider, refused by the model, malformed and empty."""
+    filtered by the provider (output, prompt), refused by the model, stopped on a call the provider
+    could not parse, with a tool call written as text, malformed and empty."""
     df = conv.copy()
     for col in STOP_COLUMNS:
         df[col] = df[col].fillna(0).astype(int) if col in df else 0

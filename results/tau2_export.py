@@ -63,10 +63,16 @@ def _by_conversation(frame: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
     return grouped
 
 
-def _held(side: str, call: dict[str, Any]) -> bool:
-    """Calls τ² cannot replay: tauray's harness calls, and calls whose arguments did not parse
-    (tauray answered them with an error and ran nothing; τ² would run them)."""
-    return (side == "agent" and call["name"] in EXPORT_HARNESS) or call_arguments(call["arguments"]) is None
+def _held(side: str, call: dict[str, Any], cut: bool = False) -> bool:
+    """Calls τ² must not replay: tauray's harness calls, calls whose arguments did not parse, and
+    every call of a reply cut at the length limit (tauray answered them and ran nothing; τ² would
+    run them)."""
+    return cut or (side == "agent" and call["name"] in EXPORT_HARNESS) or call_arguments(call["arguments"]) is None
+
+
+def _cut(m: dict[str, Any]) -> bool:
+    """The message is a reply cut at the length limit (``stop``; ``finish_reason`` in runs older than it)."""
+    return (m.get("stop") or m.get("finish_reason")) == "length"
 
 
 def _iso(ts: Any) -> str:
@@ -93,7 +99,7 @@ def tau2_messages(messages: list[dict[str, Any]], tool_errors: list[bool]) -> li
                         "error": error, **base})
             continue
         calls = json.loads(m["tool_calls"]) if m["tool_calls"] else None
-        kept = [c for c in calls or () if not _held(m["side"], c)]
+        kept = [c for c in calls or () if not _held(m["side"], c, _cut(m))]
         message = {"role": m["role"], "content": m["content"], **base,
                    "tool_calls": [{"id": c["id"], "name": c["name"], "arguments": call_arguments(c["arguments"]),
                                    "requestor": requestor} for c in kept] or None}

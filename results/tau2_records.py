@@ -25,7 +25,8 @@ HARNESS_KEY = "tauray_harness"
 """Key, inside an exported message's ``raw_data``, of tauray's harness calls that τ² has no tool for."""
 RETRIES_KEY = "tauray_retries"
 # Message fields τ² has no place for, kept in the message's raw_data under these keys.
-STOP_KEYS = {"finish_reason": "tauray_finish_reason", "refusal": "tauray_refusal"}
+STOP_KEYS = {"finish_reason": "tauray_finish_reason", "native_finish_reason": "tauray_native_finish_reason",
+             "stop": "tauray_stop", "refusal": "tauray_refusal"}
 """Key, inside an exported message's ``raw_data``, of the Router retries of the model call that made it."""
 AGENT_STOP_TEXT = "###STOP###"
 """τ²'s agent stop token: what an exported ``end_conversation`` call becomes."""

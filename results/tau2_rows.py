@@ -44,6 +44,20 @@ COUNTERS = ("malformed_tool_calls", "agent_llm_calls", "user_llm_calls", "agent_
             "judge_infra_errors", "adapted_calls")
 
 
+# How model replies ended (the conversation columns): from the export's tauray block, else
+# counted from the imported messages' stop (which a tauray export keeps in raw_data).
+STOPS = {"truncated_replies": "length", "filtered_replies": "content_filter", "prompt_filtered_replies": "prompt_filter",
+         "refused_replies": "refusal", "malformed_call_replies": "malformed_call"}
+
+
+def _stops(messages: list[MessageRecord], block: dict[str, Any]) -> dict[str, int]:
+    said = [m for m in messages if m.role != "tool"]
+    counted = {k: sum(m.stop == stop for m in said) for k, stop in STOPS.items()}
+    counted["truncated_tool_calls"] = sum(len(m.calls) for m in said if m.stop == "length")
+    counted["text_tool_call_replies"] = 0  # not in τ²'s messages; a tauray block keeps it
+    return {k: int(block[k]) if block.get(k) is not None else v for k, v in counted.items()}
+
+
 def _normal(text: str | None) -> Any:
     try:
         return json.loads(text) if text is not None else None
@@ -61,16 +75,17 @@ def replay(scenario: Any, messages: list[MessageRecord], errors: dict[str, bool]
     calls: list[ExecutedCall] = []
     mismatches = 0
     for m in messages:
+        cut = m.stop == "length"  # a reply cut at the length limit: its calls were never run, nor made
         for c in json.loads(m.tool_calls) if m.tool_calls else ():
             args = call_arguments(c["arguments"])
-            skip = args is None or ((c["name"] in HARNESS_TOOLS) if m.side == "agent" else state.user is None)
+            skip = cut or args is None or ((c["name"] in HARNESS_TOOLS) if m.side == "agent" else state.user is None)
             args = args if args is not None else {}  # unparseable: never run, as in a live conversation
             outcome, event = (None, None) if skip else state.execute(m.side, c["name"], args)
             recorded = results.get(c["id"], outcome.result if outcome else None)
             if outcome is not None and _normal(outcome.result) != _normal(recorded):
                 mismatches += 1
             call = ExecutedCall(side=m.side, name=c["name"], arguments=args)
-            calls.append(call)
+            calls += [] if cut else [call]
             error = errors.get(c["id"], outcome.error if outcome else False)
             actions.append(dict(turn=m.turn, side=m.side, kind="tool_call", tool=c["name"], arguments=args,
                                 result=recorded, error=error, is_write=bool(outcome and outcome.is_write),
@@ -169,6 +184,7 @@ def conversation_rows(run_id: str, sim: Any, info: Any, scenario: Any, messages:
         empty_replies=sum(1 for m in messages if m.role != "tool" and not m.content and not m.tool_calls),
         sync_events=sum(a["kind"] == "sync" for a in actions),
         **_counters(sim, messages, block, agent, user),
+        **_stops(messages, block),
         agent_cost_usd=block.get("agent_cost_usd", sim.agent_cost),  # tauray's own row: unknown stays unknown
         user_cost_usd=block.get("user_cost_usd", sim.user_cost),
         judge_prompt_tokens=0, judge_completion_tokens=0, judge_cost_usd=None,

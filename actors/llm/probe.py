@@ -10,8 +10,12 @@ Router, same provider-safe parameters, the seed sent the same way) and stops
 the command with a message naming the role, the model and what the provider
 answered, before any run directory or row exists.
 
-Any reply, even an empty one, passes: the probe asks whether the model can be
-called, not whether it is good.
+Any reply, even an empty one, passes: the probe asks whether the model can be called, not
+whether it is good. One exception: an agent or user model is asked to call the probe's tool,
+and a reply that writes the call as text in its content (``<tool_call>{...}</tool_call>``)
+fails, naming the server option that is missing (vLLM's ``--enable-auto-tool-choice
+--tool-call-parser``): such a server parses no tool calls, and every call the model makes
+would reach the other side as text.
 """
 
 from __future__ import annotations
@@ -27,18 +31,22 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.actors.llm import ModelCallError, ModelClient, ModelConfigError, ModelSpec, check_model_ready
 from tauray.actors.llm.cost import is_priced
+from tauray.actors.llm.replies import TEXT_TOOL_CALLS, ModelReply
 from tauray.actors.serving.llama_worker import crash_line
 
 PROBE_MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Reply with the single word: ready"}]
 """The probe's conversation for a judge: short, so that a probe costs a handful of tokens."""
 
 _SYSTEM = {"role": "system", "content": "You are taking part in a short test. Reply with the single word: ready"}
+# Tool roles are asked to call the tool, so that a server answering tool calls as text shows it.
+_TOOL_SYSTEM = {"role": "system", "content": "You are taking part in a short test. First call lookup_status with "
+                "item_id A1; after its result, reply with the single word: ready"}
 _GREETING = "Hello, you have reached customer support. How can I help you today?"
 PROBE_SHAPES: dict[str, list[dict[str, Any]]] = {
     # The agent's first real call: system prompt, its own greeting (assistant first), the customer.
-    "agent": [_SYSTEM, {"role": "assistant", "content": _GREETING}, {"role": "user", "content": "Hello."}],
+    "agent": [_TOOL_SYSTEM, {"role": "assistant", "content": _GREETING}, {"role": "user", "content": "Hello."}],
     # The user simulator's first real call: system prompt, the agent's greeting as the user turn.
-    "user": [_SYSTEM, {"role": "user", "content": _GREETING}],
+    "user": [_TOOL_SYSTEM, {"role": "user", "content": _GREETING}],
     "judge": [_SYSTEM, PROBE_MESSAGES[0]],
 }
 """Per role, the shape of its first real call (what the probe passes, the run's first call can do)."""
@@ -136,7 +144,7 @@ async def _probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> Pro
         reasons["seed"] = f"{client.provider} takes no seed"
     started = time.perf_counter()
     try:
-        await client.complete(probe_messages(roles), PROBE_TOOLS if _uses_tools(roles) else None, seed=seed)
+        reply = await client.complete(probe_messages(roles), PROBE_TOOLS if _uses_tools(roles) else None, seed=seed)
     except ModelCallError as error:
         who = " and ".join(roles)
         if (crash := crash_line(error.message)) is not None:  # not "could not be reached": it crashed
@@ -153,9 +161,24 @@ async def _probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> Pro
         return ProbeError(f"{' and '.join(roles)}: {error}", roles=tuple(roles), model=spec.model)
     finally:
         await client.aclose()
+    if reply.tool_call_text is not None and _uses_tools(roles):
+        return ProbeError(text_tool_call_line(" and ".join(roles), spec.model, reply), roles=tuple(roles),
+                          model=spec.model)
     return ProbeReport(roles=tuple(roles), model=spec.model, dropped=dropped, reasons=reasons,
                        priced=is_priced(spec.model),
                        seconds=round(time.perf_counter() - started, 3))
+
+
+def text_tool_call_line(who: str, model: str, reply: ModelReply) -> str:
+    """Why a model whose server answers tool calls as text cannot run, and the option it lacks."""
+    marker = reply.tool_call_text or ""
+    parser = TEXT_TOOL_CALLS.get(marker)
+    shown = "a JSON object" if marker == "json" else f"{marker}…"
+    return (f"probe of the {who} model {model!r} failed: it answered the tool call as text in its reply ({shown}) "
+            "instead of as a tool call, so the server parses no tool calls and every call would reach the other side "
+            "as words. Start the server with tool calling on: vLLM --enable-auto-tool-choice --tool-call-parser "
+            f"{parser or '<the parser of the model family>'} (the parser for this format); another server, its "
+            "tool-call parsing for the model's format. Nothing was run.")
 
 
 async def probe_models_async(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *,
@@ -220,4 +243,4 @@ def probe_models(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *, se
 
 
 __all__ = ["PROBE_MESSAGES", "PROBE_SHAPES", "PROBE_TOOLS", "ProbeError", "ProbeReport", "probe_messages", "probe_models",
-           "probe_models_async"]
+           "probe_models_async", "text_tool_call_line"]

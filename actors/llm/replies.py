@@ -22,18 +22,38 @@ no ``choices`` at all                  an empty reply, counted (``empty_replies`
                                        ``no_choices``; the conversation goes on
 ``content`` ``None`` or blank, no      an empty reply ``""``, counted (``empty_replies``), reason
 tool calls                             ``no_content``; the conversation goes on
-stopped at the length limit            ``stop="length"`` (``finish_reason`` kept as sent: ``length``,
-                                       ``max_tokens``, ``MAX_TOKENS``); a tool call in such a reply is
+stopped at the length limit            ``stop="length"`` (the provider's ``length``, ``max_tokens``,
+                                       ``MAX_TOKENS``, which litellm passes on as ``length``); a tool call in such a reply is
                                        *truncated*: never run (even
-                                       ``end_conversation``), the model told; not malformed JSON
-content filter / safety stop           ``stop="content_filter"``
-``message.refusal`` text (OpenAI)      ``stop="refusal"``, the text in ``refusal``
+                                       ``end_conversation``), told or retried (the spec's
+                                       ``cut_tool_calls``); not malformed JSON
+content filter / safety stop           ``stop="content_filter"`` (the provider withheld the output)
+``message.refusal`` text (OpenAI), or  ``stop="refusal"``, the text in ``refusal`` where there is one
+Anthropic's ``stop_reason: refusal``
+Gemini's ``MALFORMED_FUNCTION_CALL``   ``stop="malformed_call"``: the model wrote a call the provider
+                                       could not parse; an empty reply, passed on as one
+HTTP 400 for a flagged prompt (Azure's ``stop="prompt_filter"`` (:func:`filtered_prompt`): no reply, so
+``content_filter``; litellm's          an empty one stands for it and the conversation goes on, as
+``ContentPolicyViolationError``)       after a filtered output
+a tool call written as text in         ``tool_call_text`` names its format (``<tool_call>``, ...): the
+``content`` (a server without a tool   server parses no tool calls (:data:`TEXT_TOOL_CALLS`); the text
+parser)                                stays what the model said; the probe fails such a server
 =====================================  ==============================================================
+
+The provider's own stop reason is kept beside litellm's mapped ``finish_reason`` in
+``native_finish_reason``, from where litellm leaves it: the choice's
+``provider_specific_fields["native_finish_reason"]`` (any reason litellm maps to another word as
+it builds the choice: Gemini and Vertex AI, OpenAI-compatible servers) or the message's
+``provider_specific_fields["stop_reason"]`` (Anthropic's ``refusal`` and ``pause_turn``). Where
+litellm keeps none (Anthropic's other reasons, Bedrock's, a blocked Gemini prompt) it is null and
+``finish_reason`` is all there is. ``stop`` is read from the native reason when tauray knows the
+word, else from ``finish_reason``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any, Literal
 
@@ -42,7 +62,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tauray.scenarios.conventions import is_reference
 
 EmptyReason = Literal["no_choices", "no_content"]
-Stop = Literal["stop", "length", "content_filter", "refusal", "tool_calls", "other"]
+Stop = Literal["stop", "length", "content_filter", "prompt_filter", "refusal", "malformed_call", "tool_calls", "other"]
 
 # Providers' stop reasons (as litellm passes them on) in one vocabulary; the raw one is kept too.
 _STOPS: dict[str, Stop] = {
@@ -50,19 +70,59 @@ _STOPS: dict[str, Stop] = {
     "length": "length", "max_tokens": "length", "model_length": "length",
     "content_filter": "content_filter", "safety": "content_filter", "recitation": "content_filter",
     "blocklist": "content_filter", "prohibited_content": "content_filter", "spii": "content_filter",
-    "guardrail_intervened": "content_filter", "content_filtered": "content_filter",
+    "guardrail_intervened": "content_filter", "content_filtered": "content_filter", "language": "content_filter",
+    "image_safety": "content_filter", "image_prohibited_content": "content_filter",
     "refusal": "refusal",
+    "malformed_function_call": "malformed_call",
     "tool_calls": "tool_calls", "function_call": "tool_calls", "tool_use": "tool_calls",
+    "other": "other", "pause_turn": "other", "too_many_tool_calls": "other",
 }
 
 
-def stop_of(finish_reason: str | None, refusal: str | None = None) -> Stop | None:
-    """The reply's stop reason in tauray's vocabulary (a refusal text makes it a refusal)."""
+def stop_of(finish_reason: str | None, refusal: str | None = None, native: str | None = None) -> Stop | None:
+    """The reply's stop reason in tauray's vocabulary: the provider's own word where tauray knows
+    it, else litellm's mapped one (a refusal text makes it a refusal)."""
     if refusal:
         return "refusal"
+    if native and str(native).lower() in _STOPS:
+        return _STOPS[str(native).lower()]
     if not finish_reason:
         return None
     return _STOPS.get(str(finish_reason).lower(), "other")
+
+
+TEXT_TOOL_CALLS: dict[str, str | None] = {
+    "<tool_call>": "hermes", "<|python_tag|>": "llama3_json", "[TOOL_CALLS]": "mistral",
+    "<|tool_calls_section_begin|>": "kimi_k2", "<｜tool▁calls▁begin｜>": "deepseek_v3", "<function=": None,
+    "json": "llama3_json",
+}
+"""A tool call written as text in ``content`` (its marker, or ``json``: the whole text one
+``{"name": ..., "arguments"|"parameters": {...}}`` object, Llama 3's JSON form) -> vLLM's
+``--tool-call-parser`` for that format (None: the model's own)."""
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def _json_call(text: str) -> bool:
+    fenced = _FENCE.match(text)
+    try:
+        value = json.loads(fenced.group(1) if fenced else text)
+    except ValueError:
+        return False
+    calls = value if isinstance(value, list) and value else [value]
+    return all(isinstance(c, dict) and isinstance(c.get("name"), str)
+               and isinstance(c.get("arguments", c.get("parameters")), dict) for c in calls)
+
+
+def tool_call_text(content: str | None) -> str | None:
+    """The format of a tool call the model wrote as text (a key of :data:`TEXT_TOOL_CALLS`), or None."""
+    text = (content or "").strip()
+    if not text:
+        return None
+    marker = next((m for m in TEXT_TOOL_CALLS if m != "json" and m in text), None)
+    if marker is not None:
+        return marker
+    return "json" if text[0] in "{[`" and _json_call(text) else None
 
 
 class RawToolCall(BaseModel):
@@ -85,9 +145,17 @@ class ModelReply(BaseModel):
 
     content: str | None = Field(description='Text of the reply; "" for an empty reply, None beside tool calls.')
     tool_calls: list[RawToolCall] = Field(default_factory=list, description="Tool calls, in the order returned.")
-    finish_reason: str | None = Field(None, description="Why generation stopped, as the provider said.")
-    stop: Stop | None = Field(None, description="finish_reason in one vocabulary (stop, length, content_filter, "
-                              "refusal, tool_calls, other); refusal when the reply carries refusal text.")
+    finish_reason: str | None = Field(None, description="Why generation stopped, as litellm passed it on (its "
+                                      "OpenAI word: stop, length, tool_calls, content_filter).")
+    native_finish_reason: str | None = Field(None, description="The provider's own stop reason where litellm keeps "
+                                             "one (Gemini's MALFORMED_FUNCTION_CALL, Anthropic's refusal); null where "
+                                             "it keeps none or the provider's word is finish_reason itself.")
+    stop: Stop | None = Field(None, description="The stop reason in one vocabulary (stop, length, content_filter, "
+                              "prompt_filter, refusal, malformed_call, tool_calls, other), from the native reason "
+                              "where tauray knows it; refusal when the reply carries refusal text.")
+    tool_call_text: str | None = Field(None, description="The format of a tool call the model wrote as text in "
+                                       "content instead of tool_calls ('<tool_call>', 'json', ...): the server "
+                                       "parses no tool calls; None otherwise.")
     refusal: str | None = Field(None, description="The model's refusal text (OpenAI's message.refusal), if any.")
     reasoning_tokens: int = Field(0, ge=0, description="Of completion_tokens, those spent reasoning (as reported).")
     cached_tokens: int = Field(0, ge=0, description="Of prompt_tokens, those read from the provider's cache.")
@@ -122,7 +190,7 @@ class ModelReply(BaseModel):
 
     @property
     def truncated(self) -> bool:
-        """The reply was cut at the length limit (its tool calls' arguments may be cut too)."""
+        """The reply was cut at the length limit: none of its tool calls is complete enough to run."""
         return self.stop == "length"
 
 
@@ -196,12 +264,37 @@ def reply_of(response: Any, *, latency_s: float, model: str, cost_usd: float | N
     refusal = _field(message, "refusal")
     refusal = str(refusal) if refusal else None
     finish = _field(choice, "finish_reason")
+    native = native_reason(choice, message)
     blocks = [dict(b) if not isinstance(b, dict) else b for b in _field(message, "thinking_blocks") or []]
     reasoning = _field(message, "reasoning_content")
-    return ModelReply(content=content, tool_calls=calls, finish_reason=finish, stop=stop_of(finish, refusal),
-                      refusal=refusal, reasoning_content=str(reasoning) if reasoning else None,
+    return ModelReply(content=content, tool_calls=calls, finish_reason=finish, native_finish_reason=native,
+                      stop=stop_of(finish, refusal, native), refusal=refusal,
+                      tool_call_text=None if calls else tool_call_text(content),
+                      reasoning_content=str(reasoning) if reasoning else None,
                       thinking_blocks=blocks, empty=empty, **common)
 
 
-__all__ = ["EmptyReason", "ModelReply", "RawToolCall", "Stop", "arguments_text", "reply_of", "stop_of", "tool_calls_of",
-           "usage_of"]
+def native_reason(choice: Any, message: Any) -> str | None:
+    """The provider's own stop reason, where litellm keeps one (see the module docs)."""
+    for fields, key in ((_field(choice, "provider_specific_fields"), "native_finish_reason"),
+                        (_field(message, "provider_specific_fields"), "stop_reason")):
+        value = _field(fields, key) if fields else None
+        if value:
+            return str(value)
+    return None
+
+
+def filtered_prompt(error: Any, model: str) -> ModelReply | None:
+    """The reply a call stands for when the provider refused it because its content filter flagged
+    the prompt (litellm raises ``ContentPolicyViolationError``: Azure's HTTP 400 ``content_filter``,
+    OpenAI's ``content_policy_violation``): empty, ``stop="prompt_filter"``, so the conversation goes
+    on as after a filtered output (``content_filter`` where the error says the output was blocked,
+    as Anthropic on Vertex AI does); None for any other failure."""
+    if getattr(error, "error_type", None) != "ContentPolicyViolationError":
+        return None
+    output = "output blocked" in str(getattr(error, "message", "")).lower()
+    return ModelReply(content="", stop="content_filter" if output else "prompt_filter", empty="no_content", model=model)
+
+
+__all__ = ["TEXT_TOOL_CALLS", "EmptyReason", "ModelReply", "RawToolCall", "Stop", "arguments_text", "filtered_prompt",
+           "native_reason", "reply_of", "stop_of", "tool_call_text", "tool_calls_of", "usage_of"]

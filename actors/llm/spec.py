@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -68,6 +68,12 @@ class ModelSpec(BaseModel):
     strict: bool = Field(False, description="Send tools in OpenAI's strict mode: the schemas are rewritten so strict "
                          "mode accepts them (no additional properties, every property required, no defaults) and "
                          "marked strict; for providers that honour it (OpenAI, Azure).")
+    cut_tool_calls: Literal["tell", "retry"] = Field(
+        "tell", description="What happens to the tool calls of a reply cut at max_tokens (never run: a provider "
+        "hands back a cut call with whatever arguments it parsed, Anthropic and Bedrock {}): tell answers each "
+        "call that it was cut and lets the model reply again; retry keeps the cut reply out of the model's view and "
+        "sends the same request once more (its tokens still counted; a second cut is told).",
+    )
     reference_steps: bool = Field(
         False, description="Agent only: the scenario's reference actions are added to the system prompt (a "
         "ground-truth agent, as τ²'s llm_agent_gt), to check user simulators against a known resolution and "

@@ -53,6 +53,9 @@ def print_summary(s: Any) -> None:
     print(f"  tables: {s.rows} rows, success {s.success}, failed {s.failed}, unscored {s.unscored}, "
           f"infra {s.infra_errors}, model {s.model_errors}, internal {s.internal_errors}; "
           f"tokens {s.prompt_tokens}+{s.completion_tokens}, cost {cost}")
+    stops = stop_line(s.per_cell)
+    if stops:
+        print(f"  replies: {stops}")
     print(f"  {'model':<24} {'conv':>6} {'agent':>6} {'user':>6} {'judge':>6} {'prompt_tok':>11} {'compl_tok':>10} "
           f"{'cost_usd':>10}")
     for name, m in s.per_model.items():
@@ -72,6 +75,22 @@ def print_summary(s: Any) -> None:
             print(f"  {c['cell_id']:<14} {c['agent_model'][:28]:<28} {c['user_model'][:30]:<30} {c['done']:>5} "
                   f"{c['success']:>5} {c['failed']:>5} {c['infra_errors']:>5}")
     print(f"  tables: {s.out}  (pandas.read_parquet('{s.out}/conversations'))")
+
+
+STOP_NAMES = {"truncated_replies": "cut at max_tokens", "truncated_tool_calls": "tool calls cut (not run)",
+              "filtered_replies": "output filtered", "prompt_filtered_replies": "prompt filtered",
+              "refused_replies": "refused", "malformed_call_replies": "tool calls the provider could not parse",
+              "text_tool_call_replies": "tool calls written as text"}
+"""The cell rows' stop counts (pipeline.accounting.STOPS) as the run summary names them."""
+
+
+def stop_line(cells: list[dict[str, Any]]) -> str:
+    """How model replies ended badly over the cells, each kind named ("" when none did)."""
+    totals = {name: sum(int(c.get(column) or 0) for c in cells) for column, name in STOP_NAMES.items()}
+    line = ", ".join(f"{name} {n}" for name, n in totals.items() if n)
+    if totals["tool calls written as text"]:
+        line += " (the server parses no tool calls: vLLM needs --enable-auto-tool-choice --tool-call-parser)"
+    return line
 
 
 def report(summary: Any, as_json: bool) -> int:

@@ -72,12 +72,23 @@ class ConversationRecord(BaseModel):
                                  "or blank content), both sides; each is passed on as an empty message.")
     truncated_replies: Count = Field(0, description="Model replies cut at the length limit (finish_reason length / "
                                      "max_tokens), both sides.")
-    truncated_tool_calls: Count = Field(0, description="Tool calls whose arguments were cut at the length limit: "
-                                        "answered with an error, not counted as malformed (the model is not blamed).")
-    filtered_replies: Count = Field(0, description="Model replies withheld by the provider's content filter "
-                                    "(finish_reason content_filter, SAFETY, ...), both sides.")
-    refused_replies: Count = Field(0, description="Model replies that were refusals (OpenAI message.refusal), both "
-                                   "sides.")
+    truncated_tool_calls: Count = Field(0, description="Tool calls in model replies cut at the length limit (every "
+                                        "call of such a reply, whatever its arguments look like): never run, the "
+                                        "model told or the request sent again (the model spec's cut_tool_calls); not "
+                                        "counted as malformed or as performed, both sides.")
+    filtered_replies: Count = Field(0, description="Model replies whose output the provider's content filter "
+                                    "withheld (finish_reason content_filter, Gemini's SAFETY, ...), both sides.")
+    prompt_filtered_replies: Count = Field(0, description="Model calls the provider refused because its content "
+                                           "filter flagged the prompt (Azure's HTTP 400 content_filter): no reply, "
+                                           "passed on as an empty one, both sides.")
+    refused_replies: Count = Field(0, description="Model replies that were refusals (OpenAI's message.refusal, "
+                                   "Anthropic's stop_reason refusal), both sides.")
+    malformed_call_replies: Count = Field(0, description="Model replies stopped because the model wrote a tool call "
+                                          "the provider could not parse (Gemini's MALFORMED_FUNCTION_CALL): an empty "
+                                          "reply, both sides.")
+    text_tool_call_replies: Count = Field(0, description="Model replies with a tool call written as text in the "
+                                          "content ('<tool_call>{...}</tool_call>', ...): the server parses no tool "
+                                          "calls (vLLM without --tool-call-parser); the text was passed on, both sides.")
     adapted_calls: Count = Field(0, description="Model calls whose history or tool schemas were adapted for the "
                                  "provider family (a user turn first, empty turns dropped, ...; docs/providers.md), "
                                  "both sides.")
@@ -164,4 +175,12 @@ class CellRecord(BaseModel):
     judge_prompt_tokens: Count = Field(description="Judge prompt tokens.")
     judge_completion_tokens: Count = Field(description="Judge completion tokens.")
     cost_usd: float | None = Field(description="Total known cost of the cell; null when no price is known.")
+    truncated_replies: Count = Field(0, description="Replies cut at the length limit (conversations' "
+                                     "truncated_replies), both roles.")
+    truncated_tool_calls: Count = Field(0, description="Tool calls in those replies, never run.")
+    filtered_replies: Count = Field(0, description="Replies whose output the provider's filter withheld.")
+    prompt_filtered_replies: Count = Field(0, description="Calls refused because the provider's filter flagged the prompt.")
+    refused_replies: Count = Field(0, description="Replies that were refusals.")
+    malformed_call_replies: Count = Field(0, description="Replies stopped on a tool call the provider could not parse.")
+    text_tool_call_replies: Count = Field(0, description="Replies with a tool call written as text.")
     updated_at: UtcDatetime = Field(description="When these totals were computed, UTC.")

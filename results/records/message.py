@@ -23,9 +23,15 @@ class MessageRecord(_DetailRow):
     tool_call_id: str | None = Field(description="Call answered by a tool message.")
     retries: int | None = Field(None, ge=0, description="Retries of the model call that produced this message: the "
                                 "Router's plus 429s waited out (0: first attempt); null when no model call produced it.")
-    finish_reason: str | None = Field(None, description="The provider's finish reason for the model call that "
-                                      "produced this message (stop, length, tool_calls, content_filter, ...); null "
-                                      "when no model call produced it.")
+    finish_reason: str | None = Field(None, description="The finish reason of the model call that produced this "
+                                      "message as litellm passed it on (stop, length, tool_calls, content_filter); "
+                                      "null when no model call produced it, or none came back (a filtered prompt).")
+    native_finish_reason: str | None = Field(None, description="The provider's own stop reason where litellm keeps "
+                                             "one beside finish_reason (Gemini's MALFORMED_FUNCTION_CALL, "
+                                             "Anthropic's refusal); null otherwise (docs/providers.md).")
+    stop: str | None = Field(None, description="Why the model call stopped, in tauray's words: stop, length, "
+                             "content_filter (output withheld), prompt_filter (the prompt refused, no reply), "
+                             "refusal, malformed_call, tool_calls, other; null when no model call produced it.")
     refusal: str | None = Field(None, description="The model's refusal text, when it refused (OpenAI's refusal).")
     created_at: UtcDatetime = Field(description="Creation time, UTC.")
 

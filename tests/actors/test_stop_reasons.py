@@ -161,3 +161,104 @@ def test_a_cut_end_conversation_does_not_end_the_call(loop):
     assert result.kind == "text"
     assert result.rounds[0].events[0].truncated
     assert session.counters["truncated_tool_calls"] == 1
+
+
+# --- issue 37 (1): told or retried, as the model spec says; a cut call is never counted as performed -----
+
+def _calls_seen(policy_views: list, call_id: str) -> bool:
+    return any(any(c.get("id") == call_id for c in m.get("tool_calls") or ()) for m in policy_views)
+
+
+class Recording(Scripted):
+    """Scripted replies, keeping a copy of each view the policy was asked with."""
+
+    def __init__(self, *replies):
+        super().__init__(*replies)
+        self.views: list[list[dict]] = []
+
+    async def reply(self, view, tools, seed):
+        self.views.append([dict(m) for m in view])
+        return await super().reply(view, tools, seed)
+
+
+def _cut_reply(call_id: str = "cut1") -> ModelReply:
+    return ModelReply(content=None, tool_calls=[RawToolCall(id=call_id, name="check_status_bar", arguments="{}")],
+                      model="anthropic/claude-x", stop="length", completion_tokens=256)
+
+
+def test_retry_sends_the_request_again_without_the_cut_reply(loop):
+    from tauray.actors.llm import ModelSpec
+
+    assert ModelSpec(model="anthropic/claude-x", cut_tool_calls="retry").cut_tool_calls == "retry"
+    whole = ModelReply(content=None, tool_calls=[RawToolCall(id="ok1", name="check_status_bar", arguments="{}")],
+                       model="anthropic/claude-x", stop="tool_calls")
+    policy = Recording(_cut_reply(), whole, ModelReply(content="All fine.", model="anthropic/claude-x", stop="stop"))
+    session = SideSession(get_scenario(SCENARIO), "user", domain_spec("telecom").fresh_side("user"), policy, seed=1,
+                          run_id="r", conversation_id="c", cut_calls="retry")
+    result = loop.run_until_complete(session.step("Check your phone.", max_rounds=5, max_errors=5))
+    assert result.kind == "text" and len(policy.views) == 3
+    assert policy.views[1] == policy.views[0]  # the same request again: the cut reply never reached the view
+    assert not _calls_seen(session.view, "cut1") and _calls_seen(session.view, "ok1")
+    first = result.rounds[0]
+    assert first.message.tool_calls and first.events[0].truncated and "sent again" in first.events[0].outcome.result
+    c = session.counters
+    assert (c["truncated_replies"], c["truncated_tool_calls"], c["llm_calls"], c["completion_tokens"]) == (1, 1, 3, 256)
+
+
+def test_retry_tells_the_model_when_the_retry_is_cut_too(loop):
+    policy = Recording(_cut_reply("cut1"), _cut_reply("cut2"), ModelReply(content="Sorry.", model="m", stop="stop"))
+    session = SideSession(get_scenario(SCENARIO), "user", domain_spec("telecom").fresh_side("user"), policy, seed=1,
+                          run_id="r", conversation_id="c", cut_calls="retry")
+    loop.run_until_complete(session.step("Check your phone.", max_rounds=5, max_errors=5))
+    assert not _calls_seen(policy.views[2], "cut1") and _calls_seen(policy.views[2], "cut2")
+    told = [m for m in policy.views[2] if m.get("role") == "tool"]
+    assert told and "cut at the length limit" in told[0]["content"]
+    assert session.counters["truncated_tool_calls"] == 2
+
+
+def test_the_spec_option_reaches_the_session_and_leaves_unit_ids_alone(loop):
+    from tauray.actors.hosts import UserSimHost
+    from tauray.actors.llm import ModelSpec
+    from tauray.pipeline.plan import model_identity
+
+    host = UserSimHost()
+    loop.run_until_complete(host.open("c1", "r", SCENARIO, ModelSpec(model="scripted", cut_tool_calls="retry"), 1))
+    loop.run_until_complete(host.open("c2", "r", SCENARIO, ModelSpec(model="scripted"), 1))
+    assert (host.sessions["c1"].cut_calls, host.sessions["c2"].cut_calls) == ("retry", "tell")
+    assert "cut_tool_calls" not in model_identity(ModelSpec(model="openai/x"))
+    assert model_identity(ModelSpec(model="openai/x", cut_tool_calls="retry"))["cut_tool_calls"] == "retry"
+
+
+def test_a_cut_call_is_never_counted_as_performed():
+    # ACTION_MATCH looks for the reference actions among the calls made: a cut call that was not run
+    # must not satisfy it, whatever its (partial) arguments say
+    from datetime import datetime, timezone
+
+    from tauray.actors.conversation import Conversation
+    from tauray.actors.session import Round, StepResult, ToolEvent
+    from tauray.results.records import MessageRecord
+    from tauray.scenarios.state import ToolOutcome
+    from tests.units import make_units
+
+    scenario = get_scenario(SCENARIO)
+    action = next(a for a in scenario.reference_actions if a.side == "agent")
+    outcome = ToolOutcome(side="agent", name=action.name, arguments=dict(action.arguments), result="not run",
+                          error=False, is_write=False)
+    conv = Conversation(make_units("cut", [SCENARIO])[0], scenario, None, None)
+    record = MessageRecord(run_id="r", conversation_id="c", scenario=SCENARIO, seq=0, turn=1, side="agent",
+                           role="tool", content="not run", tool_calls=None, tool_call_id="x",
+                           created_at=datetime.now(timezone.utc))
+    conv.record_step(StepResult(side="agent", kind="text", rounds=(
+        Round(events=(ToolEvent(message=record, outcome=outcome, truncated=True),)),)))
+    assert conv.calls == [] and len(conv.actions) == 1  # kept in the actions table, not among calls made
+
+
+def test_the_run_flag_sets_the_option_on_the_role_it_names():
+    from tauray.pipeline.cli.main import build_parser
+    from tauray.pipeline.cli.run import config_from_args
+
+    args = build_parser().parse_args(["run", "tau2_mock__*", "--domain", "mock", "--agent-model", "openai/x",
+                                      "--agent-cut-tool-calls", "retry", "--user-model", "scripted"])
+    cfg = config_from_args(args)
+    assert [cfg.spec(a).get("cut_tool_calls") for a in cfg.agents] == ["retry"]
+    assert [cfg.spec(u).get("cut_tool_calls") for u in cfg.users] == [None]

@@ -170,3 +170,22 @@ def test_a_reference_agent_costs_nothing_so_the_leaderboard_can_average_it(fault
         results = load_tau2_results(f.path)
         assert all(s.agent_cost == 0.0 and s.user_cost == 0.0 for s in results.simulations)
         assert compute_metrics(results).avg_agent_cost == 0.0
+
+
+def test_a_cut_replys_calls_are_kept_from_tau2s_replay():
+    # issue 37 (1): tauray never ran the calls of a reply cut at max_tokens (Anthropic hands them back
+    # with parsed {} arguments); τ²'s evaluator replays every tool call of a trajectory, so an exported
+    # cut call must travel where τ² does not look (raw_data, like the harness calls), or τ² would run it
+    from tauray.results.tau2_export import tau2_messages
+    from tauray.results.tau2_records import HARNESS_KEY
+
+    now = pd.Timestamp.now(tz="UTC")
+    call = {"id": "toolu_1", "name": "toggle_airplane_mode", "arguments": "{}"}
+    rows = [{"turn": 1, "created_at": now, "side": "user", "role": "user", "content": None,
+             "tool_calls": json.dumps([call]), "tool_call_id": None, "retries": 0, "finish_reason": "length",
+             "native_finish_reason": None, "stop": "length", "refusal": None},
+            {"turn": 1, "created_at": now, "side": "user", "role": "tool", "content": "Error: your reply was cut",
+             "tool_calls": None, "tool_call_id": "toolu_1", "retries": None, "finish_reason": None}]
+    out = tau2_messages(rows, [False])
+    assert len(out) == 1 and not out[0]["tool_calls"]
+    assert out[0]["raw_data"][HARNESS_KEY]["calls"] == [call] and out[0]["raw_data"]["tauray_stop"] == "length"
