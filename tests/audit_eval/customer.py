@@ -7,6 +7,13 @@ Model names (served with ``tauray endpoint --behaviours tests.audit_eval.custome
 * ``eval-user:<split>:<class>`` injects one fault of that class (:data:`FAULT_CLASSES`);
 * ``eval-user:<split>:drawn`` draws the class from the seed and the task.
 
+``<split>`` is ``dev`` or ``test`` (the first evaluation set) or ``holdout`` (the independent holdout
+set, ``holdout/``). The holdout customer also paraphrases: in every mode, ``faithful`` included, it
+reports a tool result in holdout phrasings (true reports of what the result shows without doubt,
+:func:`shown`; word for word only when the result's own lines show nothing it can name), so the
+false-positive rate is measured on customers that paraphrase honestly. Its misreports use no
+symptom claims, and its wrong-action words differ by variant.
+
 Faithful play: open with the problem, perform each phone action the agent asks for (the oracle's
 tagged request) with the offered phone tool, report its result word for word, end when nothing
 more is asked. The fault comes at the first reply, from a drawn reply index on, where its class can
@@ -45,6 +52,7 @@ from tests.audit_eval.eval_set import FAULT_CLASSES, Phrasing, load
 from tests.audit_eval.readings import CLAIM_KEYWORDS, is_read_tool, readings, setting_words
 
 NAME = "eval-user"
+SPLITS = ("dev", "test", "holdout")
 TRUTH_ENV = "AUDIT_EVAL_TRUTH"
 MODES = ("faithful", "drawn", *FAULT_CLASSES)
 FIRST_TURN_CHOICES = 3
@@ -61,6 +69,10 @@ REPORTS = ("Okay, I did that. The phone shows: {result}", "Done. Here is what it
 MORE = "I'm not sure what else to tell you. What should I try on the phone?"
 NO_SUCH_TOOL = "I can't find that option anywhere on my phone."
 THANKS = ("Thank you, that's everything for today.", "Great, thanks for the help.", "Okay, thanks. That's all.")
+REPORT_MAX = 3
+"""A paraphrased report names at most this many of the things a result shows."""
+_TOGGLED = [("mobile_data", r"Mobile Data is now (ON|OFF)"), ("wifi", r"Wi-Fi is now (ON|OFF)")]
+_BAR = "Status Bar:"
 
 
 @dataclass(frozen=True)
@@ -129,7 +141,62 @@ def _h(*parts: Any) -> int:
 
 
 def _pool(split: str, kind: str, type_: str, variant: str | None = None) -> list[Phrasing]:
-    return [p for p in load(split) if p.kind == kind and p.type == type_ and (variant is None or p.variant == variant)]
+    return [p for p in load(split) if p.kind == kind and p.type == type_ and (variant is None or p.variant == variant)]  # type: ignore[arg-type]
+
+
+def shown(result: str) -> dict[str, str]:
+    """What a phone tool's result shows without doubt, as (claim type -> value): the readings of its own
+    lines (and the toggles of mobile data, Wi-Fi and the VPN that ``readings`` leaves out), then what its
+    status bar shows explicitly: airplane mode on, the signal, a connected VPN. Not taken from the bar:
+    mobile data off ("Data Disabled" also shows when there is no network), airplane mode, data saver or
+    VPN off (an absence). A failed speed test shows no speed."""
+    lines = result.splitlines()
+    own = "\n".join(line for line in lines if not line.startswith(_BAR))
+    bar = " ".join(line for line in lines if line.startswith(_BAR))
+    out = readings(own)
+    if "Speed test failed" in own:
+        out.pop("speed", None)
+    for ctype, pattern in _TOGGLED:
+        if m := re.search(pattern, own):
+            out.setdefault(ctype, m.group(1).lower())
+    if re.search(r"VPN (?:connected successfully|already connected)", own):
+        out.setdefault("vpn", "on")
+    elif "VPN disconnected successfully" in own:
+        out.setdefault("vpn", "off")
+    if bar:
+        if "Airplane Mode" in bar:
+            out.setdefault("airplane_mode", "on")
+        if "signal" in (on_bar := readings(bar)):
+            out.setdefault("signal", on_bar["signal"])
+        if "VPN Connected" in bar:
+            out.setdefault("vpn", "on")
+    return out
+
+
+def report(result: str, tool: str, split: str, *salt: Any) -> tuple[str, tuple[str, ...]] | None:
+    """A true report of a tool result in the split's report phrasings (its words and their ids), or None
+    when it should be quoted word for word: the result's own lines show nothing :func:`shown` names.
+    Names up to :data:`REPORT_MAX` things: those of the result's own lines first (a drawn subset when
+    there are more), then what the status bar shows; sometimes after a short acknowledgement."""
+    own = "\n".join(line for line in result.splitlines() if not line.startswith(_BAR)).strip()
+    first, everything = shown(own), shown(result)
+    if own and not first:
+        return None
+    picked = sorted(first, key=lambda c: _h("pick", c, *salt))[:REPORT_MAX]
+    named = [c for c in first if c in picked]
+    for c in everything:
+        if c not in first and len(named) < REPORT_MAX and (len(named) < 2 or _h("bar", c, *salt) % 2 == 0):
+            named.append(c)
+    parts: list[Phrasing] = []
+    for c in named:
+        pool = _pool(split, "report", c, everything[c])
+        if pool:
+            parts.append(_choose(pool, "report", c, *salt))
+    if not parts:
+        return None
+    if _h("ack", *salt) % 2 == 0:
+        parts.insert(0, _choose(_pool(split, "report", "ack", "read" if is_read_tool(tool) else "write"), "ack", *salt))
+    return " ".join(p.text for p in parts), tuple(p.id for p in parts)
 
 
 def _choose(items: list[Any], *salt: Any) -> Any:
@@ -142,8 +209,8 @@ class Customer:
     def __init__(self, body: dict[str, Any]):
         param = model_param(body) or ""
         split, _, mode = param.partition(":")
-        if split not in ("dev", "test") or mode not in MODES:
-            raise ValueError(f"model must be {NAME}:<dev|test>:<{'|'.join(MODES)}>, got {body.get('model')!r}")
+        if split not in SPLITS or mode not in MODES:
+            raise ValueError(f"model must be {NAME}:<{'|'.join(SPLITS)}>:<{'|'.join(MODES)}>, got {body.get('model')!r}")
         self.split, self.body = split, body
         messages = request_messages(body)
         self.system = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
@@ -182,8 +249,9 @@ class Customer:
         return None
 
     def _contradiction(self, view: _View) -> tuple[str, str] | None:
-        shown = readings(view.results()[-1]) if view.last.get("role") == "tool" else {}
-        options = [(c, v) for c, read in sorted(shown.items())
+        result = view.results()[-1] if view.last.get("role") == "tool" else ""
+        seen = shown(result) if self.split == "holdout" else readings(result)
+        options = [(c, v) for c, read in sorted(seen.items())
                    for v in sorted({p.variant for p in _pool(self.split, "claim", c)}) if v != read]
         return _choose(options, "contra", *self.key) if options else None
 
@@ -236,12 +304,15 @@ class Customer:
 
     # ----------------------------------------------------------------- replies
     def _phrase(self, cls: str, variant: str = "-", **fill: str) -> tuple[str, list[str]]:
-        frames = _pool(self.split, "fault", cls, variant if cls == "hang_up" else None)
+        by_variant = cls == "hang_up" or (cls == "wrong_action" and self.split == "holdout")
+        frames = _pool(self.split, "fault", cls, variant if by_variant else None)
         frame = _choose(frames, "frame", cls, *self.key)
         text, ids = frame.text, [frame.id]
         if "{claim}" in text:
             ctype, value = fill.pop("claim_type"), fill.pop("claim_value")
-            claim = _choose(_pool(self.split, "claim", ctype, value), "claim", *self.key)
+            claims = [p for p in _pool(self.split, "claim", ctype, value)
+                      if not (cls == "misreport" and getattr(p, "form", "") == "symptom")]
+            claim = _choose(claims, "claim", *self.key)
             text, ids = text.replace("{claim}", claim.text), [*ids, claim.id]
         return text.replace("{setting}", fill.get("setting", "that setting")), ids
 
@@ -251,7 +322,7 @@ class Customer:
             return text_reply(OPENINGS[digest % len(OPENINGS)])
         last = view.last
         if last.get("role") == "tool":
-            return text_reply(REPORTS[digest % len(REPORTS)].format(result=last.get("content")))
+            return text_reply(self._report(view, digest))
         asked = view.asked()
         if asked is not None:
             if asked[0] not in self.tools:
@@ -261,6 +332,17 @@ class Customer:
                 last.get("content") or "").lower():
             return text_reply(MORE)
         return text_reply(f"{THANKS[digest % len(THANKS)]} {STOP_TOKEN}")
+
+    def _report(self, view: _View, digest: int) -> str:
+        """The words for the tool result that is the last message: paraphrased by the holdout customer."""
+        result = str(view.last.get("content") or "")
+        if self.split == "holdout":
+            calls = view.messages[-2].get("tool_calls") if len(view.messages) > 1 else None
+            tool = str(((calls or [{}])[0].get("function") or {}).get("name", ""))
+            said = report(result, tool, self.split, view.index, *self.key)
+            if said is not None:
+                return said[0]
+        return REPORTS[digest % len(REPORTS)].format(result=result)
 
     def inject(self, view: _View) -> Decision:
         cls, variant, index = str(self.fault), self.variant, view.index
@@ -317,7 +399,12 @@ class Customer:
         if view.last.get("role") != "tool":
             return None
         call = (self.history[-2].get("tool_calls") or [{}])[0].get("function", {})
-        text, _ = self._phrase(str(self.fault), setting=setting_words(str(call.get("name", ""))))
+        text, _ = self._phrase(str(self.fault), self.variant, setting=setting_words(str(call.get("name", ""))))
+        if self.split == "holdout":
+            said = report(str(view.last.get("content") or ""), str(call.get("name", "")), self.split, view.index,
+                          *self.key)
+            if said is not None:
+                return text_reply(f"{text} {said[0]}")
         return text_reply(f"{text} {view.last.get('content')}")
 
     def decide(self) -> Decision:
@@ -369,5 +456,5 @@ def eval_user(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
 BEHAVIOURS = {NAME: eval_user}
 """Added to the endpoint's registry by ``tauray endpoint --behaviours tests.audit_eval.customer``."""
 
-__all__ = ["BEHAVIOURS", "Customer", "Decision", "Injection", "NAME", "TRUTH_ENV", "decide", "eval_user",
-           "request_key"]
+__all__ = ["BEHAVIOURS", "Customer", "Decision", "Injection", "NAME", "SPLITS", "TRUTH_ENV", "decide", "eval_user",
+           "report", "request_key", "shown"]

@@ -10,6 +10,11 @@ paraphrases of one template stay on one side): about 30% dev, 70% test.
 
 Run ``python -m tests.audit_eval.eval_set --freeze`` only to (re)write the frozen files from the
 sources; the test checks the frozen files equal a fresh expansion and match the manifest.
+
+The holdout set (``holdout/``, issue 38) is a second, independent set written after the first was
+used for tuning: its own hand-written claims, faithful reports and fault phrasings, its own grammar,
+every item in split ``holdout`` (test only, nobody tunes on it). ``load("holdout")`` reads it;
+``python -m tests.audit_eval.eval_set --freeze-holdout`` (re)writes its frozen files.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ CAP_PER_TEMPLATE = 24
 """At most this many expansions of one template (per claim value), taken evenly over its products."""
 
 Split = Literal["dev", "test"]
+SetSplit = Literal["dev", "test", "holdout"]
 RUNTIME_SLOTS = frozenset({"setting", "claim"})
 """Slots the customer fills during a conversation (the asked setting, a claim sentence)."""
 
@@ -171,10 +177,14 @@ def freeze() -> dict[str, str]:
 
 
 @lru_cache(maxsize=None)
-def load(split: Split | None = None) -> tuple[Phrasing, ...]:
-    """The frozen items (of one split, when given). Reads the frozen files, never the sources."""
+def load(split: SetSplit | None = None) -> tuple[Phrasing, ...]:
+    """The frozen items (of one split, when given; None: the whole first set, dev and test). Reads the
+    frozen files, never the sources. ``holdout`` is the separate holdout set (its own files)."""
+    if split == "holdout":
+        return tuple(HoldoutPhrasing.model_validate_json(line) for name in HOLDOUT_FILES
+                     for line in (HOLDOUT_FROZEN / name).read_text(encoding="utf-8").splitlines())
     if split not in (None, "dev", "test"):
-        raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
+        raise ValueError(f"split must be 'dev', 'test' or 'holdout', got {split!r}")
     items: list[Phrasing] = []
     for name in FROZEN_FILES:
         for line in (FROZEN / name).read_text(encoding="utf-8").splitlines():
@@ -182,8 +192,147 @@ def load(split: Split | None = None) -> tuple[Phrasing, ...]:
     return tuple(p for p in items if split is None or p.split == split)
 
 
+# ----------------------------------------------------------------- the holdout set
+HOLDOUT = HERE / "holdout"
+HOLDOUT_FROZEN = HOLDOUT / "frozen"
+HOLDOUT_SOURCES = ("claims.txt", "reports.txt", "faults.txt", "grammar.json")
+HOLDOUT_FILES = ("claims.jsonl", "reports.jsonl", "faults.jsonl")
+HOLDOUT_VOICES = ("terse", "chatty", "non-native", "hedged", "frustrated", "elderly", "texting")
+FORMS = ("direct", "indirect", "negation", "symptom")
+"""How a claim or report says it: names the setting and value, says what is seen, says what it is not,
+or names an effect (symptoms: only for a state claimed without a tool, never for a misreport)."""
+CLAIM_VALUES: dict[str, tuple[str, ...]] = {
+    "airplane_mode": ("on", "off"), "mobile_data": ("on", "off"), "roaming": ("on", "off"),
+    "wifi_calling": ("on", "off"), "network_mode": ("4g_5g_preferred", "4g_only", "3g_only", "2g_only"),
+    "signal": ("none", "poor", "fair", "good", "excellent"), "sim": ("active", "missing", "locked_pin", "locked_puk"),
+    "apn": ("default", "broken"), "vpn": ("on", "off"), "app_permission": ("granted", "missing"),
+    "data_saver": ("on", "off"), "mms": ("can", "cannot"), "payment": ("request", "none", "paid"),
+    "line": ("active", "suspended"), "wifi": ("on", "off"), "speed": ("fast", "slow")}
+"""Every claim type the customer knows (``readings.CLAIM_KEYWORDS``) and its values in the holdout set:
+the values ``readings.readings`` gives, and for the APN and the line (no phone tool reads them) two of
+their own."""
+UNREAD_TYPES = ("apn", "line")
+"""Claim types no phone tool result shows: no faithful report can be about them."""
+REPORT_VALUES: dict[str, tuple[str, ...]] = {
+    **{t: v for t, v in CLAIM_VALUES.items() if t not in UNREAD_TYPES}, "ack": ("write", "read")}
+FAULT_GROUPS = ("unasked_action", "fake_done", "ignored_request", "bundled", "wrong_action:sibling",
+                "wrong_action:arguments", "hang_up:leave", "hang_up:fixed", "invented_constraint", "misreport",
+                "state_without_tool", "new_problem")
+"""Fault class, or class:variant where the words differ by variant."""
+
+
+class HoldoutPhrasing(Phrasing):
+    """One sentence (or frame) of the holdout set."""
+
+    split: Literal["holdout"] = Field(description="Always holdout: the whole set is test-only.")
+    kind: Literal["claim", "report", "fault"] = Field(
+        description="A claim about the phone, a true report of a tool result, or a fault class's phrasing.")
+    form: str = Field(description="Claims and reports: direct / indirect / negation / symptom; '-' otherwise.")
+
+
+def _holdout_item(pid: str, key: str, source: str, kind: str, type_: str, variant: str, voice: str, form: str,
+                  text: str) -> HoldoutPhrasing:
+    return HoldoutPhrasing(id=pid, split_key=key, split="holdout", source=source, kind=kind,  # type: ignore[arg-type]
+                           type=type_, variant=variant, voice=voice, form=form, text=text)
+
+
+def _holdout_hand(path: Path, kind: Literal["claim", "report", "fault"]) -> list[HoldoutPhrasing]:
+    fields = 4 if kind == "fault" else 5
+    out: list[HoldoutPhrasing] = []
+    counts: dict[str, int] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = [p.strip() for p in line.split("|", fields - 1)]
+        where = f"holdout/{path.name}:{number}"
+        if len(parts) != fields:
+            raise ValueError(f"{where}: expected {fields} fields separated by |, got {line!r}")
+        if kind == "fault":
+            (type_, variant, voice, text), form = parts, "-"
+            group = type_ if variant == "-" else f"{type_}:{variant}"
+            if group not in FAULT_GROUPS:
+                raise ValueError(f"{where}: unknown fault class or variant {group!r}")
+        else:
+            type_, variant, voice, form, text = parts
+            values = (CLAIM_VALUES if kind == "claim" else REPORT_VALUES).get(type_, ())
+            if variant not in values:
+                raise ValueError(f"{where}: unknown {kind} {type_}|{variant}")
+            if form not in FORMS and not (type_ == "ack" and form == "-"):
+                raise ValueError(f"{where}: form must be one of {FORMS}, got {form!r}")
+        if voice not in HOLDOUT_VOICES:
+            raise ValueError(f"{where}: voice must be one of {HOLDOUT_VOICES}, got {voice!r}")
+        group = f"{type_}.{variant}" if variant != "-" else type_
+        counts[group] = counts.get(group, 0) + 1
+        pid = f"ho.h.{kind}.{group}.{counts[group]:02d}"
+        out.append(_holdout_item(pid, pid, "hand", kind, type_, variant, voice, form, text))
+    return out
+
+
+def _sample(template: str, slots: dict[str, list[str]], cap: int, key: str) -> list[str]:
+    """Every filling of a holdout template, a capital after each full stop, question or exclamation mark
+    (slots are written in lower case), then ``cap`` of them drawn by the SHA-256 of the template's key and
+    the text (deterministic, and spread over all slots rather than along the first), kept in order."""
+    texts = [re.sub(r"([.?!] )([a-z])", lambda m: m.group(1) + m.group(2).upper(), t)
+             for t in expand(template, slots, cap=sys.maxsize)]
+    texts = list(dict.fromkeys(texts))
+    keep = set(sorted(texts, key=lambda t: hashlib.sha256(f"{key}|{t}".encode()).hexdigest())[:cap])
+    return [t for t in texts if t in keep]
+
+
+def _holdout_grammar(path: Path) -> dict[str, list[HoldoutPhrasing]]:
+    g = json.loads(path.read_text(encoding="utf-8"))
+    out: dict[str, list[HoldoutPhrasing]] = {"claim": [], "report": [], "fault": []}
+    if set(g["types"]) != set(CLAIM_VALUES):
+        raise ValueError(f"holdout/grammar.json: types must be exactly {sorted(CLAIM_VALUES)}")
+    for ctype, spec in g["types"].items():
+        if set(spec["values"]) != set(CLAIM_VALUES[ctype]):
+            raise ValueError(f"holdout/grammar.json: {ctype} values must be exactly {CLAIM_VALUES[ctype]}")
+        for kind in ("claim", "report"):
+            if kind == "report" and ctype in UNREAD_TYPES:
+                continue
+            for t_index, template in enumerate(spec.get(f"{kind}_templates", g[f"{kind}_templates"])):
+                key = f"ho.g.{kind}.{ctype}.t{t_index}"
+                for value, value_slots in spec["values"].items():
+                    slots = {**g["shared"], **spec["slots"], **value_slots}
+                    for n, text in enumerate(_sample(template["t"], slots, g["cap_claims"], f"{key}.{value}")):
+                        out[kind].append(_holdout_item(f"{key}.{value}#{n:03d}", key, "grammar", kind, ctype, value,
+                                                       "grammar", template["form"], text))
+    for name, templates in g["faults"].items():
+        if name not in FAULT_GROUPS:
+            raise ValueError(f"holdout/grammar.json: unknown fault class or variant {name!r}")
+        cls, _, variant = name.partition(":")
+        for t_index, template in enumerate(templates):
+            key = f"ho.g.fault.{name.replace(':', '.')}.t{t_index}"
+            for n, text in enumerate(_sample(template, {**g["shared"], **g["fault_slots"]}, g["cap_faults"], key)):
+                out["fault"].append(_holdout_item(f"{key}#{n:03d}", key, "grammar", "fault", cls, variant or "-",
+                                                  "grammar", "-", text))
+    return out
+
+
+def build_holdout() -> dict[str, list[HoldoutPhrasing]]:
+    """The whole holdout set from its sources: file name -> items."""
+    grammar = _holdout_grammar(HOLDOUT / "grammar.json")
+    return {f"{kind}s.jsonl": [*_holdout_hand(HOLDOUT / f"{kind}s.txt", kind), *grammar[kind]]  # type: ignore[arg-type]
+            for kind in ("claim", "report", "fault")}
+
+
+def holdout_manifest() -> dict[str, str]:
+    """Path relative to ``holdout/`` -> SHA-256 of every holdout source and frozen file."""
+    paths = [HOLDOUT / n for n in HOLDOUT_SOURCES] + [HOLDOUT_FROZEN / n for n in HOLDOUT_FILES]
+    return {str(p.relative_to(HOLDOUT)): sha256_file(p) for p in paths}
+
+
+def freeze_holdout() -> dict[str, str]:
+    """Write the holdout's frozen files from its sources; their manifest."""
+    HOLDOUT_FROZEN.mkdir(exist_ok=True)
+    for name, items in build_holdout().items():
+        (HOLDOUT_FROZEN / name).write_text(render(items), encoding="utf-8")  # type: ignore[arg-type]
+    return holdout_manifest()
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--freeze"]:
-        sys.exit("usage: python -m tests.audit_eval.eval_set --freeze")
-    for path, digest in freeze().items():
+    commands = {"--freeze": freeze, "--freeze-holdout": freeze_holdout}
+    if len(sys.argv) != 2 or sys.argv[1] not in commands:
+        sys.exit("usage: python -m tests.audit_eval.eval_set --freeze | --freeze-holdout")
+    for path, digest in commands[sys.argv[1]]().items():
         print(f"| `{path}` | `{digest}` |")
