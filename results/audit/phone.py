@@ -229,6 +229,18 @@ def sentences(text: str | None) -> list[str]:
     return [s for s in re.split(r"(?<=[.?!])\s+|\n+", text or "") if s.strip()]
 
 
+_OFFER = re.compile(r"\b(?:would you like|do you want|shall I|should I|I can|I could|I will|I'll|let me)\b", re.IGNORECASE)
+
+
+def without_offers(text: str | None) -> str | None:
+    """An agent message less its offers and announcements ("Would you like to change your data
+    plan?", "Let me check your line"): a "yes" to those asks the customer for no phone action.
+    A tagged request is kept whole."""
+    if text is None or parse_phone_request(text) is not None:
+        return text
+    return " ".join(s for s in sentences(text) if not _OFFER.search(s))
+
+
 # The customer's rules that forbid bundling: tauray's telecom script ("one step at a time",
 # "After each step, tell the agent what the phone now shows": the telling comes after the
 # result) and τ²'s guidelines ("You cannot do both at the same time", "multiple actions at once").
@@ -258,5 +270,5 @@ INVENTED_KINDS: dict[str, re.Pattern[str]] = {
 
 __all__ = ["AGREES", "ASKS_HOW", "AT_HOME", "CANNOT", "DECLINES", "GIGABYTES", "INVENTED_KINDS", "NAME_CLAIM", "NEGATION", "NOT_HOME", "PHONE_NUMBER",
            "PLAN_CHANGE", "REFUEL", "REFUSES", "SETTING_TOPICS", "TOPICS", "WIFI_ACCESS", "Constraints", "KnownInfo",
-           "bundling_forbidden", "claim_spans", "constraints", "contradictions", "known_info", "mentions",
+           "bundling_forbidden", "claim_spans", "without_offers", "constraints", "contradictions", "known_info", "mentions",
            "requested_tools", "sentences", "shows_failure", "shows_resolved", "state_claims"]
