@@ -77,7 +77,10 @@ QUESTION_START = re.compile(r"^(?:(?:so|and|but|ok(?:ay)?|um+|uh+|well|right|hmm
 NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|let me|only when|only if|as soon as|until|should i|shall i|do you want|want me to|"
                          r"could you|can you|would you|will you|how do i|how can i|try to|trying to|i'?d like to|"
                          r"i need to|please|tell me|let me know|whether|want(?:s|ed)? to|would(?:n'?t)? like|rather|prefer|willing|accept)\b", _I)
-"""A plan, a request or a wish: it says what someone will do, not what the phone shows."""
+ABILITY = re.compile(r"\bi (?:really |just |simply )?(?:can'?t|cannot|can not|won'?t|mustn'?t|shouldn'?t|am not (?:allowed|able) to|"
+                     r"'?m not (?:allowed|able) to|don'?t (?:want|dare) to) (?:\w+ )?(?:change|touch|turn|switch|toggle|"
+                     r"do|reset|grant|pay|mess|enable|disable|connect|disconnect|restart|reboot)\b", _I)
+"""What the customer can or may do ("I can't change the app permissions"): no state of the phone."""
 
 CONDITION = re.compile(r"^\s*(?:if|whether|unless|in case|once|when|after|before)\b", _I)
 """A clause that supposes something claims nothing."""
@@ -87,7 +90,7 @@ HEDGE_NEGATIONS = re.compile(r"\b(?:i'?m|i am) not (?:sure|certain|positive)\b|\
 """Negations that negate no setting ("I'm not sure, but...", "no problem with it", a leading "No,")."""
 
 FILLER = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|well|um+|uh+|so|oh|alright|hmm+|anyway|yes|yeah|yep)\b[,.!]?\s*|"
-                    r"(?:no|nope)\s*[,.!]\s*)+", _I)
+                    r"(?:no|nope|fine)\s*[,.!]\s*)+", _I)
 """Words that open a clause and say nothing about the phone ("Okay so", "Right,", "No,")."""
 
 CLAUSE_BREAK = re.compile(r"(?<=[.!?;])\s+|\n+|\s*,?\s+\b(?:but|though|although|however|whereas|while)\b\s+", _I)
@@ -124,13 +127,16 @@ APN_STATES: tuple[tuple[str, str], ...] = (
     (rf"{NEG}\s+(?:\w+\s+)?(?:wrong|broken|empty|blank)\b", "ok"),
     (r"\bwrong\b|\bmessed up\b|\bblank\b|\bempty\b|\bbroken\b|\bmissing\b|\bincorrect\b|\binvalid\b|\bcorrupt\w*\b|"
      r"\bweird\b|\bstrange\b|\bnot set\b", "broken"),
-    (r"\bfine\b|\bnormal\b|\bcorrect\b|\bright\b|\bstandard\b|\bok(?:ay)?\b|\bgood\b|\bfilled in\b|\bdefault\b", "ok"))
+    (r"\bfine\b|\bnormal\b|\bcorrect\b|\bright\b(?!\s+(?:now|away|there|here|after|before))|\bstandard\b|"
+     r"\bok(?:ay)?\b|\bgood\b|\bfilled in\b|\bdefault\b", "ok"))
 
 PERMISSION_NAMES = {"sms": r"\bsms\b(?! app)|\btext(?:ing)? permission\b", "storage": r"\bstorage\b"}
-PERMISSION_MISSING = re.compile(rf"{NEG}|\bno\b|\bwithout\b|\bmissing\b|\bdenied\b|\blacks?\b|\blacking\b|\bnothing\b|"
+_GRANT = r"(?:(?:has|have|got)(?!\s+(?:\w+ed|been|done|gone|made|set|put|to|tired)\b)|allowed|granted|enabled|permitted|given|access)"
+PERMISSION_MISSING = re.compile(rf"{NEG}\s+(?:\w+\s+){{0,2}}{_GRANT}\b|\b(?:no|without)\s+(?:\w+\s+){{0,2}}(?:permissions?|"
+                                r"access|sms|storage)\b|\bmissing\b|\bdenied\b|\blacks?\b|\blacking\b|\bnothing is\b|"
                                 r"\brevoked\b|\bremoved\b|\bblocked\b", _I)
-PERMISSION_GRANTED = re.compile(r"\bhas\b|\bhave\b|\bgot\b|\ballowed\b|\bgranted\b|\benabled\b|\bon\b|\bboth\b|\ball\b|"
-                                r"\bpermitted\b|\baccess\b", _I)
+PERMISSION_GRANTED = re.compile(rf"\b{_GRANT}\b", _I)
+"""A permission named as missing (a grant word negated, "no storage permission", "denied"), or granted."""
 
 MMS_CANNOT = re.compile(rf"(?:\b(?:can'?t|cannot|can not|unable to)|{NEG})\s+(?:\w+\s+)?(?:send|go|goes|work|deliver|get|"
                         r"come|be sent|going|sending|working)\b|\bfail\w*\b|\bstuck\b|\bsits? there\b|\berror\b|"
@@ -142,7 +148,8 @@ PAYMENT_NONE = re.compile(rf"\bno\s+(?:\w+\s+){{0,2}}(?:request|bill)\b|{NEG}\s+
                           r"\bnothing (?:came|arrived|there)\b", _I)
 PAYMENT_PAID = re.compile(r"\bpaid\b|\bpayment (?:went through|was made|has been made|is done|succeeded|completed|"
                           r"is complete|made)\b|\bsettled\b|\bcleared\b|\bmade the payment\b", _I)
-PAYMENT_REQUEST = re.compile(r"\brequest\b|\basking me to pay\b|\bamount due\b|\bwaiting\b|\bdue\b|\boutstanding\b", _I)
+PAYMENT_REQUEST = re.compile(r"\brequest\b|\basking me to pay\b|\bamount due\b|"
+                             r"\bbill\b[^.!?]{0,12}\b(?:waiting|to pay|due|outstanding|pending)\b", _I)
 
 LINE_STATES: tuple[tuple[str, str], ...] = (
     (rf"{NEG}\s+(?:\w+\s+)?(?:suspended|cut off|blocked|barred)\b", "active"),
@@ -159,7 +166,7 @@ SPEED_STATES: tuple[tuple[str, str], ...] = (
     (r"\bfast\w*\b|\bexcellent\b|\bgreat\b|\bquick\w*\b|\bgood\b|\bspeedy\b|\bamazing\b|\bmuch better\b|"
      r"\bblazing\b|\bsuper\b", "fast"))
 
-__all__ = ["ABSENT", "APN_STATES", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "GENERATION", "HEDGE_NEGATIONS", "LINE_STATES",
+__all__ = ["ABILITY", "ABSENT", "APN_STATES", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "GENERATION", "HEDGE_NEGATIONS", "LINE_STATES",
            "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",
            "PERMISSION_GRANTED", "PERMISSION_MISSING", "PERMISSION_NAMES", "QUESTION_START", "SETTINGS", "SIGNAL_BARS",
            "SIGNAL_FULL", "SIGNAL_LEVELS", "SIGNAL_NONE", "SIGNAL_WORDS", "SIM_STATES", "SPEED_STATES", "SWITCHES",

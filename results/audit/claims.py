@@ -46,7 +46,7 @@ def clauses(text: str | None) -> list[str]:
             continue
         for clause in w.CLAUSE_BREAK.split(sentence):
             clause = (clause or "").strip()
-            if clause and not w.NOT_A_CLAIM.search(clause) and not w.CONDITION.search(clause):
+            if clause and not w.NOT_A_CLAIM.search(clause) and not w.CONDITION.search(clause) and not w.ABILITY.search(clause):
                 out.append(w.HEDGE_NEGATIONS.sub(" ", w.FILLER.sub("", clause)))
     return out
 
@@ -99,7 +99,8 @@ def _network(window: str) -> dict[str, str]:
     if not gens:
         return {}
     if re.search(r"\bprefer|\bonly\b|\bjust\b|network (?:mode|setting|preference)|preferred network", window, re.I):
-        if re.search(r"\bprefer", window, re.IGNORECASE) or "5" in gens or len(gens) > 1:
+        preferred = re.search(r"(?:[2345]\s?g|lte)\W{0,3}prefer|prefer\w*\s+(?:[2345]\s?g|lte)", window, re.IGNORECASE)
+        if preferred or "5" in gens or len(gens) > 1:
             return {"network_mode": "4g_5g_preferred"} if set(gens) <= {"4", "5"} else {}
         return {"network_mode": f"{gens[0]}g_only"}
     return {"network_type": f"{gens[0]}g"} if len(gens) == 1 else {}
@@ -145,15 +146,15 @@ def _read(setting: str, clause: str, before: str, name: str, after: str) -> dict
         lock = _first(w.SIM_STATES[:2], name + after)  # "locked ... the PUK": the lock named wins
         value = "missing" if w.ABSENT.search(before) else lock or _first(w.SIM_STATES[2:], name + after)
     elif setting == "apn":
-        value = _first(w.APN_STATES, name + after) or _first(w.APN_STATES, window)
+        value = _first(w.APN_STATES, name + after)
     elif setting == "permission":
-        return _permissions(clause)
+        return _permissions(window)
     elif setting == "mms":
         value = "cannot" if w.MMS_CANNOT.search(clause) else "can" if w.MMS_CAN.search(clause) else None
     elif setting == "payment":
         value = _payment(window)
     elif setting == "line":
-        value = _first(w.LINE_STATES, name + after) or _first(w.LINE_STATES, window)
+        value = _first(w.LINE_STATES, name + after)
     else:  # speed
         value = _first(w.SPEED_STATES, name + after) or _first(w.SPEED_STATES, window)
     return {setting: value} if value else {}
@@ -167,7 +168,7 @@ def claims(text: str | None) -> dict[str, str]:
     for clause in clauses(text):
         found = mentions(clause)
         for i, (start, end, setting) in enumerate(found):
-            stop = found[i + 1][0] if i + 1 < len(found) else len(clause)
+            stop = next((x[0] for x in found[i + 1:] if x[2] != setting), len(clause))  # the next other setting
             begin = max(found[i - 1][1] if i else 0, start - 40)
             read = _read(setting, clause, clause[begin:start], clause[start:end], clause[end:min(stop, end + _WINDOW)])
             for key, value in read.items():

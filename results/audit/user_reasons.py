@@ -24,7 +24,7 @@ from tauray.scenarios.conventions import OUT_OF_SCOPE, STOP, TRANSFER
 
 _I = re.IGNORECASE
 REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to|refuse|rather not|prefer not|better not|"
-                     r"not (?:allowed|permitted|supposed|able to change)|(?:can'?t|cannot|can not|mustn'?t|shouldn'?t|"
+                     r"not (?:allow(?:ed)?|permit(?:ted)?|supposed|able to change)|(?:can'?t|cannot|can not|mustn'?t|shouldn'?t|"
                      r"couldn'?t) (?:\w+ )?(?:change|touch|do|turn|switch|toggle|mess|reset|restart|reboot|grant|disable|"
                      r"enable|connect|disconnect|pay|let|allow)|never (?:to )?(?:touch|change|mess|switch|turn)|"
                      r"(?:has|have|needs?) to stay|stays? (?:as it is|as is|the way|like (?:that|this))|off the table|"
@@ -34,8 +34,9 @@ REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to
 CANNOT_FIND = re.compile(r"\b(?:can'?t|cannot|couldn'?t|unable to) (?:find|see|locate|get to)\b|"
                          r"\b(?:don'?t|doesn'?t|do not|does not) (?:seem to )?(?:see|have|find|know how)\b|\bno such\b|"
                          r"\bwhere\b|\bhow (?:do|can|would) i\b", _I)
-RULE = re.compile(r"\b(?:allowed|permitted|supposed to|forbid\w*|prohibit\w*|requires?|required|policy|rules?|managed|"
-                  r"locked|contract|warranty|insurance|told me|promised|would have my head|not let me|won'?t let me)\b|"
+RULE = re.compile(r"\b(?:allow(?:ed)?|permit(?:ted)?|supposed to|forbid\w*|prohibit\w*|requires?|required|policy|rules?|"
+                  r"managed|locked|contract|warranty|insurance|told me|promis\w*|would have my head|not let me|"
+                  r"won'?t let me)\b|\b(?:the|my|our|his|her|their) \w+(?: \w+)? (?:said|says|told|warned|insist\w*)\b|"
                   r"\bmy (?:employer|company|boss|work|job|it department|doctor|son|daughter|husband|wife|partner|"
                   r"parents?|kids?|children|grandson|granddaughter|family|landlord|school|bank|insurer|lawyer|"
                   r"technician|carrier|church)\b", _I)
@@ -69,7 +70,8 @@ class InventedConstraint(Detector):
     for a reason (``refusal_reason``) its task does not give (the task's text does not hold the
     reason's words). The asked action is not done, so the effect is ``outcome`` when it is a write
     (``counterfactual`` corrects it by doing the asked action in that turn); a refused check is
-    ``talk``. A refusal of the bill payment the task accepts is ``constraint_broken``'s."""
+    ``talk``. A refused bill payment the task accepts is also ``constraint_broken``'s when its words
+    are that rule's."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -85,8 +87,6 @@ class InventedConstraint(Detector):
             reason = refusal_reason(text)
             if reason is None or reason.lower() in task:
                 continue
-            if "make_payment" in tools and phone.constraints(t.task.user_text).accepts_payment:
-                continue  # constraint_broken's
             effect = "outcome" if tools & t.task.user_writes else "talk"
             out.append(self.finding(m, f"refuses {', '.join(sorted(tools))} because {reason!r}: {text!r}",
                                     effect=effect))
@@ -111,13 +111,16 @@ _MALFUNCTION = re.compile(
     r"(?:won'?t|doesn'?t|does not|didn'?t|did not|can'?t|cannot|isn'?t|is not|stopped|no longer|never|not)\s+"
     r"(?:\w+\s+)?(?:work\w*|pair\w*|connect\w*|charg\w*|ring\w*|turn(?:ing)? on|load\w*|open\w*|respond\w*|sync\w*|"
     r"go(?:ing)? off|show\w*|focus\w*|updat\w*|unlock\w*|recogni[sz]\w*|read\w*|sound\w*|vibrat\w*|last\w*)|"
-    r"(?:wrong|bad|terrible|awful) (?:time|date|sound|colou?rs?)|shows? the wrong)\b", _I)
+    r"(?:wrong|bad|terrible|awful) (?:time|date|sound|colou?rs?)|shows? the wrong|"
+    r"(?:goes|go|going|went|runs?|running|drops?|dropping) (?:down|out|flat|dead|empty)\b[^.!?]*\b(?:fast|quick\w*|"
+    r"soon)|empt(?:ies|y) (?:fast|quickly))\b", _I)
 """Words that say something is broken ("stopped working", "keeps crashing", "gets really hot")."""
 
 
 _PHYSICAL = re.compile(r"\b(?:(?:gets|getting|is|runs|running|got) (?:really |very |super |so |too )?(?:hot|warm)|"
                        r"overheat\w*|(?:restarts|reboots|shuts down|turns off) (?:by )?itself|"
-                       r"keeps? (?:restarting|rebooting|shutting down|turning off)|won'?t (?:charge|turn on))\b", _I)
+                       r"keeps? (?:restarting|rebooting|shutting down|turning off)|"
+                       r"(?:won'?t|doesn'?t|does not|will not) (?:even |really |properly )?(?:charge|turn on))\b", _I)
 """What the phone itself does when its hardware fails ("gets really hot", "restarts by itself")."""
 
 
