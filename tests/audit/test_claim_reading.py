@@ -65,7 +65,9 @@ def test_several_settings_in_one_sentence_each_get_their_own_value() -> None:
     "If roaming is off, what should I do?", "I'll switch data saver on now.", "How do I turn on wifi calling?",
     "Let me turn off airplane mode.", "Please tell me whether my SIM is active.", "I don't want to pay that bill.",
     "You will consider the issue resolved only when speed test returns excellent internet speed.",
-    "Hi, my phone has no data.", "I'm not sure, but I think that's all."])
+    "Hi, my phone has no data.", "I'm not sure, but I think that's all.",
+    "I can't change the app permissions, my son said never to touch them.",
+    "I got tired of waiting so I changed the app permissions on my own.", "Doing the APN settings right now..."])
 def test_a_question_a_plan_a_wish_a_condition_or_a_symptom_claims_no_setting(said) -> None:
     assert claims.claims(said) == {}
 
