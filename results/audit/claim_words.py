@@ -131,7 +131,8 @@ APN_STATES: tuple[tuple[str, str], ...] = (
      r"\bok(?:ay)?\b|\bgood\b|\bfilled in\b|\bdefault\b", "ok"))
 
 PERMISSION_NAMES = {"sms": r"\bsms\b(?! app)|\btext(?:ing)? permission\b", "storage": r"\bstorage\b"}
-_GRANT = r"(?:(?:has|have|got)(?!\s+(?:\w+ed|been|done|gone|made|set|put|to|tired)\b)|allowed|granted|enabled|permitted|given|access)"
+_GRANT = (r"(?:(?:has|have|got)(?!\s+(?:\w+ed|been|done|gone|made|set|put|to|tired|change|switch|turn|toggle|do|make|"
+          r"grant|reset|press|give)\b)|allowed|granted|enabled|permitted|given|access)")
 PERMISSION_MISSING = re.compile(rf"{NEG}\s+(?:\w+\s+){{0,2}}{_GRANT}\b|\b(?:no|without)\s+(?:\w+\s+){{0,2}}(?:permissions?|"
                                 r"access|sms|storage)\b|\bmissing\b|\bdenied\b|\blacks?\b|\blacking\b|\bnothing is\b|"
                                 r"\brevoked\b|\bremoved\b|\bblocked\b", _I)

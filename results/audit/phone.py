@@ -206,7 +206,9 @@ REFUEL = re.compile(r"\b(?:refuel|top[- ]?up|add|buy|extra|more data)\b", re.IGN
 GIGABYTES = re.compile(r"\b(\d+(?:\.\d+)?)\s?GB\b", re.IGNORECASE)
 WIFI_ACCESS = re.compile(r"\bI(?:'m| am) (?:on|connected to|using)\b[^.?!\n]{0,20}\bwi-?fi\b(?! calling)|"
                          r"\bI (?:have|'ve got|got|can use)\b[^.?!\n]{0,20}\bwi-?fi\b(?! calling)|"
-                         r"\b(?:over|via|through) (?:my |the )?(?:home )?wi-?fi\b(?! calling)", re.IGNORECASE)
+                         r"(?<!calling )(?<!calls )(?<!call )\b(?:over|via|through|by) (?:my |the )?(?:home )?wi-?fi\b"
+                         r"(?! calling)", re.IGNORECASE)
+"""Saying the customer has Wi-Fi (v2 of constraint_broken: not "calling over wifi", which names Wi-Fi calling)."""
 NEGATION = re.compile(r"\b(?:don'?t|do not|doesn'?t|not|never|no|won'?t|without|rather not|refuse)\b", re.IGNORECASE)
 AGREES = re.compile(r"^\s*(?:yes|yeah|yep|sure|ok(?:ay)?|go ahead|please do|fine|alright|sounds good)\b", re.IGNORECASE)
 REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want to|do not want to|not going to|refuse|rather not|prefer not|"

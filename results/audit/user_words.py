@@ -162,7 +162,9 @@ def _seen_by_user(m: Message) -> bool:
 class FaultNamedEarly(Detector):
     """The customer names a phone setting as the cause before anything it saw (the agent's
     words, a phone result) or its own task mentioned it (v3: only what the customer saw
-    counts, v2 also counted the agent's tool results, and missed "roaming" after the agent's
+    counts; v4: a setting whose state the message claims, read by ``claims``, is no suspected cause
+    ("I think the data saver is on" is ``state_without_tool``'s; v3 excused only the result
+    templates' words); v2 also counted the agent's tool results, and missed "roaming" after the agent's
     own roaming call on the held-out half; v2: only in a message that suspects a cause, v1
     also flagged a setting named for another reason, "roaming charges")."""
 
@@ -173,7 +175,8 @@ class FaultNamedEarly(Detector):
             if not _SUSPECTS.search(strip_tokens(m.content or "")):
                 continue
             before = " ".join((x.content or "") for x in t.messages if x.seq < m.seq and _seen_by_user(x)).lower()
-            claimed = " ".join(phone.state_claims(m.content))  # a stated state is state_without_tool's
+            claimed = " ".join([*phone.state_claims(m.content), *(k.replace("_", " ") for k in claims.claims(m.content))])
+            # a stated state ("I think the data saver is on") is state_without_tool's, not a suspected cause
             named = [name for name, pattern in phone.SETTING_TOPICS.items()
                      if re.search(pattern, (m.content or "").lower()) and not re.search(pattern, before)
                      and not re.search(pattern, task) and not re.search(pattern, claimed)]
@@ -193,7 +196,8 @@ class ConstraintBroken(Detector):
     not want, more data than it is willing to refuel, says it has Wi-Fi it has no access to
     (words: ``talk``), or refuses the bill payment its task accepts (the payment is not made:
     ``outcome``). A negation counts only before what it negates (v1 as first written skipped
-    any sentence with a negation, and missed "I want a top-up of 4 GB, not less." on the tune half)."""
+    any sentence with a negation, and missed "I want a top-up of 4 GB, not less." on the tune half;
+    v2: "calling over wifi" names Wi-Fi calling, not Wi-Fi access, ``phone.WIFI_ACCESS``)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         rules = phone.constraints(t.task.user_text)

@@ -82,3 +82,21 @@ def test_the_tasks_own_problem_or_a_remark_is_no_new_problem(reply: str) -> None
     t = build(opening() + [(2, "agent", "assistant", "I see. Can you tell me more about it?"),
                            (3, "user", "user", reply)])
     assert "new_problem" not in {f.fault_class for f in detect_all(t, USER_DETECTORS)}
+
+
+def _said(reply: str, agent: str = "I see. Can you tell me more about it?") -> set[str]:
+    t = build(opening() + [(2, "agent", "assistant", agent), (3, "user", "user", reply)])
+    return {f.fault_class for f in detect_all(t, USER_DETECTORS)}
+
+
+def test_a_stated_state_is_not_also_a_suspected_cause_nor_wifi_calling_wifi_access() -> None:
+    """Second findings on the evaluation customers' stated states: fault_named_early v3 read "I think
+    the data saver is on" as a suspected cause, constraint_broken v1 read "calling over wifi" as
+    having Wi-Fi (this task has none)."""
+    assert _said("Um, I think the data saver is on right now.") == {"state_without_tool"}
+    assert _said("I think calling over wifi is on at the moment.") == {"state_without_tool"}
+
+
+def test_a_step_claimed_done_in_a_learners_words_is_no_permission_state() -> None:
+    found = _found("Finish. I have change the app permissions like you say.", tool="grant_app_permission")
+    assert [f.fault_class for f in found] == ["done_without_call"]
