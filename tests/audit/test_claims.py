@@ -147,3 +147,13 @@ def test_a_state_without_a_tool_carries_what_the_user_db_held() -> None:
                            (3, "user", "user", "Also my Wi-Fi calling is switched on.")])
     found = [f for f in detect_all(t, USER_DETECTORS) if f.fault_class == "state_without_tool"]
     assert len(found) == 1 and "wifi_calling=on (user DB: off)" in found[0].evidence
+
+
+def test_the_user_db_is_read_through_the_phones_own_read_tools_after_the_recorded_calls() -> None:
+    from tauray.results.audit import user_db
+    before = build(opening())
+    after = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+                  + performed(2, "toggle_airplane_mode", AIRPLANE_OFF))
+    assert user_db.db_shown(before, 1)["airplane_mode"] == "on"  # the task's airplane mode is on
+    assert user_db.db_shown(after, 2)["airplane_mode"] == "off" and user_db.db_shown(after, 2)["line"] == "active"
+    assert user_db.db_shown(build(opening(), scenario="tau2_airline__task_0"), 1) == {}  # no user-side state
