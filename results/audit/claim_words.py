@@ -27,7 +27,7 @@ SETTINGS: dict[str, str] = {
     "mobile_data": r"\b(?:mobile|cellular|cell) data\b|\bdata connection\b|\bmobile internet\b|"
                    r"\bdata\b(?![ -](?:saver|saving|roaming|plan|usage|limit|allowance|top|refuel|cap))",
     "wifi": r"\bwi-?fi\b|\bwireless\b|\bwlan\b",
-    "vpn": r"\bvpn\b",
+    "vpn": r"\bvpn\b|\bvirtual private network\b",
     "network_mode": r"\bnetwork (?:mode|type|setting|preference)s?\b|\bpreferred network\b|"
                     r"\b(?:[2345]g|lte)(?:\s*(?:/|and|or|,)\s*(?:[2345]g|lte))*\s*(?:only|preferred)\b|"
                     r"\b(?:only|just)\s+(?:[2345]g|lte)\b",
@@ -52,10 +52,10 @@ NEG = r"(?:\bnot\b|\b(?:is|are|was|were|does|do|did|has|have|had|can|could|wo|wo
 _LOCATIVE = r"(?!\s+(?:my|the|your|this|that|a|an|top|it|hold|its|his|her)\b)"
 ON = rf"\bon\b{_LOCATIVE}|\benabled?\b|\bactiv(?:e|ated?)\b|\b(?:switched|turned|toggled|flipped) on\b|\bconnected\b|" \
      r"\bconnect\b|\brunning\b|\ballowed\b|\bpermitted\b|\blit(?: up)?\b|\b(?:is|'s) there\b|\bshowing\b|\bvisible\b|" \
-     r"\bdisplayed\b|\bopen\b"
+     r"\bdisplayed\b|\bopen\b|\bticked\b|\bup and running\b"
 OFF = r"\boff\b|\bdisabled?\b|\binactive\b|\bdeactivated?\b|\b(?:switched|turned|toggled|flipped|shut) off\b|" \
       r"\bdisconnected\b|\bdisconnect\b|\bstopped\b|\bgr[ae]y(?:ed)?(?: out)?\b|\bclosed\b|\bgone\b|\bdisappeared\b|" \
-      r"\bvanished\b|\bhidden\b"
+      r"\bvanished\b|\bhidden\b|\bunticked\b|\bunchecked\b"
 VALUE = re.compile(rf"(?P<neg>{NEG}\s+(?:\w+\s+){{0,2}})?(?:(?P<on>{ON})|(?P<off>{OFF}))", _I)
 """The first on/off word of a window, with a negation up to two words before it."""
 
@@ -101,7 +101,7 @@ BARS = {"one": 1, "a single": 1, "single": 1, "1": 1, "two": 2, "2": 2, "a coupl
         "3": 3, "four": 4, "4": 4, "five": 4, "5": 4}
 """Bars in the status bar and their level (the phone's own: 📶¹ Poor, 📶² Fair, 📶³ Good, 📶⁴ Excellent)."""
 SIGNAL_NONE = re.compile(r"\b(?:no|zero|0|not a single|not one|without)\s+(?:\w+\s+)?(?:signal|bars?|service|reception|"
-                         r"coverage)\b|\bzero\b|\bnothing\b|\bnone\b|crossed[- ]out|\bsos\b|emergency(?: calls?)? only|"
+                         r"coverage)\b|\bzero\b|\bnothing\b|\bnone\b|\bempty\b|crossed[- ]out|\bsos\b|emergency(?: calls?)? only|"
                          r"\bdead\b|\bno_service\b|(?:don'?t|doesn'?t|do not|does not|can'?t|cannot)\s+(?:have|get|see|find)"
                          r"\s+(?:any\s+)?(?:signal|bars?|service|reception)", _I)
 SIGNAL_BARS = re.compile(rf"\b({'|'.join(sorted(BARS, key=len, reverse=True))})\s+(?:\w+\s+)?bars?\b", _I)

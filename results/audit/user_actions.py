@@ -82,7 +82,8 @@ _BASE = r"change|switch|toggle|turn|flip|press|tap|do|make|grant|enable|disable|
 _DONE_WORDS = re.compile(rf"\b(?:done|finish(?:ed)?|complete(?:d)?|all set|sorted|taken care of|took care of|handled|"
                          rf"there you go|it'?s done|did (?:it|that|this|so|what you (?:said|asked))|"
                          rf"i(?:'ve| have)?\s+(?:just |already |now |also |finally )?(?:{_ACTED})|"
-                         rf"i(?:'ve| have)\s+(?:\w+\s+)?(?:{_BASE}))\b", re.IGNORECASE)
+                         rf"i(?:'ve| have)\s+(?:\w+\s+)?(?:{_BASE})|(?:went|gone) ahead|"
+                         rf"^(?:{_ACTED})(?:\s+(?:on|off|over|up))?\s+(?:it|that|this|them|the|my))\b", re.IGNORECASE)
 
 
 def claims_done(text: str | None) -> bool:

@@ -29,7 +29,9 @@ REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to
                      r"enable|connect|disconnect|pay|let|allow)|never (?:to )?(?:touch|change|mess|switch|turn)|"
                      r"(?:has|have|needs?) to stay|stays? (?:as it is|as is|the way|like (?:that|this))|off the table|"
                      r"leave it (?:as it is|as is|alone|be)|no way|not (?:changing|touching|doing|switching|turning)|"
-                     r"not (?:comfortable|willing))\b", _I)
+                     r"not (?:comfortable|willing)|not something i (?:can|could|will|would|want to)|"
+                     r"(?:prefer|rather|like) to (?:leave|keep) it|(?:leave|keep) it (?:as it is|as is|the way it is|"
+                     r"like (?:that|this)))\b", _I)
 """Words that refuse an asked action (not "can't find it": that is not being able to)."""
 CANNOT_FIND = re.compile(r"\b(?:can'?t|cannot|couldn'?t|unable to) (?:find|see|locate|get to)\b|"
                          r"\b(?:don'?t|doesn'?t|do not|does not) (?:seem to )?(?:see|have|find|know how)\b|\bno such\b|"
@@ -124,6 +126,13 @@ _PHYSICAL = re.compile(r"\b(?:(?:gets|getting|is|runs|running|got) (?:really |ve
 """What the phone itself does when its hardware fails ("gets really hot", "restarts by itself")."""
 
 
+_APPS_OR_DATA = re.compile(
+    r"\b(?:apps|games|phone)\b[^.!?]{0,30}\b(?:crash\w*|freez\w*|keeps? closing|force[- ]clos\w*)\b|"
+    r"\b(?:photos|pictures|contacts|notes|files|music|songs|videos|apps|calendar entries|alarms)\b[^.!?]{0,20}"
+    r"\b(?:disappeared|vanished|deleted|gone|missing|lost|wiped)\b", _I)
+"""Apps in general crashing, or the customer's own data lost ("all my contacts are gone")."""
+
+
 def new_problem(text: str | None, task: str) -> str | None:
     """The sentence of a text that complains of a part or app (``COMPONENTS``) the task's text never
     names, when it says that part is broken (``_MALFUNCTION``), or of the phone's hardware failing
@@ -132,7 +141,7 @@ def new_problem(text: str | None, task: str) -> str | None:
         part = _COMPONENT.search(sentence)
         if part and _MALFUNCTION.search(sentence) and part.group(0).lower() not in task:
             return sentence.strip()
-        if (m := _PHYSICAL.search(sentence)) and m.group(0).lower() not in task:
+        if (m := _PHYSICAL.search(sentence) or _APPS_OR_DATA.search(sentence)) and m.group(0).lower() not in task:
             return sentence.strip()
     return None
 

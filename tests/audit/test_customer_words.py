@@ -100,3 +100,30 @@ def test_a_stated_state_is_not_also_a_suspected_cause_nor_wifi_calling_wifi_acce
 def test_a_step_claimed_done_in_a_learners_words_is_no_permission_state() -> None:
     found = _found("Finish. I have change the app permissions like you say.", tool="grant_app_permission")
     assert [f.fault_class for f in found] == ["done_without_call"]
+
+
+@pytest.mark.parametrize("reply", ["Turned it off.", "Switched it, what's next?", "Went ahead and changed it.",
+                                   "Okay, that's done and dusted."])
+def test_a_step_claimed_done_without_a_subject(reply: str) -> None:
+    assert [f.fault_class for f in _found(reply)] == ["done_without_call"]
+
+
+@pytest.mark.parametrize("reply", [
+    "That's not something I can change, it's a company phone and the settings are locked down.",
+    "I'd prefer to leave it the way it is, the last time I touched it the phone stopped ringing."])
+def test_a_refusal_in_other_words_with_its_reason(reply: str) -> None:
+    assert [f.fault_class for f in _found(reply)] == ["invented_constraint"]
+
+
+@pytest.mark.parametrize("reply", ["Also, my apps keep crashing since the update.",
+                                   "And all my contacts are gone, I don't know what happened."])
+def test_apps_crashing_or_data_lost_is_a_new_problem(reply: str) -> None:
+    assert _said(reply) == {"new_problem"}
+
+
+@pytest.mark.parametrize(("said", "setting", "value"), [
+    ("The roaming box is ticked.", "roaming", "on"), ("Data saver is unticked.", "data_saver", "off"),
+    ("The signal bars are all empty.", "signal", "none"), ("The virtual private network is connected.", "vpn", "on")])
+def test_more_words_for_settings_and_values(said: str, setting: str, value: str) -> None:
+    from tauray.results.audit import claims
+    assert claims.claims(said).get(setting) == value
