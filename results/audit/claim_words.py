@@ -74,12 +74,16 @@ QUESTION_START = re.compile(r"^(?:(?:so|and|but|ok(?:ay)?|um+|uh+|well|right|hmm
 """A sentence ending in "?" that starts like this asks; one that does not ("I guess it's off?",
 "Maybe data saver is on?") still claims."""
 
-NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|let me|only when|only if|as soon as|until|should i|shall i|do you want|want me to|"
-                         r"could you|can you|would you|will you|how do i|how can i|try to|trying to|i'?d like to|"
-                         r"i need to|please|tell me|let me know|whether|want(?:s|ed)? to|would(?:n'?t)? like|rather|prefer|willing|accept)\b", _I)
-ABILITY = re.compile(r"\bi (?:really |just |simply )?(?:can'?t|cannot|can not|won'?t|mustn'?t|shouldn'?t|am not (?:allowed|able) to|"
-                     r"'?m not (?:allowed|able) to|don'?t (?:want|dare) to) (?:\w+ )?(?:change|touch|turn|switch|toggle|"
-                     r"do|reset|grant|pay|mess|enable|disable|connect|disconnect|restart|reboot)\b", _I)
+NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|let me|only when|only if|as soon as|until|"
+                         r"should i|shall i|do you want|want me to|could you|can you|would you|will you|how do i|"
+                         r"how can i|try to|trying to|i'?d like to|i need to|please|tell me|let me know|whether|"
+                         r"want(?:s|ed)? to|would(?:n'?t)? like|rather|prefer|willing|accept)\b", _I)
+"""A plan, a request or a wish: it says what someone will do, not what the phone shows."""
+
+ABILITY = re.compile(r"\bi (?:really |just |simply )?(?:can'?t|cannot|can not|won'?t|mustn'?t|shouldn'?t|"
+                     r"am not (?:allowed|able) to|'?m not (?:allowed|able) to|don'?t (?:want|dare) to) (?:\w+ )?"
+                     r"(?:change|touch|turn|switch|toggle|do|reset|grant|pay|mess|enable|disable|connect|disconnect|"
+                     r"restart|reboot)\b", _I)
 """What the customer can or may do ("I can't change the app permissions"): no state of the phone."""
 
 CONDITION = re.compile(r"^\s*(?:if|whether|unless|in case|once|when|after|before)\b", _I)
