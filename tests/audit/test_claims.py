@@ -157,3 +157,17 @@ def test_the_user_db_is_read_through_the_phones_own_read_tools_after_the_recorde
     assert user_db.db_shown(before, 1)["airplane_mode"] == "on"  # the task's airplane mode is on
     assert user_db.db_shown(after, 2)["airplane_mode"] == "off" and user_db.db_shown(after, 2)["line"] == "active"
     assert user_db.db_shown(build(opening(), scenario="tau2_airline__task_0"), 1) == {}  # no user-side state
+
+
+def test_a_faithful_customer_paraphrasing_its_results_and_what_they_imply_is_not_flagged() -> None:
+    """Reports in the customer's own words: what the result showed, and a setting it did not show
+    but the phone really has (roaming still off, per the user-side DB)."""
+    speed = "Speed Test Result: 12.00 Mbps (Fair). Connection is okay for web browsing."
+    t = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+              + performed(2, "toggle_airplane_mode", AIRPLANE_OFF,
+                          "Okay, the plane mode is off now, I've got three bars on 4G and mobile data shows enabled. "
+                          "Roaming is still off, I think.")
+              + [(4, "agent", "assistant", ask("run_speed_test"))]
+              + performed(4, "run_speed_test", speed, "The speed test came back fair, around 12 megabits, still slowish."),
+              success=False)
+    assert _classes(t) == []
