@@ -39,9 +39,14 @@ _WINDOW = 80
 
 def clauses(text: str | None) -> list[str]:
     """The clauses of a text that can claim something (see the module doc)."""
-    out = []
+    out, topic = [], ""
     for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text or ""):
-        sentence = sentence.strip()
+        sentence = f"{topic}{sentence.strip()}"
+        topic = ""
+        if sentence.endswith("?") and len(sentence.split()) <= 4 and mentions(sentence) \
+                and not w.QUESTION_START.search(sentence):
+            topic = sentence[:-1] + ": "  # "Roaming? It's off.": a topic asked, then answered
+            continue
         if not sentence or (sentence.endswith("?") and w.QUESTION_START.search(sentence)):
             continue
         for clause in w.CLAUSE_BREAK.split(sentence):

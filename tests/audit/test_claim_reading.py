@@ -45,6 +45,8 @@ READS = [
     ("My line has been suspended.", "line", "suspended"),
     ("My phone line is active, not cut off.", "line", "active"),
     ("My internet speed is poor.", "speed", "slow"),
+    ("The VPN? Off, definitely.", "vpn", "off"),  # a topic asked, then answered
+    ("Roaming? It's switched off.", "roaming", "off"),
 ]
 
 
