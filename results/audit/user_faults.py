@@ -14,7 +14,7 @@ from tauray.results.audit.user_words import (ConstraintBroken, FaultNamedEarly, 
                                              KnownInfoContradicted, ResultContradiction, StateWithoutTool)
 
 USER_DETECTORS: tuple[Detector, ...] = (
-    PrematureStop(name="premature_stop", version=2, fault_class="premature_stop", effect="outcome"),
+    PrematureStop(name="premature_stop", version=3, fault_class="premature_stop", effect="outcome"),
     StopWithRequest(name="stop_with_request", version=1, fault_class="stop_with_request"),
     TransferWithoutAgent(name="transfer_without_agent", version=1, fault_class="transfer_without_agent",
                          effect="outcome"),

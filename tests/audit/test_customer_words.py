@@ -127,3 +127,14 @@ def test_apps_crashing_or_data_lost_is_a_new_problem(reply: str) -> None:
 def test_more_words_for_settings_and_values(said: str, setting: str, value: str) -> None:
     from tauray.results.audit import claims
     assert claims.claims(said).get(setting) == value
+
+
+@pytest.mark.parametrize("reply", ["Everything seems okay now, thanks. Bye! ###STOP###",
+                                   "Looks fine now, I'll let you go. ###STOP###"])
+def test_a_fix_claimed_in_other_words_after_the_write_then_a_hang_up(reply: str) -> None:
+    """premature_stop v2 read "fixed", "works", "all good"; not "seems okay now", "looks fine now"."""
+    from tests.audit.helpers import performed
+    t = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+              + performed(2, "toggle_airplane_mode", "Airplane Mode is now OFF.\nStatus Bar: 📵 No Signal | 🔋 80%",
+                          reply), success=False)
+    assert "premature_stop" in {f.fault_class for f in detect_all(t, USER_DETECTORS)}
