@@ -29,6 +29,7 @@ What the rules here cannot read is left to the audit's judge tier (``actors/judg
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from tauray.results.audit import claim_words as w
 
@@ -169,6 +170,13 @@ def claims(text: str | None) -> dict[str, str]:
     """setting -> value that a customer's text claims (the first claim of each setting; app
     permissions as ``sms_permission`` / ``storage_permission``). A question, a plan, a request or
     a supposition claims nothing."""
+    return dict(_claims(text or ""))
+
+
+@lru_cache(maxsize=16384)
+def _claims(text: str) -> tuple[tuple[str, str], ...]:
+    """``claims`` of one text, kept: a task's prompt and the agent's words are read for every
+    customer message after them."""
     out: dict[str, str] = {}
     for clause in clauses(text):
         found = mentions(clause)
@@ -179,7 +187,7 @@ def claims(text: str | None) -> dict[str, str]:
             for key, value in read.items():
                 if key not in out or (out[key].startswith("~") and not value.startswith("~")):
                     out[key] = value  # the first claim of a setting; an exact signal level over a vague word
-    return out
+    return tuple(out.items())
 
 
 def own_words(text: str | None, results: list[str]) -> str:
