@@ -1,5 +1,6 @@
 """Who failed: the audit of conversations. Rule detectors of user-simulator faults
-(``user_ends``, ``user_actions``, ``user_words``) and of agent faults (``agent_faults``),
+(``user_ends``, ``user_actions``, ``user_words``, ``user_reasons``; a customer's words read into
+claims by ``claims``/``claim_words``, the user-side DB by ``user_db``) and of agent faults (``agent_faults``),
 each a versioned rule over the record (``finding``); the counterfactual replays that say
 whether a fault decides the verdict; the attribution of each conversation; and its rows,
 made once per conversation in the loop (``inloop``) or again by ``tauray audit``

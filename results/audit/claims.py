@@ -1,13 +1,26 @@
 """Claims, not phrasings: a customer's statement about its phone or account read into
-(setting or reading, value) pairs, and the same pairs read from the phone tools' results, so
-the audit compares what was claimed with what the customer's own tools last showed.
+(setting or reading, value) pairs, the same pairs read from the phone tools' results, and the
+two compared, so the audit compares what was claimed with what the customer's own tools showed
+(and, with ``user_db``, with the user-side DB).
 
 Why: the audit's first word rules matched the result templates' own words ("X is on"), so a
 customer who said "it's showing X on", "X is still on though" or named the network mode, the
-signal, an app permission or a payment was never read (issue 38: misreport recall 0.106,
-state claimed without a tool 0.081 on independently written customers). A claim is read from
-a sentence that names a setting (its synonyms below) and a value word near it; a sentence
-that only asks ("is X on?") or only talks about the future ("I'll turn X on") claims nothing.
+signal, an app permission or a payment was never read (issue 38: misreport recall 0.106, state
+claimed without a tool 0.081 on independently written customers). v2 of this reader (one regex
+per setting, a value word near it) still read "calling over wifi is on" as Wi-Fi, and nothing
+from "the plane mode is on", "my VPN shows not running" or "the messaging app isn't allowed SMS".
+
+How a sentence is read (the words are ``claim_words``):
+
+* **Scope.** Text splits into clauses at sentence ends and contrasts ("but", "though"). A clause
+  that asks (a "?" sentence starting like a question), plans or requests ("I'll", "can you"), or
+  supposes ("if ...") claims nothing; a hedged statement ("I think X is off", "maybe X is on?") claims.
+* **Settings.** Every setting name of the clause is found (synonyms; overlapping names keep the
+  longest, so "wi-fi calling" is not Wi-Fi); each name's value is read in its own window: from the
+  name to the next name, else the words just before it ("no VPN", "switched off the data").
+* **Values.** Per kind of setting: on/off with negation ("not running" is off, "isn't allowed" off),
+  absence ("no aeroplane icon" is off), signal levels (bars as the phone's status bar counts them),
+  the network mode as the phone's own mode names, SIM, APN, per-permission, MMS, payment, line, speed.
 
 Tool results are read from the τ² telecom user tools' fixed result strings (``shown``).
 What the rules here cannot read is left to the audit's judge tier (``actors/judge/audit_tier``).
@@ -16,211 +29,274 @@ What the rules here cannot read is left to the audit's judge tier (``actors/judg
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-SETTINGS: dict[str, str] = {
-    "airplane_mode": r"air ?plane(?: mode)?|aeroplane(?: mode)?|flight mode",
-    "mobile_data": r"(?:mobile|cellular|cell) data|data connection|\bmobile internet|\bdata\b(?! saver| roaming| plan| usage)",
-    "roaming": r"(?:data )?roaming",
-    "wifi_calling": r"wi-?fi calling|wifi calls",
-    "wifi": r"\bwi-?fi\b(?! calling)|wireless(?! calling)",
-    "data_saver": r"data saver|data-saver|saver mode|low data mode",
-    "vpn": r"\bvpn\b",
-    "network_mode": r"network mode|network type|network preference|preferred network|\b[2345]g\b|\blte\b",
-    "signal": r"\bsignal\b|(?<!status )\bbars?\b|\breception\b|\bservice\b",
-    "mms": r"\bmms\b|picture messages?|photo messages?|multimedia messages?|pictures? (?:won'?t|will not|don'?t) send",
-    "app_permission": r"permissions?",
-    "payment": r"\bpayment\b|\bbill\b|\bpaid\b|\bpay\b",
-    "speed": r"\bspeed\b|speed test",
-    "sim": r"\bsim\b",
-}
-"""Each readable setting and the words a customer uses for it."""
+from tauray.results.audit import claim_words as w
 
-_ON = r"\b(?:on|enabled?|active|activated|switched on|turned on|connected|lit up|showing on)\b"
-_OFF = r"\b(?:off|disabled?|inactive|deactivated|switched off|turned off|disconnected|greyed out|grayed out)\b"
-_NEG_ON = r"\b(?:not|isn'?t|aren'?t|wasn'?t|never)\s+(?:\w+\s+)?(?:on|enabled|active|connected)\b"
-_NEG_OFF = r"\b(?:not|isn'?t|aren'?t|wasn'?t|never)\s+(?:\w+\s+)?(?:off|disabled)\b"
-_SWITCHES = ("airplane_mode", "mobile_data", "roaming", "wifi_calling", "wifi", "data_saver", "vpn")
-_FUTURE = re.compile(r"\b(?:i'?ll|i will|going to|gonna|let me|should i|shall i|do you want|want me to|"
-                     r"could you|can you|would you|how do i|how can i|try to|trying to)\b", re.IGNORECASE)
-_QUESTION = re.compile(r"\?\s*$")
-_MODE = re.compile(r"\b(2g|3g|4g|5g|lte)(?:\s*(?:/|and|or|,)\s*(2g|3g|4g|5g|lte))*(?:\s*only)?\b", re.IGNORECASE)
+SETTINGS = w.SETTINGS
+_NAMES = {k: re.compile(v, re.IGNORECASE) for k, v in w.SETTINGS.items()}
+_WINDOW = 80
 
 
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?;])\s+|\n+|\s+(?:but|though|and|while)\s+", text or "") if s.strip()]
-
-
-def _value_near(sentence: str, start: int, end: int) -> str | None:
-    """on/off said of the setting at [start, end): the nearest value word after it (within 40
-    characters), else before it ("turned off the data")."""
-    after, before = sentence[end:end + 40], sentence[max(0, start - 30):start]
-    verb = re.search(r"\b(?:turned|switched|toggled|flipped|shut|disabled|enabled|activated|deactivated)\s*(on|off)?\s+"
-                     r"(?:the |my |your )?\S*\s*$", before, re.IGNORECASE)
-    windows = [after] + ([verb.group(0)] if verb else [])
-    for window in windows:
-        if re.search(_NEG_ON, window, re.IGNORECASE):
-            return "off"
-        if re.search(_NEG_OFF, window, re.IGNORECASE):
-            return "on"
-        on, off = re.search(_ON, window, re.IGNORECASE), re.search(_OFF, window, re.IGNORECASE)
-        if on and (not off or on.start() < off.start()):
-            return "on"
-        if off:
-            return "off"
-    return None
-
-
-def _reading(setting: str, sentence: str, start: int, end: int) -> str | None:
-    s = sentence.lower()
-    if setting in _SWITCHES:
-        return _value_near(sentence, start, end)
-    if setting == "network_mode":
-        m = _MODE.search(s)
-        return m.group(0).replace(" ", "").replace("only", "") if m else None
-    if setting == "signal":
-        if re.search(r"\bno (?:signal|bars|service|reception)\b|\bzero bars\b|\bnothing\b|\bnone\b|sos only|"
-                     r"emergency calls only", s):
-            return "none"
-        for word in ("excellent", "good", "fair", "poor", "weak", "strong", "full"):
-            if re.search(rf"\b{word}\b", s):
-                return {"weak": "poor", "strong": "good", "full": "excellent"}.get(word, word)
-        m = re.search(r"\b([1-5]|one|two|three|four|five) bars?\b", s)
-        return "some" if m else None
-    if setting == "mms":
-        if re.search(r"\b(?:can'?t|cannot|can not|unable|won'?t|will not|doesn'?t|does not|don'?t|fail\w*|not)\b", s):
-            return "cannot"
-        if re.search(r"\b(?:can|works?|working|went through|sent|goes through|success\w*)\b", s):
-            return "can"
-        return None
-    if setting == "app_permission":
-        if re.search(r"\b(?:no|not|missing|without|denied|lacks?|isn'?t|doesn'?t have)\b", s):
-            return "missing"
-        if re.search(r"\b(?:has|have|granted|allowed|enabled|got)\b", s):
-            return "granted"
-        return None
-    if setting == "payment":
-        if re.search(r"\b(?:no|not|haven'?t|hasn'?t|didn'?t|unpaid|outstanding|overdue|pending)\b", s):
-            return "unpaid"
-        if re.search(r"\b(?:paid|went through|made the payment|settled|cleared)\b", s):
-            return "paid"
-        return None
-    if setting == "speed":
-        if re.search(r"\b(?:slow|poor|crawl\w*|terrible|bad|fair|sluggish)\b", s):
-            return "slow"
-        if re.search(r"\b(?:fast|excellent|great|quick|good)\b", s):
-            return "fast"
-        return None
-    if setting == "sim":
-        if re.search(r"\b(?:no sim|not detected|missing|locked|not (?:recogni[sz]ed|inserted)|isn'?t (?:detected|there))\b", s):
-            return "problem"
-        if re.search(r"\b(?:active|detected|fine|working|recogni[sz]ed|ok)\b", s):
-            return "active"
-    return None
-
-
-def claims(text: str | None) -> dict[str, str]:
-    """setting -> value that a customer's text claims (first claim of each setting). A question
-    or a statement about what the customer will do claims nothing."""
-    out: dict[str, str] = {}
-    for sentence in _sentences(text or ""):
-        if _QUESTION.search(sentence) or _FUTURE.search(sentence):
+def clauses(text: str | None) -> list[str]:
+    """The clauses of a text that can claim something (see the module doc)."""
+    out, topic = [], ""
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text or ""):
+        sentence = f"{topic}{sentence.strip()}"
+        topic = ""
+        if sentence.endswith("?") and len(sentence.split()) <= 4 and mentions(sentence) \
+                and not w.QUESTION_START.search(sentence):
+            topic = sentence[:-1] + ": "  # "Roaming? It's off.": a topic asked, then answered
             continue
-        for setting, pattern in SETTINGS.items():
-            if setting in out:
-                continue
-            m = re.search(pattern, sentence, re.IGNORECASE)
-            if m is None:
-                continue
-            value = _reading(setting, sentence, m.start(), m.end())
-            if value is not None:
-                out[setting] = value
-    if "wifi_calling" in out and out.get("wifi") == out["wifi_calling"]:
-        out.pop("wifi")  # "wi-fi calling" also matched the bare Wi-Fi words
+        if not sentence or (sentence.endswith("?") and w.QUESTION_START.search(sentence)):
+            continue
+        for clause in w.CLAUSE_BREAK.split(sentence):
+            clause = (clause or "").strip()
+            if clause and not w.NOT_A_CLAIM.search(clause) and not w.CONDITION.search(clause) and not w.ABILITY.search(clause):
+                out.append(w.HEDGE_NEGATIONS.sub(" ", w.FILLER.sub("", clause)))
     return out
 
 
-_SIGNALS = {"no signal": "none", "poor": "poor", "fair": "fair", "good": "good", "excellent": "excellent"}
+def mentions(clause: str) -> list[tuple[int, int, str]]:
+    """(start, end, setting) of every setting named in a clause, overlaps resolved longest-first."""
+    found = sorted(((m.start(), m.end(), k) for k, p in _NAMES.items() for m in p.finditer(clause)),
+                   key=lambda x: (x[0], -(x[1] - x[0])))
+    out: list[tuple[int, int, str]] = []
+    for start, end, setting in found:
+        if out and start < out[-1][1]:
+            continue
+        out.append((start, end, setting))
+    return out
+
+
+def _switch(setting: str, before: str, name: str, after: str) -> str | None:
+    if w.ABSENT.search(before) and setting not in ("mobile_data", "wifi"):
+        return "off"  # "no VPN", "no plane icon"; but "no data", "no wifi here" are symptoms, not a setting
+    m = w.VALUE.search(after)
+    if m:
+        on = bool(m.group("on"))
+        return ("on" if on else "off") if not m.group("neg") else ("off" if on else "on")
+    v = w.VERB_BEFORE.search(before)
+    if v:
+        word = (v.group("v") or v.group("w")).lower()
+        return "on" if word in ("on", "enabled", "activated") else "off"
+    if re.search(r"\b(?:icon|symbol|sign|picture)\b", name, re.IGNORECASE):
+        return "on"  # "there's the little plane icon"
+    return None
+
+
+def _signal(text: str) -> str | None:
+    if w.SIGNAL_NONE.search(text):
+        return "none"
+    if m := w.SIGNAL_BARS.search(text):
+        return w.SIGNAL_LEVELS[w.BARS[m.group(1).lower()]]
+    if w.SIGNAL_FULL.search(text):
+        return "excellent"
+    for pattern, level in w.SIGNAL_WORDS:
+        if re.search(pattern, text, re.IGNORECASE):
+            return level
+    return None
+
+
+def _network(window: str) -> dict[str, str]:
+    """The preferred network mode when the words name a mode ("3G only", "4G/5G preferred", "the
+    network mode is 2G"); else the generation it is on ("network type 5G"), as the status bar shows it."""
+    gens = list(dict.fromkeys("4" if lte else g for g, lte in w.GENERATION.findall(window)))
+    if not gens:
+        return {}
+    if re.search(r"\bprefer|\bonly\b|\bjust\b|network (?:mode|setting|preference)|preferred network", window, re.I):
+        preferred = re.search(r"(?:[2345]\s?g|lte)\W{0,3}prefer|prefer\w*\s+(?:[2345]\s?g|lte)", window, re.IGNORECASE)
+        if preferred or "5" in gens or len(gens) > 1:
+            return {"network_mode": "4g_5g_preferred"} if set(gens) <= {"4", "5"} else {}
+        return {"network_mode": f"{gens[0]}g_only"}
+    return {"network_type": f"{gens[0]}g"} if len(gens) == 1 else {}
+
+
+def _first(states: tuple[tuple[str, str], ...], text: str) -> str | None:
+    """The value of the earliest state words in the text (a negated form starts at its negation)."""
+    found = [(m.start(), i, value) for i, (pattern, value) in enumerate(states)
+             if (m := re.search(pattern, text, re.IGNORECASE))]
+    return min(found)[2] if found else None
+
+
+def _permissions(clause: str) -> dict[str, str]:
+    named = [k for k, p in w.PERMISSION_NAMES.items() if re.search(p, clause, re.IGNORECASE)] or ["sms", "storage"]
+    if w.PERMISSION_MISSING.search(clause):
+        value = "missing"
+    elif w.PERMISSION_GRANTED.search(clause):
+        value = "granted"
+    else:
+        return {}
+    return {f"{k}_permission": value for k in named}
+
+
+def _payment(text: str) -> str | None:
+    if w.PAYMENT_NONE.search(text):
+        return "none"
+    if w.PAYMENT_PAID.search(text):
+        return "paid"
+    if w.PAYMENT_REQUEST.search(text):
+        return "request"
+    return None
+
+
+def _read(setting: str, clause: str, before: str, name: str, after: str) -> dict[str, str]:
+    window = f"{before}{name}{after}"
+    if setting in w.SWITCHES:
+        value = _switch(setting, before, name, after)
+    elif setting == "network_mode":
+        return _network(window)
+    elif setting == "signal":
+        value = _signal(window)
+    elif setting == "sim":
+        lock = _first(w.SIM_STATES[:2], name + after)  # "locked ... the PUK": the lock named wins
+        value = "missing" if w.ABSENT.search(before) else lock or _first(w.SIM_STATES[2:], name + after)
+    elif setting == "apn":
+        value = _first(w.APN_STATES, name + after)
+    elif setting == "permission":
+        return _permissions(window)
+    elif setting == "mms":
+        value = "cannot" if w.MMS_CANNOT.search(clause) else "can" if w.MMS_CAN.search(clause) else None
+    elif setting == "payment":
+        value = _payment(window)
+    elif setting == "line":
+        value = _first(w.LINE_STATES, name + after)
+    else:  # speed
+        value = _first(w.SPEED_STATES, name + after) or _first(w.SPEED_STATES, window)
+    return {setting: value} if value else {}
+
+
+def claims(text: str | None) -> dict[str, str]:
+    """setting -> value that a customer's text claims (the first claim of each setting; app
+    permissions as ``sms_permission`` / ``storage_permission``). A question, a plan, a request or
+    a supposition claims nothing."""
+    return dict(_claims(text or ""))
+
+
+@lru_cache(maxsize=16384)
+def _claims(text: str) -> tuple[tuple[str, str], ...]:
+    """``claims`` of one text, kept: a task's prompt and the agent's words are read for every
+    customer message after them."""
+    out: dict[str, str] = {}
+    for clause in clauses(text):
+        found = mentions(clause)
+        for i, (start, end, setting) in enumerate(found):
+            stop = next((x[0] for x in found[i + 1:] if x[2] != setting), len(clause))  # the next other setting
+            begin = max(found[i - 1][1] if i else 0, start - 40)
+            read = _read(setting, clause, clause[begin:start], clause[start:end], clause[end:min(stop, end + _WINDOW)])
+            for key, value in read.items():
+                if key not in out or (out[key].startswith("~") and not value.startswith("~")):
+                    out[key] = value  # the first claim of a setting; an exact signal level over a vague word
+    return tuple(out.items())
+
+
+def own_words(text: str | None, results: list[str]) -> str:
+    """A customer's message less the lines of phone results it repeats word for word (those are
+    the phone's words, not a claim of the customer's)."""
+    out = text or ""
+    for result in results:
+        for line in sorted((x.strip() for x in (result or "").splitlines()), key=len, reverse=True):
+            if len(line) > 8 and line in out:
+                out = out.replace(line, " . ")
+    return out
+
+
+_SIGNALS = {"no signal": "none", "none": "none", "poor": "poor", "fair": "fair", "good": "good", "excellent": "excellent"}
+_SWITCH_RESULTS = (("airplane_mode", r"Airplane Mode(?: is now|:| is) (ON|OFF)"),
+                   ("roaming", r"Data Roaming (?:is now|Enabled:) (ON|OFF|Yes|No)"),
+                   ("data_saver", r"Data Saver [Mm]ode is (?:now )?(ON|OFF)"),
+                   ("wifi_calling", r"Wi-Fi Calling is (?:now |currently turned )?(ON|OFF)"),
+                   ("wifi", r"Wi-Fi (?:Radio:|is turned|is now|is) (ON|OFF)"),
+                   ("mobile_data", r"Mobile Data (?:Enabled:|is now|is) (ON|OFF|Yes|No)"),
+                   ("vpn", r"VPN is (?:turned )?(ON|OFF)(?! in settings)"))
+
+
+def _shown_status_bar(line: str, out: dict[str, str]) -> None:
+    out.setdefault("airplane_mode", "on" if "Airplane Mode" in line else "off")
+    if "📵 No Signal" in line:
+        out.setdefault("signal", "none")
+    elif m := re.search(r"📶\S*\s*(Poor|Fair|Good|Excellent)", line):
+        out.setdefault("signal", m.group(1).lower())
+    if "Data Enabled" in line:
+        out.setdefault("mobile_data", "on")
+        out.setdefault("data_saver", "on" if "Data Saver" in line else "off")
+    elif "Data Disabled" in line and "Airplane Mode" not in line:
+        out.setdefault("mobile_data", "off")
+    out.setdefault("vpn", "on" if "VPN" in line else "off")
+    if m := re.search(r"\|\s*(2G|3G|4G|5G|LTE)\s*\|", line):
+        out.setdefault("network_type", m.group(1).lower())
 
 
 def shown(result: str | None) -> dict[str, str]:
     """setting -> value that a phone tool's fixed result string shows (only what it shows plainly)."""
     text = result or ""
     out: dict[str, str] = {}
-    for setting, pat in (("airplane_mode", r"Airplane Mode(?: is now|:| is) (ON|OFF)"),
-                         ("roaming", r"Data Roaming (?:is now|Enabled:) (ON|OFF|Yes|No)"),
-                         ("data_saver", r"Data Saver [Mm]ode is (?:now )?(ON|OFF)"),
-                         ("wifi_calling", r"Wi-Fi Calling is (?:now |currently turned )?(ON|OFF)"),
-                         ("wifi", r"Wi-Fi (?:Radio:|is turned|is) (ON|OFF)"),
-                         ("mobile_data", r"Mobile Data (?:Enabled:|is now|is) (ON|OFF|Yes|No)"),
-                         ("vpn", r"VPN is (?:turned )?(ON|OFF)")):
-        m = re.search(pat, text, re.IGNORECASE)
-        if m:
+    for setting, pat in _SWITCH_RESULTS:
+        if m := re.search(pat, text, re.IGNORECASE):
             out[setting] = "on" if m.group(1).lower() in ("on", "yes") else "off"
-    if m := re.search(r"(?:Network Mode Preference|Preferred Network Mode set to|network mode[^:\n]*):\s*([\w/]+)",
-                      text, re.IGNORECASE):
-        out["network_mode"] = m.group(1).lower().replace("_", "").replace("only", "")
+    if m := re.search(r"(?:Network Mode Preference|Preferred Network Mode set to):\s*(\w+)", text):
+        out["network_mode"] = m.group(1).lower()
     if m := re.search(r"Cellular Signal:\s*(\w+)", text):
         out["signal"] = _SIGNALS.get(m.group(1).lower(), m.group(1).lower())
+    if m := re.search(r"Cellular Network Type:\s*(\w+)", text):
+        out["network_type"] = m.group(1).lower()
     if "cannot send MMS" in text:
         out["mms"] = "cannot"
     elif "can send MMS" in text:
         out["mms"] = "can"
-    if "has no permissions granted" in text or re.search(r"does not have .*permission", text):
-        out["app_permission"] = "missing"
-    elif "has permission for" in text or "Permission granted" in text:
-        out["app_permission"] = "granted"
-    if re.search(r"Payment of .* has been made|payment .* successful", text, re.IGNORECASE):
+    if re.search(r"App '?messaging'? currently has no permissions granted", text):
+        out.update(sms_permission="missing", storage_permission="missing")
+    elif m := re.search(r"App '?messaging'? has permission for: ([^.\n]*)", text):
+        granted = {p.strip().lower() for p in m.group(1).split(",")}
+        out.update({f"{p}_permission": "granted" if p in granted else "missing" for p in ("sms", "storage")})
+    for m in re.finditer(r"Permission '(sms|storage)' granted to app 'messaging'", text):
+        out[f"{m.group(1)}_permission"] = "granted"
+    if re.search(r"Payment of .* has been made", text):
         out["payment"] = "paid"
     elif "You have a payment request" in text:
-        out["payment"] = "unpaid"
+        out["payment"] = "request"
+    elif "No payment request has been made" in text or "You do not have a payment request" in text:
+        out["payment"] = "none"
     if m := re.search(r"Speed Test Result:[^\n(]*\(([^)]*)\)", text):
         out["speed"] = "fast" if m.group(1).lower() in ("excellent", "good") else "slow"
     elif "Speed test failed" in text:
         out["speed"] = "slow"
-    if "SIM card is active" in text:
-        out["sim"] = "active"
-    elif re.search(r"No SIM card detected|locked with a PU?[IK]N?|SIM .*(?:missing|locked)", text):
-        out["sim"] = "problem"
-    bar = re.search(r"Status Bar: (.*)", text)
-    if bar:
-        line = bar.group(1)
-        out.setdefault("airplane_mode", "on" if "Airplane Mode" in line else "off")
-        if "📵" in line or "No Signal" in line:
-            out.setdefault("signal", "none")
-        elif m := re.search(r"📶\S*\s*(Poor|Fair|Good|Excellent)", line):
-            out.setdefault("signal", m.group(1).lower())
-        if "Data Enabled" in line:
-            out.setdefault("mobile_data", "on")
-        elif "Data Disabled" in line:
-            out.setdefault("mobile_data", "off")
-        out.setdefault("vpn", "on" if "VPN" in line else "off")
-        out.setdefault("data_saver", "on" if "Data Saver" in line else "off")
-        if m := re.search(r"\|\s*(2G|3G|4G|5G|LTE)\s*\|", line):
-            out.setdefault("network_type", m.group(1).lower())
+    sim = next((v for p, v in (("SIM card is active", "active"), ("No SIM card detected", "missing"),
+                                ("locked with a PIN", "locked_pin"), ("locked with a PUK", "locked_puk")) if p in text), None)
+    if sim:
+        out["sim"] = sim
+    if m := re.search(r"Current APN Name: (.*)\nMMSC URL[^:]*: (.*)", text):
+        out["apn"] = "broken" if m.group(1).strip() in ("broken", "Not Set") or m.group(2).strip() == "Not Set" else "ok"
+    if bar := re.search(r"Status Bar: (.*)", text):
+        _shown_status_bar(bar.group(1), out)
     return out
 
 
-_COMPARABLE = {"signal": {"none": "none", "poor": "some", "fair": "some", "good": "some", "excellent": "some",
-                          "some": "some"}}
+def _level(value: str) -> int | None:
+    value = value.lstrip("~")
+    return w.SIGNAL_LEVELS.index(value) if value in w.SIGNAL_LEVELS else None
 
 
-def _agree(setting: str, said: str, seen: str) -> bool:
-    if setting == "network_mode":  # "4G/5G" against 5g_4g_3g_2g: the generations named must be allowed
-        return all(g in seen for g in re.findall(r"[2345]g|lte", said)) or said in seen
+def agree(setting: str, said: str, seen: str) -> bool:
+    """Whether a claimed value says what a shown value says (a vague signal word is within one
+    level of the level shown; a SIM "locked" or "problem" agrees with any lock or fault)."""
+    if said == seen:
+        return True
     if setting == "signal":
-        if said == seen:
-            return True
-        coarse = _COMPARABLE["signal"]
-        return coarse.get(said) == coarse.get(seen) and "none" not in (said, seen) and (said == "some" or seen == "some"
-                                                                                         or {said, seen} <= {"good", "excellent"}
-                                                                                         or {said, seen} <= {"poor", "fair"})
-    return said == seen
+        a, b = _level(said), _level(seen)
+        if a is None or b is None or 0 in (a, b):
+            return False
+        return said.startswith("~") and abs(a - b) <= 1
+    if setting == "sim":
+        return (said == "locked" and seen.startswith("locked")) or (said == "problem" and seen != "active")
+    return False
 
 
 def contradictions(claimed: str | None, result: str | None) -> list[tuple[str, str, str]]:
-    """(setting, claimed value, shown value) where a customer's text claims other than a tool result showed."""
-    said, seen = claims(claimed), shown(result)
-    return [(k, said[k], seen[k]) for k in said if k in seen and not _agree(k, said[k], seen[k])]
+    """(setting, claimed value, shown value) where a customer's text (less the result's own words
+    it repeats) claims other than a tool result showed."""
+    said, seen = claims(own_words(claimed, [result or ""])), shown(result)
+    return [(k, said[k], seen[k]) for k in said if k in seen and not agree(k, said[k], seen[k])]
 
 
-__all__ = ["SETTINGS", "claims", "contradictions", "shown"]
+__all__ = ["SETTINGS", "agree", "claims", "clauses", "contradictions", "mentions", "own_words", "shown"]

@@ -33,7 +33,7 @@ from tauray.scenarios.registry import default_registry
 from tauray.scenarios.scoring import ExecutedCall, score
 
 CORRECTABLE = frozenset({"different_action", "unrequested_write", "done_without_call", "repeated_write",
-                         "ignored_request"})
+                         "ignored_request", "invented_constraint"})
 
 
 def recorded_calls(t: Trajectory) -> list[Call]:
@@ -85,7 +85,7 @@ def corrected_calls(t: Trajectory, f: Finding) -> list[Call] | None:
             firsts.setdefault(calls[i][1], i)
         return [c for i, c in enumerate(calls) if i not in in_turn or firsts[c[1]] == i
                 or c[1] not in t.task.user_writes]
-    # different_action / done_without_call / ignored_request: the asked calls where the fault was
+    # different_action / done_without_call / ignored_request / invented_constraint: the asked calls where the fault was
     # (or at the turn's end)
     where = unasked[0] if unasked else (in_turn[-1] + 1 if in_turn else next(
         (i for i, c in enumerate(calls) if c[3] > turn), len(calls)))
@@ -147,7 +147,7 @@ def user_alone_calls(t: Trajectory, f: Finding) -> list[Call] | None:
         gold = gold[:cut] + extra + gold[cut:]
     elif f.fault_class == "different_action":
         gold = gold[:at] + extra + gold[at + 1:] if at is not None else gold[:cut] + extra + gold[cut:]
-    elif f.fault_class in ("done_without_call", "ignored_request"):  # the asked action never happens
+    elif f.fault_class in ("done_without_call", "ignored_request", "invented_constraint"):  # the asked action never happens
         if at is None:
             return None
         gold = gold[:at] + gold[at + 1:]

@@ -206,7 +206,9 @@ REFUEL = re.compile(r"\b(?:refuel|top[- ]?up|add|buy|extra|more data)\b", re.IGN
 GIGABYTES = re.compile(r"\b(\d+(?:\.\d+)?)\s?GB\b", re.IGNORECASE)
 WIFI_ACCESS = re.compile(r"\bI(?:'m| am) (?:on|connected to|using)\b[^.?!\n]{0,20}\bwi-?fi\b(?! calling)|"
                          r"\bI (?:have|'ve got|got|can use)\b[^.?!\n]{0,20}\bwi-?fi\b(?! calling)|"
-                         r"\b(?:over|via|through) (?:my |the )?(?:home )?wi-?fi\b(?! calling)", re.IGNORECASE)
+                         r"(?<!calling )(?<!calls )(?<!call )\b(?:over|via|through|by) (?:my |the )?(?:home )?wi-?fi\b"
+                         r"(?! calling)", re.IGNORECASE)
+"""Saying the customer has Wi-Fi (v2 of constraint_broken: not "calling over wifi", which names Wi-Fi calling)."""
 NEGATION = re.compile(r"\b(?:don'?t|do not|doesn'?t|not|never|no|won'?t|without|rather not|refuse)\b", re.IGNORECASE)
 AGREES = re.compile(r"^\s*(?:yes|yeah|yep|sure|ok(?:ay)?|go ahead|please do|fine|alright|sounds good)\b", re.IGNORECASE)
 REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want to|do not want to|not going to|refuse|rather not|prefer not|"
@@ -227,6 +229,18 @@ ASKS_HOW = re.compile(r"\b(?:how|where|why|what)\b[^.?!]*\b(?:do|does|did|find|t
 
 def sentences(text: str | None) -> list[str]:
     return [s for s in re.split(r"(?<=[.?!])\s+|\n+", text or "") if s.strip()]
+
+
+_OFFER = re.compile(r"\b(?:would you like|do you want|shall I|should I|I can|I could|I will|I'll|let me)\b", re.IGNORECASE)
+
+
+def without_offers(text: str | None) -> str | None:
+    """An agent message less its offers and announcements ("Would you like to change your data
+    plan?", "Let me check your line"): a "yes" to those asks the customer for no phone action.
+    A tagged request is kept whole."""
+    if text is None or parse_phone_request(text) is not None:
+        return text
+    return " ".join(s for s in sentences(text) if not _OFFER.search(s))
 
 
 # The customer's rules that forbid bundling: tauray's telecom script ("one step at a time",
@@ -258,5 +272,5 @@ INVENTED_KINDS: dict[str, re.Pattern[str]] = {
 
 __all__ = ["AGREES", "ASKS_HOW", "AT_HOME", "CANNOT", "DECLINES", "GIGABYTES", "INVENTED_KINDS", "NAME_CLAIM", "NEGATION", "NOT_HOME", "PHONE_NUMBER",
            "PLAN_CHANGE", "REFUEL", "REFUSES", "SETTING_TOPICS", "TOPICS", "WIFI_ACCESS", "Constraints", "KnownInfo",
-           "bundling_forbidden", "claim_spans", "constraints", "contradictions", "known_info", "mentions",
+           "bundling_forbidden", "claim_spans", "without_offers", "constraints", "contradictions", "known_info", "mentions",
            "requested_tools", "sentences", "shows_failure", "shows_resolved", "state_claims"]

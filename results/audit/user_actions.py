@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import re
 
-from tauray.results.audit import phone
-from tauray.results.audit.finding import Detector, Finding
+from tauray.results.audit import claim_words, claims, phone
+from tauray.results.audit.finding import Detector, Finding, strip_tokens
 from tauray.results.audit.trajectory import Message, Trajectory
+from tauray.results.audit.user_reasons import REFUSES
 from tauray.scenarios.conventions import (
     OUT_OF_SCOPE,
     STOP,
@@ -75,12 +76,30 @@ class WrongArguments(Detector):
 _CLAIM_DONE = re.compile(r"\b(?:done|did (?:it|that)|i'?ve (?:done|did|toggled|turned|switched|restarted|rebooted|"
                          r"reset|set|granted|made|connected|disconnected|re-?seated|run|ran)|it'?s done|all set|"
                          r"finished|completed|my phone now shows)\b", re.IGNORECASE)
+_ACTED = (r"did|done|changed|switched|toggled|turned|flipped|pressed|tapped|clicked|restarted|rebooted|reset|set|granted|"
+          r"enabled|disabled|connected|disconnected|re-?seated|made|paid|ran|run|tried|updated|checked|sorted|fixed|handled")
+_BASE = r"change|switch|toggle|turn|flip|press|tap|do|make|grant|enable|disable|connect|disconnect|restart|reboot|reset|set"
+_DONE_WORDS = re.compile(rf"\b(?:done|finish(?:ed)?|complete(?:d)?|all set|sorted|taken care of|took care of|handled|"
+                         rf"there you go|it'?s done|did (?:it|that|this|so|what you (?:said|asked))|"
+                         rf"i(?:'ve| have)?\s+(?:just |already |now |also |finally )?(?:{_ACTED})|"
+                         rf"i(?:'ve| have)\s+(?:\w+\s+)?(?:{_BASE})|(?:went|gone) ahead|"
+                         rf"^(?:{_ACTED})(?:\s+(?:on|off|over|up))?\s+(?:it|that|this|them|the|my))\b", re.IGNORECASE)
+
+
+def claims_done(text: str | None) -> bool:
+    """Whether the text claims a phone step done, in any words ("Sorted", "took care of it", "I've
+    flipped that switch", "I have change it"): a clause that states it (``claims.clauses``: no
+    question, plan or condition) with no negation in it ("I haven't done it yet", "not done yet")."""
+    return any(_DONE_WORDS.search(c) and not re.search(claim_words.NEG, c, re.IGNORECASE)
+               for c in claims.clauses(strip_tokens(text or "")))
 
 
 class DoneWithoutCall(Detector):
     """The customer says it did the asked phone action, but made no phone call in that turn
-    (v2: a message that ends the call is no such claim; v1 read "I'm done with the bot.
-    ###TRANSFER###" as one, on the held-out half)."""
+    (v3: the claim is read in any words, ``claims_done``, and a negated one ("I haven't done it
+    yet") is none: v2 read "done", "did it", "I've toggled..." only, found 0.41 of fake "done"s on
+    independently written customers, and flagged "I haven't done it yet"; v2: a message that ends
+    the call is no such claim; v1 read "I'm done with the bot. ###TRANSFER###" as one)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -92,7 +111,7 @@ class DoneWithoutCall(Detector):
                 continue
             if any(c.turn == m.turn for c, _ in t.user_calls(asked.seq, m.seq + 1)):
                 continue
-            if _CLAIM_DONE.search(m.content or ""):
+            if claims_done(m.content):
                 out.append(self.finding(m, f"claims done without a phone call: {m.content!r}"))
         return out
 
@@ -156,18 +175,6 @@ class BundledTurn(Detector):
         return out
 
 
-_OFFER = re.compile(r"\b(?:would you like|do you want|shall I|should I|I can|I could|I will|I'll|let me)\b", re.IGNORECASE)
-
-
-def _without_offers(text: str | None) -> str | None:
-    """An agent message less its offers and announcements ("Would you like to change your data
-    plan?", "Let me check your line"): a "yes" to those asks the customer for no phone action.
-    A tagged request is kept whole."""
-    if text is None or parse_phone_request(text) is not None:
-        return text
-    return " ".join(s for s in phone.sentences(text) if not _OFFER.search(s))
-
-
 class IgnoredRequest(Detector):
     """The agent asked for a phone action and the customer's reply neither does it (no phone call
     in that turn) nor answers it: it does not refuse, say it cannot, ask how, name the action,
@@ -175,7 +182,9 @@ class IgnoredRequest(Detector):
     never done, as with a skipped write, so the effect is ``outcome``. A reply that ends or hands
     off the call is ``premature_stop``'s or ``transfer_without_agent``'s, a claim of having done it
     ``done_without_call``'s, another phone action instead ``unasked_write``'s (``different_action``),
-    a phone state stated without a call ``state_without_tool``'s; none of those is counted here."""
+    a phone state stated without a call ``state_without_tool``'s, a refusal (any words of
+    ``user_reasons.REFUSES``: v2; v1 knew fewer and counted "That has to stay as it is" here)
+    ``invented_constraint``'s or no fault; none of those is counted here."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -186,11 +195,12 @@ class IgnoredRequest(Detector):
             asked = t.agent_text_before(m.seq)
             if asked is None:
                 continue
-            tools = phone.requested_tools(_without_offers(asked.content), t.task.user_tools)
+            tools = phone.requested_tools(phone.without_offers(asked.content), t.task.user_tools)
             if not tools or t.user_calls(asked.seq, m.seq) or any(c.turn == m.turn for c, _ in t.user_calls(-1)):
                 continue  # nothing asked, or something was done since (done, or another action instead)
             if (any(phone.mentions(text, tool) for tool in tools) or phone.DECLINES.search(text)
-                    or phone.CANNOT.search(text) or phone.ASKS_HOW.search(text) or _CLAIM_DONE.search(text)
+                    or phone.CANNOT.search(text) or phone.ASKS_HOW.search(text) or REFUSES.search(text) or _CLAIM_DONE.search(text)
+                    or claims_done(text)
                     or phone.claim_spans(text)):
                 continue  # an answer to the request: about it, refusing it, cannot, or claiming a result
             out.append(self.finding(m, f"{', '.join(sorted(tools))} asked (seq {asked.seq}); neither done nor "
@@ -198,4 +208,4 @@ class IgnoredRequest(Detector):
         return out
 
 
-__all__ = ["BundledTurn", "DoneWithoutCall", "IgnoredRequest", "RepeatedWrite", "UnaskedWrite", "WrongArguments"]
+__all__ = ["BundledTurn", "DoneWithoutCall", "claims_done", "IgnoredRequest", "RepeatedWrite", "UnaskedWrite", "WrongArguments"]

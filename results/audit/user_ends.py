@@ -20,7 +20,11 @@ from tauray.scenarios.conventions import (
 
 
 _CLAIMS_FIXED = re.compile(r"\b(?:fixed|works?|working|resolved|solved|sorted|back to normal|went through|"
-                           r"goes through|all good|problem is gone|that did it|did the trick)\b", re.IGNORECASE)
+                           r"goes through|all good|problem is gone|that did it|did the trick|"
+                           r"(?:all right|alright|fine|ok(?:ay)?|good|normal|better|great) now|"
+                           r"(?:seems?|looks?) (?:to be )?(?:all right|alright|fine|ok(?:ay)?|good|normal|better))\b",
+                           re.IGNORECASE)
+"""Words that say the problem is gone (v3 of premature_stop: also "seems okay now", "looks fine now")."""
 _NOT_FIXED = re.compile(r"\b(?:not|still not|isn'?t|doesn'?t|didn'?t|won'?t|never|no longer)\s+(?:\w+\s+)?"
                         r"(?:fixed|work\w*|resolved|solved|go\w* through)\b|\bstill (?:broken|can'?t|cannot)\b",
                         re.IGNORECASE)
@@ -29,7 +33,8 @@ _NOT_FIXED = re.compile(r"\b(?:not|still not|isn'?t|doesn'?t|didn'?t|won'?t|neve
 class PrematureStop(Detector):
     """The customer ends the call while the agent's last request (a phone action) is still
     undone, or says the problem is fixed after a write with no check since it showing the
-    family's resolved condition (v2; v1 read only the undone request, and missed "that fixed
+    family's resolved condition (v3: the fix also in words such as "it seems to be all right now",
+    "looks fine now"; v2; v1 read only the undone request, and missed "that fixed
     it, bye" right after the write on independently written customers, 0/101); either way no
     result after the customer's last write showed the resolved condition."""
 

@@ -7,27 +7,46 @@ from __future__ import annotations
 
 import re
 
-from tauray.results.audit import claims, phone
+from tauray.results.audit import claims, phone, user_db
 from tauray.results.audit.finding import Detector, Finding, strip_tokens
 from tauray.results.audit.trajectory import Message, Trajectory
 
 
+def _own_results(t: Trajectory, seq: int) -> list[Message]:
+    """The customer's own phone results before ``seq`` (what it was shown), in order."""
+    return [x for x in t.messages if x.seq < seq and x.side == "user" and x.role == "tool"]
+
+
+def _told(t: Trajectory, seq: int) -> set[tuple[str, str]]:
+    """What the customer was told before ``seq``: its task's statement of the problem and the
+    agent's words, read into claims."""
+    said = [t.task.user_text or ""] + [x.content or "" for x in t.messages
+                                      if x.seq < seq and x.side == "agent" and x.role == "assistant" and not x.tool_calls]
+    return {pair for text in said for pair in claims.claims(text).items()}
+
+
 class ResultContradiction(Detector):
-    """The customer's report claims other than the phone result it just got (v2: the report is
-    read into claims, ``claims.claims``, and compared with what the result showed,
-    ``claims.shown``; v1 compared the result templates' own words, so it read only "X is on/off"
-    and missed "it's showing X on", network mode, signal, permissions and payment)."""
+    """The customer's report claims other than the phone results of the same turn showed (v3: the
+    report, less the result lines it repeats word for word, is read into claims with ``claims``'
+    vocabulary of settings and values, and each claimed setting is compared with the latest result
+    of the turn that showed it; v2 read fewer words and only the turn's last result, and read
+    "calling over wifi is on" as Wi-Fi; v1 compared the result templates' own words, so it read only
+    "X is on/off")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
         for m in t.user_texts:
-            shown = t.tool_result_before(m.seq)
-            if shown is None or shown.turn != m.turn:
+            results = [x for x in _own_results(t, m.seq) if x.turn == m.turn]
+            if not results:
                 continue
-            bad = claims.contradictions(m.content, shown.content) or phone.contradictions(m.content, shown.content)
+            seen: dict[str, str] = {}
+            for x in results:
+                seen.update(claims.shown(x.content))
+            said = claims.claims(claims.own_words(m.content, [x.content or "" for x in results]))
+            bad = [(k, v, seen[k]) for k, v in said.items() if k in seen and not claims.agree(k, v, seen[k])]
+            bad += [b for b in phone.contradictions(m.content, results[-1].content) if b[0] not in said]
             if bad:
-                said = "; ".join(f"{f}: said {a}, phone showed {b}" for f, a, b in bad)
-                out.append(self.finding(m, said))
+                out.append(self.finding(m, "; ".join(f"{f}: said {a}, phone showed {b}" for f, a, b in bad)))
         return out
 
 
@@ -89,37 +108,44 @@ def _as_claim(feature: str, value: str) -> tuple[str, str]:
 
 
 class StateWithoutTool(Detector):
-    """The customer claims a phone or account state in a turn where it ran no phone tool, that
-    no earlier phone result showed and its task did not state (v4: statements are read into
-    claims, ``claims.claims``, and the task's own statement of its problem counts as a claim:
-    v3 excused only the task's exact words, so a customer saying "I can't send MMS" for a task
-    that says "You are unable to send MMS messages" was flagged whenever no tool had run yet,
-    which is every MMS conversation with the non-solving agent; v3: the task's exact words;
-    v2 excused any state the task named; v1 flagged customers opening with their task's symptom)."""
+    """The customer claims a phone or account state that no phone result of its own showed and
+    that it was not told (its task's statement of the problem, the agent's words), both read into
+    claims (``claims.claims``). In a turn where it ran no phone tool that is the fault; in a turn
+    where it did (a report), only for a setting the turn's results did not show and only when the
+    user-side DB at that point says otherwise (``user_db``): a report may say what its result
+    implies. v5: the agent's words count as told, reports are read against the DB, the evidence
+    says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
+    words, so "I can't send MMS" for "You are unable to send MMS messages" was flagged in every MMS
+    conversation with the non-solving agent); v2 excused any state the task named; v1 flagged
+    customers opening with their task's symptom."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
-        task_text = t.task.user_text or ""
-        told = set(claims.claims(task_text).items()) | set(phone.state_claims(task_text).items())
-        task = task_text.lower()
+        task = (t.task.user_text or "").lower()
         for m in t.user_texts:
-            if any(x.side == "user" and x.role == "tool" and x.turn == m.turn and x.seq < m.seq for x in t.messages):
-                continue
+            results = _own_results(t, m.seq)
+            now = {k for x in results if x.turn == m.turn for k in claims.shown(x.content)}
             shown: set[tuple[str, str]] = set()
-            for x in t.messages:
-                if x.seq < m.seq and x.side == "user" and x.role == "tool":
-                    seen = {**claims.claims(x.content), **claims.shown(x.content)}
-                    if "network_type" in seen:  # the status bar's network type is what a customer calls the mode
-                        seen.setdefault("network_mode", seen["network_type"])
-                    shown |= set(seen.items()) | set(phone.state_claims(x.content).items())
-            shown_keys = {k for k, _ in shown}
-            said = {(k, v) for k, v in claims.claims(m.content).items()
-                    if (k, v) not in shown and (k, v) not in told and not (k == "signal" and k in shown_keys)}
-            said |= {(k, v) for k, v, words in phone.claim_spans(m.content)  # the template words v3 read
-                     if (k, v) not in shown and _as_claim(k, v) not in told | shown and words.lower() not in task}
-            unshown = sorted(f"{k}={v}" for k, v in said)
-            if unshown:
-                out.append(self.finding(m, f"states {', '.join(unshown)} that no phone result showed"))
+            for x in results:
+                seen = {**claims.claims(x.content), **claims.shown(x.content)}
+                if "network_type" in seen:  # the status bar's network type is what a customer calls the mode
+                    seen.setdefault("network_mode", seen["network_type"])
+                shown |= set(seen.items()) | set(phone.state_claims(x.content).items())
+            told = _told(t, m.seq)
+            said = {(k, v) for k, v in claims.claims(claims.own_words(m.content, [x.content or "" for x in results]))
+                    .items() if (k, v) not in shown and (k, v) not in told and k not in now}
+            if not any(x.turn == m.turn for x in results):  # the template words v3 read
+                said |= {_as_claim(k, v) for k, v, words in phone.claim_spans(m.content)
+                         if (k, v) not in shown and _as_claim(k, v) not in told | shown and words.lower() not in task}
+            said = {(k, v) for k, v in said if not (k == "signal" and any(k == s for s, _ in shown))}
+            if not said:
+                continue
+            db = user_db.db_shown(t, m.turn)
+            if any(x.turn == m.turn for x in results):
+                said = {(k, v) for k, v in said if k in db and not claims.agree(k, v, db[k])}
+            if said:
+                notes = [f"{k}={v}" + (f" (user DB: {db[k]})" if k in db else "") for k, v in sorted(said)]
+                out.append(self.finding(m, f"states {', '.join(notes)} that no phone result showed"))
         return out
 
 
@@ -136,7 +162,9 @@ def _seen_by_user(m: Message) -> bool:
 class FaultNamedEarly(Detector):
     """The customer names a phone setting as the cause before anything it saw (the agent's
     words, a phone result) or its own task mentioned it (v3: only what the customer saw
-    counts, v2 also counted the agent's tool results, and missed "roaming" after the agent's
+    counts; v4: a setting whose state the message claims, read by ``claims``, is no suspected cause
+    ("I think the data saver is on" is ``state_without_tool``'s; v3 excused only the result
+    templates' words); v2 also counted the agent's tool results, and missed "roaming" after the agent's
     own roaming call on the held-out half; v2: only in a message that suspects a cause, v1
     also flagged a setting named for another reason, "roaming charges")."""
 
@@ -147,7 +175,8 @@ class FaultNamedEarly(Detector):
             if not _SUSPECTS.search(strip_tokens(m.content or "")):
                 continue
             before = " ".join((x.content or "") for x in t.messages if x.seq < m.seq and _seen_by_user(x)).lower()
-            claimed = " ".join(phone.state_claims(m.content))  # a stated state is state_without_tool's
+            claimed = " ".join([*phone.state_claims(m.content), *(k.replace("_", " ") for k in claims.claims(m.content))])
+            # a stated state ("I think the data saver is on") is state_without_tool's, not a suspected cause
             named = [name for name, pattern in phone.SETTING_TOPICS.items()
                      if re.search(pattern, (m.content or "").lower()) and not re.search(pattern, before)
                      and not re.search(pattern, task) and not re.search(pattern, claimed)]
@@ -167,7 +196,8 @@ class ConstraintBroken(Detector):
     not want, more data than it is willing to refuel, says it has Wi-Fi it has no access to
     (words: ``talk``), or refuses the bill payment its task accepts (the payment is not made:
     ``outcome``). A negation counts only before what it negates (v1 as first written skipped
-    any sentence with a negation, and missed "I want a top-up of 4 GB, not less." on the tune half)."""
+    any sentence with a negation, and missed "I want a top-up of 4 GB, not less." on the tune half;
+    v2: "calling over wifi" names Wi-Fi calling, not Wi-Fi access, ``phone.WIFI_ACCESS``)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         rules = phone.constraints(t.task.user_text)

@@ -18,9 +18,9 @@ BAR = "Status Bar: 📶³ Good | 4G | 📱 Data Enabled | 🔋 80%"
 @pytest.mark.parametrize(("said", "claim"), [
     ("It's showing airplane mode on", ("airplane_mode", "on")),
     ("Airplane mode is still on though.", ("airplane_mode", "on")),
-    ("Hmm, my network mode is set to 3G only.", ("network_mode", "3g")),
+    ("Hmm, my network mode is set to 3G only.", ("network_mode", "3g_only")),
     ("There's no signal at all up top.", ("signal", "none")),
-    ("The messaging app doesn't have the storage permission.", ("app_permission", "missing")),
+    ("The messaging app doesn't have the storage permission.", ("storage_permission", "missing")),
     ("I already paid the bill last week.", ("payment", "paid")),
     ("Roaming is turned off now", ("roaming", "off")),
     ("I switched off the mobile data", ("mobile_data", "off")),
@@ -117,3 +117,57 @@ def test_the_asked_tool_with_other_arguments_is_a_different_action() -> None:
     wrong, right = (dataclasses.replace(t, messages=(*t.messages, call(mode))) for mode in ("2g_only", "4g_5g_preferred"))
     assert ("different_action", 3) in _classes(wrong)
     assert "different_action" not in {c for c, _ in _classes(right)}
+
+
+AIRPLANE_OFF = f"Airplane Mode is now OFF.\n{BAR}"
+
+
+def test_a_report_about_a_setting_its_result_did_not_show_is_checked_against_the_user_db() -> None:
+    """The user-side DB as a second source of truth (issue 38, 1): after toggling airplane mode the
+    result shows nothing about roaming; the DB (task: roaming off) says the claim is false. v4 read
+    no turn with a phone call, so this fails on it."""
+    wrong = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+                  + performed(2, "toggle_airplane_mode", AIRPLANE_OFF, "Done, airplane mode is off and roaming is on."))
+    found = [f for f in detect_all(wrong, USER_DETECTORS) if f.fault_class == "state_without_tool"]
+    assert [f.message_seq for f in found] == [5] and "roaming=on (user DB: off)" in found[0].evidence
+    right = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+                  + performed(2, "toggle_airplane_mode", AIRPLANE_OFF, "Done, airplane mode is off and roaming is off."))
+    assert _classes(right) == []
+
+
+def test_a_state_the_agent_told_the_customer_is_not_stated_without_a_tool() -> None:
+    """The agent's words count as told (v4 counted only the task's, so this fails on it)."""
+    t = build(opening() + [(2, "agent", "assistant", "I can see on my side that your mobile data is turned off."),
+                           (3, "user", "user", "Oh, so my mobile data is off. I didn't know that.")])
+    assert _classes(t) == []
+
+
+def test_a_state_without_a_tool_carries_what_the_user_db_held() -> None:
+    t = build(opening() + [(2, "agent", "assistant", "I see. Anything else you noticed?"),
+                           (3, "user", "user", "Also my Wi-Fi calling is switched on.")])
+    found = [f for f in detect_all(t, USER_DETECTORS) if f.fault_class == "state_without_tool"]
+    assert len(found) == 1 and "wifi_calling=on (user DB: off)" in found[0].evidence
+
+
+def test_the_user_db_is_read_through_the_phones_own_read_tools_after_the_recorded_calls() -> None:
+    from tauray.results.audit import user_db
+    before = build(opening())
+    after = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+                  + performed(2, "toggle_airplane_mode", AIRPLANE_OFF))
+    assert user_db.db_shown(before, 1)["airplane_mode"] == "on"  # the task's airplane mode is on
+    assert user_db.db_shown(after, 2)["airplane_mode"] == "off" and user_db.db_shown(after, 2)["line"] == "active"
+    assert user_db.db_shown(build(opening(), scenario="tau2_airline__task_0"), 1) == {}  # no user-side state
+
+
+def test_a_faithful_customer_paraphrasing_its_results_and_what_they_imply_is_not_flagged() -> None:
+    """Reports in the customer's own words: what the result showed, and a setting it did not show
+    but the phone really has (roaming still off, per the user-side DB)."""
+    speed = "Speed Test Result: 12.00 Mbps (Fair). Connection is okay for web browsing."
+    t = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
+              + performed(2, "toggle_airplane_mode", AIRPLANE_OFF,
+                          "Okay, the plane mode is off now, I've got three bars on 4G and mobile data shows enabled. "
+                          "Roaming is still off, I think.")
+              + [(4, "agent", "assistant", ask("run_speed_test"))]
+              + performed(4, "run_speed_test", speed, "The speed test came back fair, around 12 megabits, still slowish."),
+              success=False)
+    assert _classes(t) == []

@@ -1,17 +1,26 @@
 """The audit measured on the independent customers: recall per class at the injected turn, false
 positives on faithful customers, and whether attribution names the simulator.
 
-    python -m tests.audit_eval.measure --split test --families mms_issue,mobile_data_issue,service_issue \
-        --n 20 --out /tmp/audit-eval
+    python -m tests.audit_eval.measure --split holdout --n 80 --out /tmp/audit-eval-holdout
 
-runs one sweep (through the driver, in this process, with the in-loop audit) on a local endpoint
-that serves ``tests.audit_eval.customer``: agents ``oracle`` (``scripted-agent-writes`` with the
-reference steps) and ``scripted`` (the non-solving ``scripted-agent``) times customers
-``eval-user:<split>:<class>`` for every class and ``eval-user:<split>:faithful``, on the first
-``--n`` telecom scenarios of each family. It then reads the stored tables (``sim_findings``,
-``sim_attributions``, ``conversations``, ``messages``) and takes the truth from replaying the
-customer on each transcript (``customer.decide``), never from the audit. ``--measure-only`` reads an
-existing run. Rates carry 95% Wilson intervals (``results.intervals``).
+runs two sweeps (through the driver, in this process, with the in-loop audit) on a local endpoint
+that serves ``tests.audit_eval.customer``: agent ``oracle`` (``scripted-agent-writes`` with the
+reference steps) with customers ``eval-user:<split>:<class>`` for every class and
+``eval-user:<split>:faithful``; and the non-solving ``scripted`` agent (``scripted-agent``) with the
+faithful customer and the classes that can happen when no phone step is ever asked
+(:data:`SCRIPTED_CLASSES`; the others are never committed there). Scenarios: ``--n`` telecom
+*tasks* per family (all three families unless ``--families``), each task once (one of its two policy
+variants, alternating), taken in order from the scenario lists of ``--telecom-split`` (default
+``base,full``: base's tasks first; lists that share tasks are deduplicated by task id). ``--split``
+is any split the evaluation set loads (``eval_set.load``): dev, test, or one added later.
+
+It then reads the stored tables (``sim_findings``, ``sim_attributions``, ``conversations``,
+``messages``; each conversation's newest audit, so ``tauray audit OUT/run --judge MODEL`` before
+``--measure-only`` measures the judge tier too) and takes the truth from replaying the customer on
+each transcript (``customer.decide``), never from the audit. ``--measure-only`` reads an existing
+run. Rates carry 95% Wilson intervals (``results.intervals``). Figures: recall per class, variant,
+agent and family, the tier of every finding that counts, false positives per reference agent and
+family, attribution's correct side on failed faulted conversations whose faithful twin passed.
 """
 
 from __future__ import annotations
@@ -30,10 +39,15 @@ from tauray.results.intervals import wilson_interval
 from tauray.results.readers import conversations_df, messages_df, sim_attributions_df, sim_findings_df
 from tauray.scenarios.registry import default_registry
 from tests.audit_eval.customer import TRUTH_ENV, Injection, decide, request_key
-from tests.audit_eval.eval_set import FAULT_CLASSES
+from tests.audit_eval.eval_set import FAULT_CLASSES, load
 
 FAMILIES = ("mms_issue", "mobile_data_issue", "service_issue")
 AGENTS = {"oracle": ("scripted-agent-writes", True), "scripted": ("scripted-agent", False)}
+SCRIPTED_CLASSES = ("unasked_action", "state_without_tool", "new_problem")
+"""The classes the customer can commit with an agent that never asks for a phone step (every other
+class needs an asked step or its result: ``customer.Customer.opportunity``)."""
+MIN_INJECTED = 100
+"""The issue's floor per class (injected faults over all three families) for a recall claim."""
 ACCEPT: dict[str, tuple[str, ...]] = {
     "unasked_action": ("unrequested_write",), "fake_done": ("done_without_call",),
     "ignored_request": ("ignored_request",), "bundled": ("bundled_turn",), "wrong_action": ("different_action",),
@@ -176,17 +190,19 @@ def figures(path: Path, accept: dict[str, tuple[str, ...]], truth_file: Path | N
     found: dict[str, list[bool]] = defaultdict(list)
     any_user: dict[str, list[bool]] = defaultdict(list)
     tiers: dict[str, Counter] = defaultdict(Counter)
-    per_family: dict[str, Counter] = defaultdict(Counter)
+    per_family: dict[str, dict[str, list[bool]]] = defaultdict(lambda: {f: [] for f in FAMILIES})
     fp: dict[str, list[bool]] = defaultdict(list)
     fp_classes: dict[str, Counter] = defaultdict(Counter)
+    all_tiers: Counter = Counter()
     for uid, t in truths.items():
         user = [f for f in findings[uid] if f.get("blamed_side") == "user"]
+        all_tiers.update(f"{f.get('tier')}:{f['fault_class']}" for f in user)
         if t.mismatch:
             continue
         if t.mode == "faithful":
             fp[t.agent].append(bool(user))
             fp[f"{t.agent}/{t.family}"].append(bool(user))
-            fp_classes[t.agent].update(str(f["fault_class"]) for f in user)
+            fp_classes[t.agent].update(f"{f['fault_class']} ({f.get('tier')})" for f in user)
             continue
         if t.fault_class is None:
             continue
@@ -195,7 +211,7 @@ def figures(path: Path, accept: dict[str, tuple[str, ...]], truth_file: Path | N
             found[key].append(bool(hits))
         any_user[t.fault_class].append(any(f.get("turn") == t.turn for f in user))
         tiers[t.fault_class].update(str(f.get("tier")) for f in hits)
-        per_family[t.fault_class][t.family] += 1
+        per_family[t.fault_class].setdefault(t.family, []).append(bool(hits))
 
     twins = {(t.agent, rows[u]["scenario"], rows[u]["trial"]): rows[u].get("success")
              for u, t in truths.items() if t.mode == "faithful" and not t.mismatch}
@@ -222,7 +238,11 @@ def figures(path: Path, accept: dict[str, tuple[str, ...]], truth_file: Path | N
         "recall": {k: Rate.of(sum(v), len(v)).model_dump() for k, v in sorted(found.items())},
         "recall_all": Rate.of(sum(everyone), len(everyone)).model_dump(),
         "any_user_finding_at_turn": {k: Rate.of(sum(v), len(v)).model_dump() for k, v in sorted(any_user.items())},
-        "tiers": {k: dict(v) for k, v in tiers.items()}, "families": {k: dict(v) for k, v in per_family.items()},
+        "tiers": {k: dict(v) for k, v in tiers.items()},
+        "families": {k: {f: Rate.of(sum(v), len(v)).model_dump() for f, v in fams.items()}
+                     for k, fams in sorted(per_family.items())},
+        "below_floor": sorted(k for k, v in found.items() if "/" not in k and "@" not in k and len(v) < MIN_INJECTED),
+        "finding_tiers": dict(all_tiers.most_common()),
         "false_positive_rate": {k: Rate.of(sum(v), len(v)).model_dump() for k, v in sorted(fp.items())},
         "false_positive_classes": {k: dict(v) for k, v in fp_classes.items()},
         "attribution_simulator": {k: Rate.of(sum(v), len(v)).model_dump() for k, v in sorted(side.items())},
@@ -231,47 +251,85 @@ def figures(path: Path, accept: dict[str, tuple[str, ...]], truth_file: Path | N
     }
 
 
-def sweep(name: str, endpoint: str, split: str, families: list[str], n: int, agents: list[str],
-          classes: list[str], trials: int, telecom_split: str, max_in_flight: int) -> dict[str, Any]:
-    """The sweep file's fields (``SweepConfig`` validates them)."""
+def tasks(families: list[str], n: int, telecom_splits: list[str]) -> dict[str, list[str]]:
+    """Per family, the scenario names of its first ``n`` tasks over the scenario lists named, in
+    order: each task once (a task's two policy variants, and a task two lists share, count once;
+    the variant taken alternates), so no task is measured twice."""
+    registry = default_registry()
+    seen: dict[str, list[list[str]]] = {f: [] for f in families}
+    index: dict[str, int] = {}
+    for split in telecom_splits:
+        for entry in registry.select(domain="telecom", split=split):
+            family = _family(entry.name)
+            if family not in seen:
+                continue
+            if entry.upstream_id not in index:
+                index[entry.upstream_id] = len(seen[family])
+                seen[family].append([])
+            variants = seen[family][index[entry.upstream_id]]
+            if entry.name not in variants:
+                variants.append(entry.name)
+    return {f: [v[i % len(v)] for i, v in enumerate(found[:n])] for f, found in seen.items()}
+
+
+def sweep(name: str, endpoint: str, split: str, scenarios: dict[str, list[str]], agent: str,
+          classes: list[str], trials: int, max_in_flight: int) -> dict[str, Any]:
+    """The sweep file's fields for one agent (``SweepConfig`` validates them): the faithful
+    customer and one per class, on the named scenarios."""
     users = {"u-faithful": f"eval-user:{split}:faithful", **{f"u-{c}": f"eval-user:{split}:{c}" for c in classes}}
-    models = {**{f"a-{a}": {"model": f"openai/{AGENTS[a][0]}", "api_base": endpoint, "reference_steps": AGENTS[a][1]}
-                 for a in agents},
+    models = {f"a-{agent}": {"model": f"openai/{AGENTS[agent][0]}", "api_base": endpoint,
+                             "reference_steps": AGENTS[agent][1]},
               **{k: {"model": f"openai/{b}", "api_base": endpoint} for k, b in users.items()}}
-    scenarios = [{"domain": "telecom", "split": telecom_split, "patterns": [f"tau2_telecom*__{f}__*"], "limit": n}
-                 for f in families]
+    selections = [{"domain": "telecom", "patterns": names} for names in scenarios.values() if names]
     return {"name": name, "trials": trials, "seed": 0, "max_in_flight": max_in_flight,
-            "agents": [f"a-{a}" for a in agents], "users": list(users), "scenarios": scenarios, "models": models}
+            "agents": [f"a-{agent}"], "users": list(users), "scenarios": selections, "models": models}
 
 
 def text_lines(fig: dict[str, Any]) -> list[str]:
     r = lambda d: str(Rate(**d))  # noqa: E731
     lines = [f"{fig['path']}: {fig['conversations']} conversations, {fig['replay_mismatches']} replay mismatches, "
              f"{fig['not_committed']} faulty ones where the fault never came; truth file agrees {r(fig['sidecar_agrees'])}",
-             f"{'class':34} {'recall at the injected turn':34} {'any user finding at turn':30} tiers / families"]
+             f"{'class':34} {'recall at the injected turn':34} {'any user finding at turn':30} tiers of the hits"]
     for k, v in fig["recall"].items():
-        extra = f"{fig['tiers'].get(k, {})} {fig['families'].get(k, {})}" if k in fig["families"] else ""
         anyf = r(fig["any_user_finding_at_turn"][k]) if k in fig["any_user_finding_at_turn"] else ""
-        lines.append(f"{k:34} {r(v):34} {anyf:30} {extra}")
+        lines.append(f"{k:34} {r(v):34} {anyf:30} {fig['tiers'].get(k, '') if k in fig['families'] else ''}")
     lines.append(f"{'all':34} {r(fig['recall_all'])}")
+    lines.append("per family (found / injected at the injected turn):")
+    for k, fams in fig["families"].items():
+        lines.append(f"  {k:32} " + "   ".join(f"{f} {r(v)}" for f, v in fams.items()))
+    if fig["below_floor"]:
+        lines.append(f"fewer than {MIN_INJECTED} injected: {', '.join(fig['below_floor'])} (raise --n)")
     for k, v in fig["false_positive_rate"].items():
         lines.append(f"false positives, faithful customer, {k:26} {r(v)}")
-    lines.append(f"  classes of those findings: {fig['false_positive_classes']}")
+    lines.append(f"  classes (tier) of those findings: {fig['false_positive_classes']}")
     for k, v in fig["attribution_simulator"].items():
-        lines.append(f"attribution 'simulator' (failed, twin passed) {k:30} {r(v)}")
+        lines.append(f"attribution correct side 'simulator' (failed, faithful twin passed) {k:30} {r(v)}")
     lines.append(f"  predicted: {fig['attribution_predicted']}")
+    lines.append(f"every user-side finding by tier:class: {fig['finding_tiers']}")
     return lines
+
+
+def _split(name: str) -> str:
+    """A split of the evaluation set (whatever ``eval_set.load`` knows), refused in one line otherwise."""
+    try:
+        items = load(name)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--split {name!r}: {exc}") from None
+    if not items:
+        raise argparse.ArgumentTypeError(f"--split {name!r}: the evaluation set has no phrasings in that split")
+    return name
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.audit_eval.measure", description=__doc__.split("\n")[0])
-    p.add_argument("--split", choices=("dev", "test"), required=True)
+    p.add_argument("--split", type=_split, required=True, help="the evaluation set's split (dev, test, ...)")
     p.add_argument("--families", default=",".join(FAMILIES))
-    p.add_argument("--n", type=int, default=5, help="scenarios per family")
+    p.add_argument("--n", type=int, default=5, help="telecom tasks per family, each measured once (default 5)")
     p.add_argument("--agents", default="oracle,scripted")
     p.add_argument("--classes", default=",".join(FAULT_CLASSES))
-    p.add_argument("--trials", type=int, default=1)
-    p.add_argument("--telecom-split", default="base")
+    p.add_argument("--trials", type=int, default=1, help="trials per task and customer (more than 1 repeats tasks)")
+    p.add_argument("--telecom-split", default="base,full", help="telecom scenario lists, in order, deduplicated "
+                   "by task (default: base,full)")
     p.add_argument("--max-in-flight", type=int, default=6)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--endpoint", help="an endpoint already serving tests.audit_eval.customer (else one is started)")
@@ -296,13 +354,17 @@ def main(argv: list[str] | None = None) -> int:
     if not a.measure_only:
         from tauray.endpoint import start_endpoint  # lazy: only a run needs an endpoint
         from tauray.pipeline.bench.calibration_sweep import run_calibration_sweep  # lazy: starts Ray
+        scenarios = tasks(families, a.n, a.telecom_split.split(","))
+        (a.out / "tasks.json").write_text(json.dumps(scenarios, indent=1))
         os.environ[TRUTH_ENV] = str(truth_file)
         ep = None if a.endpoint else start_endpoint(latency=0.0, behaviours="tests.audit_eval.customer")
         try:
-            config = sweep(f"audit-eval-{a.split}", a.endpoint or ep.base_url, a.split, families, a.n, agents,
-                           classes, a.trials, a.telecom_split, a.max_in_flight)
-            (a.out / "audit-eval-sweep.json").write_text(json.dumps(config, indent=1))
-            run_calibration_sweep(config, a.out / "run")
+            for agent in agents:
+                mine = classes if agent == "oracle" else [c for c in classes if c in SCRIPTED_CLASSES]
+                config = sweep(f"audit-eval-{a.split}-{agent}", a.endpoint or ep.base_url, a.split, scenarios, agent,
+                               mine, a.trials, a.max_in_flight)
+                (a.out / f"audit-eval-sweep-{agent}.json").write_text(json.dumps(config, indent=1))
+                run_calibration_sweep(config, a.out / "run" / agent)
         finally:
             if ep is not None:
                 ep.stop()

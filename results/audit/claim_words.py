@@ -1,0 +1,178 @@
+"""The words of claims: what a customer calls each phone setting or reading (its synonyms), the
+words of each kind of value (on/off, a signal level, a network mode, a SIM or APN state, a
+permission, whether picture messages send, a payment, the line, the speed), and the words that
+turn a sentence into something other than a claim (a question, a plan, a condition, a hedge
+that negates nothing).
+
+Why a vocabulary and not phrasings: the audit's first word rules matched the phone result
+templates' own words ("X is now ON"); a customer who names a setting in its own words ("the plane
+mode", "calling over wifi", "my VPN shows not running") was not read (issue 38). The lists here
+are the settings of the τ² telecom phone and the plain words for them, written from the phone's
+tools and everyday English; ``claims`` reads a sentence with them.
+"""
+
+from __future__ import annotations
+
+import re
+
+_I = re.IGNORECASE
+
+SETTINGS: dict[str, str] = {
+    "airplane_mode": r"\b(?:air|aero)?plane (?:mode|icon|symbol|sign|picture|setting|thing)\b|\b(?:air|aero)plane\b|"
+                     r"\bflight mode\b|\bflying (?:mode|setting|thing)\b|\blittle (?:air|aero)?plane\b",
+    "wifi_calling": r"\b(?:wi-?fi|wireless|internet)[ -]call(?:s|ing)?\b|"
+                    r"\bcall(?:s|ing)?[ -](?:over|via|by|through|on|using)[ -](?:the[ -])?(?:wi-?fi|wireless|internet)\b",
+    "roaming": r"\b(?:data )?roaming\b",
+    "data_saver": r"\bdata[ -]sav(?:er|ing)(?: mode)?\b|\bsaver mode\b|\blow data mode\b|\bdata restriction\b",
+    "mobile_data": r"\b(?:mobile|cellular|cell) data\b|\bdata connection\b|\bmobile internet\b|"
+                   r"\bdata\b(?![ -](?:saver|saving|roaming|plan|usage|limit|allowance|top|refuel|cap))",
+    "wifi": r"\bwi-?fi\b|\bwireless\b|\bwlan\b",
+    "vpn": r"\bvpn\b|\bvirtual private network\b",
+    "network_mode": r"\bnetwork (?:mode|type|setting|preference)s?\b|\bpreferred network\b|"
+                    r"\b(?:[2345]g|lte)(?:\s*(?:/|and|or|,)\s*(?:[2345]g|lte))*\s*(?:only|preferred)\b|"
+                    r"\b(?:only|just)\s+(?:[2345]g|lte)\b",
+    "signal": r"\bsignal\b|(?<!status )\bbars?\b|\breception\b|\bcoverage\b|\bno (?:cell(?:ular)? )?service\b",
+    "sim": r"\bsim(?: card)?\b",
+    "apn": r"\bapn\b|\baccess point\b|\bmmsc\b|\bmms (?:url|address)\b|\bpicture message (?:address|url)\b",
+    "permission": r"\bpermissions?\b|\b(?:messaging|messages|message|texting|text|sms) app\b",
+    "mms": r"\bmms\b|\b(?:picture|photo|multimedia|image|pic)s?(?: messages?| texts?| msgs?)?\b",
+    "payment": r"\bpayment\b|\bbill\b|\bpay\b|\bpaid\b",
+    "line": r"\b(?:my|phone|the|account|mobile)\s+line\b|\bline(?:'s| is| was| has| got| seems)\b",
+    "speed": r"\bspeed(?: ?test)?\b|\bmbps\b|\bmegabits?\b|\bdownloads?\b",
+}
+"""Each readable setting or reading and the words a customer uses for it (the longest match of
+overlapping names wins: "wi-fi calling" over "wi-fi", "data saver" over "data")."""
+
+SWITCHES = ("airplane_mode", "mobile_data", "roaming", "wifi_calling", "wifi", "data_saver", "vpn")
+"""Settings that are on or off."""
+
+NEG = r"(?:\bnot\b|\b(?:is|are|was|were|does|do|did|has|have|had|can|could|wo|would|should|ai)n'?t\b|\bnever\b|\bno longer\b)"
+"""A word that negates the value after it ("isn't on", "not running", "never enabled")."""
+
+_LOCATIVE = r"(?!\s+(?:my|the|your|this|that|a|an|top|it|hold|its|his|her)\b)"
+ON = rf"\bon\b{_LOCATIVE}|\benabled?\b|\bactiv(?:e|ated?)\b|\b(?:switched|turned|toggled|flipped) on\b|\bconnected\b|" \
+     r"\bconnect\b|\brunning\b|\ballowed\b|\bpermitted\b|\blit(?: up)?\b|\b(?:is|'s) there\b|\bshowing\b|\bvisible\b|" \
+     r"\bdisplayed\b|\bopen\b|\bticked\b|\bup and running\b"
+OFF = r"\boff\b|\bdisabled?\b|\binactive\b|\bdeactivated?\b|\b(?:switched|turned|toggled|flipped|shut) off\b|" \
+      r"\bdisconnected\b|\bdisconnect\b|\bstopped\b|\bgr[ae]y(?:ed)?(?: out)?\b|\bclosed\b|\bgone\b|\bdisappeared\b|" \
+      r"\bvanished\b|\bhidden\b|\bunticked\b|\bunchecked\b"
+VALUE = re.compile(rf"(?P<neg>{NEG}\s+(?:\w+\s+){{0,2}})?(?:(?P<on>{ON})|(?P<off>{OFF}))", _I)
+"""The first on/off word of a window, with a negation up to two words before it."""
+
+ABSENT = re.compile(r"(?:\b(?:no|without|not any|not a single|not one)\b(?:\s+[\w-]+){0,2}|"
+                    r"\b(?:don'?t|do not|doesn'?t|does not|can'?t|cannot|didn'?t)\s+(?:\w+\s+)?"
+                    r"(?:see|have|show|use|find|get)\b(?:\s+[\w-]+){0,2})\s*$", _I)
+"""A setting named as absent just before its name ("no VPN", "I don't see any little aeroplane")."""
+
+VERB_BEFORE = re.compile(r"\b(?:(?:turned|switched|toggled|flipped|shut)\s+(?P<v>on|off)|(?P<w>enabled|disabled|activated|"
+                         r"deactivated))\s+(?:the\s+|my\s+|your\s+)?(?:\S+\s+)?$", _I)
+"""A past action before the setting's name ("I switched off the mobile data")."""
+
+QUESTION_START = re.compile(r"^(?:(?:so|and|but|ok(?:ay)?|um+|uh+|well|right|hmm+|oh|wait|sorry)\b[,\s]*)*"
+                            r"(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|had|what|which|"
+                            r"why|how|where|when|who|whose|am)\b", _I)
+"""A sentence ending in "?" that starts like this asks; one that does not ("I guess it's off?",
+"Maybe data saver is on?") still claims."""
+
+NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|let me|only when|only if|as soon as|until|"
+                         r"should i|shall i|do you want|want me to|could you|can you|would you|will you|how do i|"
+                         r"how can i|try to|trying to|i'?d like to|i need to|please|tell me|let me know|whether|"
+                         r"want(?:s|ed)? to|would(?:n'?t)? like|rather|prefer|willing|accept)\b", _I)
+"""A plan, a request or a wish: it says what someone will do, not what the phone shows."""
+
+ABILITY = re.compile(r"\bi (?:really |just |simply )?(?:can'?t|cannot|can not|won'?t|mustn'?t|shouldn'?t|"
+                     r"am not (?:allowed|able) to|'?m not (?:allowed|able) to|don'?t (?:want|dare) to) (?:\w+ )?"
+                     r"(?:change|touch|turn|switch|toggle|do|reset|grant|pay|mess|enable|disable|connect|disconnect|"
+                     r"restart|reboot)\b", _I)
+"""What the customer can or may do ("I can't change the app permissions"): no state of the phone."""
+
+CONDITION = re.compile(r"^\s*(?:if|whether|unless|in case|once|when|after|before)\b", _I)
+"""A clause that supposes something claims nothing."""
+
+HEDGE_NEGATIONS = re.compile(r"\b(?:i'?m|i am) not (?:sure|certain|positive)\b|\bnot sure\b|\bi (?:don'?t|do not) know\b|"
+                             r"\bno idea\b|\bno problems?\b|\bnot a problem\b|^\s*(?:no|nope|yes|yeah|yep)\s*[,.!]", _I)
+"""Negations that negate no setting ("I'm not sure, but...", "no problem with it", a leading "No,")."""
+
+FILLER = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|well|um+|uh+|so|oh|alright|hmm+|anyway|yes|yeah|yep)\b[,.!]?\s*|"
+                    r"(?:no|nope|fine)\s*[,.!]\s*)+", _I)
+"""Words that open a clause and say nothing about the phone ("Okay so", "Right,", "No,")."""
+
+CLAUSE_BREAK = re.compile(r"(?<=[.!?;])\s+|\n+|\s*,?\s+\b(?:but|though|although|however|whereas|while)\b\s+", _I)
+"""Where a claim's scope ends: a sentence, or a contrast ("X is off but Y is on")."""
+
+SIGNAL_LEVELS = ("none", "poor", "fair", "good", "excellent")
+BARS = {"one": 1, "a single": 1, "single": 1, "1": 1, "two": 2, "2": 2, "a couple of": 2, "couple of": 2, "three": 3,
+        "3": 3, "four": 4, "4": 4, "five": 4, "5": 4}
+"""Bars in the status bar and their level (the phone's own: 📶¹ Poor, 📶² Fair, 📶³ Good, 📶⁴ Excellent)."""
+SIGNAL_NONE = re.compile(r"\b(?:no|zero|0|not a single|not one|without)\s+(?:\w+\s+)?(?:signal|bars?|service|reception|"
+                         r"coverage)\b|\bzero\b|\bnothing\b|\bnone\b|\bempty\b|crossed[- ]out|\bsos\b|emergency(?: calls?)? only|"
+                         r"\bdead\b|\bno_service\b|(?:don'?t|doesn'?t|do not|does not|can'?t|cannot)\s+(?:have|get|see|find)"
+                         r"\s+(?:any\s+)?(?:signal|bars?|service|reception)", _I)
+SIGNAL_BARS = re.compile(rf"\b({'|'.join(sorted(BARS, key=len, reverse=True))})\s+(?:\w+\s+)?bars?\b", _I)
+SIGNAL_FULL = re.compile(r"\bfull\b|\ball (?:the |four |of the |\w+ )?bars\b|\bmax(?:imum)?\b|\bperfect\b", _I)
+SIGNAL_WORDS: tuple[tuple[str, str], ...] = (
+    (r"\bexcellent\b", "excellent"), (r"\bgood\b", "good"), (r"\bfair\b", "fair"), (r"\bpoor\b", "poor"),
+    (r"\b(?:strong|decent|solid|great)\b", "~good"), (r"\b(?:ok(?:ay)?|moderate|medium|average|so-so)\b", "~fair"),
+    (r"\b(?:weak|bad|lousy|terrible|low|barely|patchy|spotty|awful)\b", "~poor"))
+"""Signal words: an exact level, or an approximate one ("~good": within a level of it)."""
+
+GENERATION = re.compile(r"\b([2345])\s?g\b|\b(lte)\b", _I)
+
+SIM_STATES: tuple[tuple[str, str], ...] = (
+    (r"\bpuk\b", "locked_puk"), (r"\bpin\b", "locked_pin"), (r"\blocked\b", "locked"),
+    (r"\bno sim\b|\bnot (?:detected|inserted|recogni[sz]ed|found|there|in)\b|\bmissing\b|\bisn'?t (?:there|detected|in)\b|"
+     r"\b(?:can'?t|cannot|doesn'?t|does not) (?:find|detect|read|see)\b|\babsent\b", "missing"),
+    (rf"{NEG}\s+(?:\w+\s+)?(?:active|working|work)\b", "problem"),
+    (r"\bactive\b|\bworking\b|\bworks\b|\bfine\b|\bok(?:ay)?\b|\bdetected\b|\brecogni[sz]ed\b|\bgood\b", "active"),
+    (r"\bproblem\b|\berror\b|\bdead\b|\bbroken\b|\bfaulty\b|\binvalid\b", "problem"))
+
+APN_STATES: tuple[tuple[str, str], ...] = (
+    (rf"{NEG}\s+(?:\w+\s+)?(?:right|correct|fine|normal|ok(?:ay)?|set|filled)\b", "broken"),
+    (rf"{NEG}\s+(?:\w+\s+)?(?:wrong|broken|empty|blank)\b", "ok"),
+    (r"\bwrong\b|\bmessed up\b|\bblank\b|\bempty\b|\bbroken\b|\bmissing\b|\bincorrect\b|\binvalid\b|\bcorrupt\w*\b|"
+     r"\bweird\b|\bstrange\b|\bnot set\b", "broken"),
+    (r"\bfine\b|\bnormal\b|\bcorrect\b|\bright\b(?!\s+(?:now|away|there|here|after|before))|\bstandard\b|"
+     r"\bok(?:ay)?\b|\bgood\b|\bfilled in\b|\bdefault\b", "ok"))
+
+PERMISSION_NAMES = {"sms": r"\bsms\b(?! app)|\btext(?:ing)? permission\b", "storage": r"\bstorage\b"}
+_GRANT = (r"(?:(?:has|have|got)(?!\s+(?:\w+ed|been|done|gone|made|set|put|to|tired|change|switch|turn|toggle|do|make|"
+          r"grant|reset|press|give)\b)|allowed|granted|enabled|permitted|given|access)")
+PERMISSION_MISSING = re.compile(rf"{NEG}\s+(?:\w+\s+){{0,2}}{_GRANT}\b|\b(?:no|without)\s+(?:\w+\s+){{0,2}}(?:permissions?|"
+                                r"access|sms|storage)\b|\bmissing\b|\bdenied\b|\blacks?\b|\blacking\b|\bnothing is\b|"
+                                r"\brevoked\b|\bremoved\b|\bblocked\b", _I)
+PERMISSION_GRANTED = re.compile(rf"\b{_GRANT}\b", _I)
+"""A permission named as missing (a grant word negated, "no storage permission", "denied"), or granted."""
+
+MMS_CANNOT = re.compile(rf"(?:\b(?:can'?t|cannot|can not|unable to)|{NEG})\s+(?:\w+\s+)?(?:send|go|goes|work|deliver|get|"
+                        r"come|be sent|going|sending|working)\b|\bfail\w*\b|\bstuck\b|\bsits? there\b|\berror\b|"
+                        r"\bbounc\w*\b|\bstill broken\b|\bundeliver\w*\b", _I)
+MMS_CAN = re.compile(r"\bcan send\b|\bsends?\b|\bsent\b|\bwent (?:through|out)\b|\bgo(?:es)? (?:through|out)\b|"
+                     r"\bgoing through\b|\bworks?\b|\bworking\b|\bdelivered\b|\bsuccess\w*\b|\bfine\b", _I)
+
+PAYMENT_NONE = re.compile(rf"\bno\s+(?:\w+\s+){{0,2}}(?:request|bill)\b|{NEG}\s+(?:\w+\s+){{0,3}}(?:request|bill)\b|"
+                          r"\bnothing (?:came|arrived|there)\b", _I)
+PAYMENT_PAID = re.compile(r"\bpaid\b|\bpayment (?:went through|was made|has been made|is done|succeeded|completed|"
+                          r"is complete|made)\b|\bsettled\b|\bcleared\b|\bmade the payment\b", _I)
+PAYMENT_REQUEST = re.compile(r"\brequest\b|\basking me to pay\b|\bamount due\b|"
+                             r"\bbill\b[^.!?]{0,12}\b(?:waiting|to pay|due|outstanding|pending)\b", _I)
+
+LINE_STATES: tuple[tuple[str, str], ...] = (
+    (rf"{NEG}\s+(?:\w+\s+)?(?:suspended|cut off|blocked|barred)\b", "active"),
+    (rf"{NEG}\s+(?:\w+\s+)?(?:active|working|open)\b", "suspended"),
+    (r"\bsuspend\w*\b|\bcut off\b|\bblocked\b|\bbarred\b|\bdeactivated\b|\bdisconnected\b|\bterminated\b|"
+     r"\bshut off\b|\bclosed\b", "suspended"),
+    (r"\bactive\b|\bworking\b|\bfine\b|\bok(?:ay)?\b|\bopen\b", "active"))
+
+SPEED_STATES: tuple[tuple[str, str], ...] = (
+    (rf"{NEG}\s+(?:\w+\s+)?(?:fast|quick|good|great|excellent)\b", "slow"),
+    (rf"{NEG}\s+(?:\w+\s+)?(?:slow|bad)\b", "fast"),
+    (r"\bslow\w*\b|\bpoor\b|\bterrible\b|\bawful\b|\bbad\b|\bcrawl\w*\b|\bsluggish\b|\bfair\b|\bdreadful\b|"
+     r"\bhorrible\b|\bbarely\b|\buseless\b|\bsnail\b", "slow"),
+    (r"\bfast\w*\b|\bexcellent\b|\bgreat\b|\bquick\w*\b|\bgood\b|\bspeedy\b|\bamazing\b|\bmuch better\b|"
+     r"\bblazing\b|\bsuper\b", "fast"))
+
+__all__ = ["ABILITY", "ABSENT", "APN_STATES", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "GENERATION", "HEDGE_NEGATIONS", "LINE_STATES",
+           "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",
+           "PERMISSION_GRANTED", "PERMISSION_MISSING", "PERMISSION_NAMES", "QUESTION_START", "SETTINGS", "SIGNAL_BARS",
+           "SIGNAL_FULL", "SIGNAL_LEVELS", "SIGNAL_NONE", "SIGNAL_WORDS", "SIM_STATES", "SPEED_STATES", "SWITCHES",
+           "VALUE", "VERB_BEFORE"]
