@@ -57,8 +57,6 @@ class CoordinatorHost:
             speech = await self._speech(unit)
             result = await run_conversation(unit, self._pick(self.agent_hosts, uid), self._pick(self.user_hosts, uid),
                                             self.traffic, speech)
-            if isinstance(speech, PooledSpeech):  # the pool keeps a failed conversation's audio, if told to
-                await speech.finish(uid, failed=result.conversation.success is not True)
             self.traffic.conversations += measuring
             if unit.judge_configs:
                 result = await self._judged(unit, result)

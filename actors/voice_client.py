@@ -17,7 +17,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tauray.actors.speech.audio_store import HeldAudio, flac, line_flac
+from tauray.actors.speech.audio_store import HeldAudio
 from tauray.actors.speech.channel import SpeechChannel
 from tauray.actors.speech.engines import make_asr, make_tts
 from tauray.actors.unit import VoiceSettings
@@ -48,18 +48,8 @@ class ThreadSpeechClient:
         return self._channels[key]
 
     def _carry(self, text: str, kwargs: dict[str, Any], voice: VoiceSettings) -> tuple[UtteranceRecord, bytes]:
-        channel = self.channel(voice)
-        wav, spoken, drawn, times, vc, seed = channel.speak_both(
-            text, unit_id=kwargs["unit_id"], turn=kwargs["turn"], side=kwargs["side"], task_id=kwargs["task_id"])
-        heard, asr_s = channel.hear(wav)
-        refs: dict[str, str | None] = {"audio_ref": None, "spoken_audio_ref": None}
-        if voice.keep_audio != "none":  # both sides, held until the verdict decides
-            refs = {"audio_ref": self.audio.hold(kwargs["unit_id"], line_flac(wav)),
-                    "spoken_audio_ref": self.audio.hold(kwargs["unit_id"], flac(spoken, channel.tts.sample_rate))}
-        record = channel.record(text, heard, wav, unit_id=kwargs["unit_id"], attempt=kwargs["attempt"],
-                                turn=kwargs["turn"], side=kwargs["side"], clock_s=kwargs["clock_s"], drawn=drawn,
-                                times={**times, "asr": asr_s}, voice=vc, seed=seed)
-        record = record.model_copy(update=refs)
+        record, wav, files = self.channel(voice).carry_kept(text, keep=voice.keep_audio != "none", **kwargs)
+        self.audio.hold_all(kwargs["unit_id"], files)  # both sides, held until the verdict decides
         self.compute_s += record.tts_seconds + record.effects_seconds + record.asr_seconds
         self.carried += 1
         return record, wav

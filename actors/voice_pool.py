@@ -54,12 +54,12 @@ class PooledSpeech:
         if (voice.tts, voice.asr) != self.engines:  # one pool per run, with the run's engines
             raise RuntimeError(f"the speech pool runs {self.engines}, the unit asks for {(voice.tts, voice.asr)}")
         self.carried += 1
-        return await self.client.carry(voice.profile, text, unit_id=unit_id, attempt=attempt, turn=turn,
-                                       side=side, clock_s=clock_s, task_id=task_id)
+        return await self.client.carry(voice.profile, text, keep=voice.keep_audio != "none", unit_id=unit_id,
+                                       attempt=attempt, turn=turn, side=side, clock_s=clock_s, task_id=task_id)
 
-    async def finish(self, unit_id: str, *, failed: bool) -> int:
-        """The conversation's verdict is in: the pool writes its audio if the keep policy says so."""
-        return await self.client.finish(unit_id, failed=failed)
+    def take_audio(self, conversation: str) -> dict[str, bytes]:
+        """The conversation's audio files, handed over once (``actors/rows.py`` keeps them by policy)."""
+        return self.client.take_audio(conversation)
 
     def stats(self) -> dict[str, Any]:
         return {"carried": self.carried, "pool_workers": len(self.client.workers)}
@@ -89,14 +89,13 @@ class PoolLookup:
         return self._by_directory[key]
 
 
-def start_run_pool(run_id: str, *, tts: str, asr: str, run_dir: str, keep: str, seed: int = 0,
-                   reserved_cpus: float = 0.0) -> Any:
+def start_run_pool(run_id: str, *, tts: str, asr: str, seed: int = 0, reserved_cpus: float = 0.0) -> Any:
     """Start run ``run_id``'s speech workers (one per CPU that the run's other actors, which take
-    ``reserved_cpus``, leave) and their directory; returns what :func:`stop_run_pool` takes. Bad engine specs fail here, once, before any conversation."""
+    ``reserved_cpus``, leave) and their directory; returns what :func:`stop_run_pool` takes. Bad
+    engine specs fail here, once, before any conversation."""
     import ray  # lazy: Ray: about 0.7 s to import
 
-    client = start_pool(tts=tts, asr=asr, seed=seed, run_dir=run_dir, keep=keep,  # type: ignore[arg-type]
-                        reserved_cpus=reserved_cpus)
+    client = start_pool(tts=tts, asr=asr, seed=seed, reserved_cpus=reserved_cpus)
     directory = ray.remote(num_cpus=0)(SpeechDirectory).options(
         name=directory_name(run_id), namespace=NAMESPACE).remote(client, (tts, asr))
     ray.get(directory.client.remote())

@@ -258,9 +258,8 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     speech = None
     try:
         if to_run and cfg.voice.speaks:  # voice cells: the run's speech workers, found by the coordinators
-            speech = start_run_pool(cfg.name, tts=cfg.voice.tts, asr=cfg.voice.asr, run_dir=str(out),
-                                    keep=cfg.voice.keep_audio,
-                                    reserved_cpus=reserved_cpus(counts, cfg.cluster.actor_cpus))  # the in-process client's seed: same audio
+            speech = start_run_pool(cfg.name, tts=cfg.voice.tts, asr=cfg.voice.asr,  # the in-process client's seed
+                                    reserved_cpus=reserved_cpus(counts, cfg.cluster.actor_cpus))
         if to_run:
             sched, generations = drive(
                 queues, limits, out=out, run_id=cfg.name, live=LiveTotals(plan), counts=counts,

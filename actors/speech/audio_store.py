@@ -1,20 +1,20 @@
-"""Content-addressed audio files inside a run folder, kept by policy.
+"""An utterance's audio files, content-addressed, and the keep policy that decides which reach
+the run folder.
 
-The line audio of an utterance is 8 kHz μ-law WAV (the line's own coding, so lossless with
-respect to what the recogniser heard, 8 KB per second); its name is the sha256 of its bytes,
-so the same audio is stored once however many utterances share it. A sweep keeps ``none``,
-the audio of ``failed`` conversations only, or ``all``: with ``failed``, utterances wait in
-memory until their conversation's verdict says whether to write them (:meth:`finish`).
+Each utterance has two files, both 16-bit FLAC (lossless; every browser plays it): the spoken
+side (synthesis and source effects, at the synthesiser's rate) and what the line delivered (the
+decoded 8 kHz μ-law: μ-law decodes to 16-bit values exactly, so nothing is lost). A file's name
+is the sha256 of its bytes, so the same audio is stored once however many utterances share it.
+A speech client holds a conversation's files (:class:`HeldAudio`) until its verdict; the keep
+policy (``none``, ``failed``, ``all``; :func:`kept`) decides whether they go with the result to
+the driver's table writer, which writes them into ``<run>/audio/`` (``results/layout.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-from pathlib import Path
-from typing import Final, Literal
-
 import io
+from typing import Final, Literal
 
 import numpy as np
 
@@ -22,7 +22,6 @@ from tauray.actors.speech.errors import SpeechConfigError
 
 KeepPolicy = Literal["none", "failed", "all"]
 KEEP_POLICIES: Final = ("none", "failed", "all")
-AUDIO_DIR: Final = "audio"
 
 
 def audio_hash(wav: bytes) -> str:
@@ -51,6 +50,15 @@ def line_flac(wav: bytes) -> bytes:
     return buf.getvalue()
 
 
+def audio_files(line_wav: bytes, spoken: np.ndarray, rate: int) -> tuple[dict[str, str], dict[str, bytes]]:
+    """One utterance's audio files: the line side (what the line delivered) and the spoken side
+    (the source audio at ``rate``), each as FLAC named by its content. Returns the record's refs
+    (``audio_ref``, ``spoken_audio_ref``) and the files (content hash -> bytes)."""
+    line, said = line_flac(line_wav), flac(spoken, rate)
+    refs = {"audio_ref": audio_hash(line), "spoken_audio_ref": audio_hash(said)}
+    return refs, {refs["audio_ref"]: line, refs["spoken_audio_ref"]: said}
+
+
 class HeldAudio:
     """Audio files of the conversations in flight, held until each one's verdict (the staging
     place of the keep policy): :meth:`hold` names a file by its content, :meth:`take` hands a
@@ -64,6 +72,9 @@ class HeldAudio:
         self._held.setdefault(conversation, {})[ref] = data
         return ref
 
+    def hold_all(self, conversation: str, files: dict[str, bytes]) -> None:
+        self._held.setdefault(conversation, {}).update(files)
+
     def take(self, conversation: str) -> dict[str, bytes]:
         return self._held.pop(conversation, {})
 
@@ -73,50 +84,3 @@ def kept(keep: str, *, failed: bool) -> bool:
     if keep not in KEEP_POLICIES:
         raise SpeechConfigError(f"audio keep policy {keep!r} is unknown; known: {', '.join(KEEP_POLICIES)}")
     return keep == "all" or (keep == "failed" and failed)
-
-
-class AudioStore:
-    """Writes audio under ``<run_dir>/audio/<hash[:2]>/<hash>.wav`` per the keep policy."""
-
-    def __init__(self, run_dir: Path | str, keep: KeepPolicy = "failed") -> None:
-        if keep not in KEEP_POLICIES:
-            raise SpeechConfigError(f"audio keep policy {keep!r} is unknown; known: {', '.join(KEEP_POLICIES)}")
-        self.root = Path(run_dir) / AUDIO_DIR
-        self.keep: KeepPolicy = keep
-        self._pending: dict[str, dict[str, bytes]] = {}
-
-    def path_of(self, ref: str) -> Path:
-        return self.root / ref[:2] / f"{ref}.wav"
-
-    def _write(self, ref: str, wav: bytes) -> None:
-        path = self.path_of(ref)
-        if path.exists():
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(wav)
-        tmp.replace(path)  # atomic: a reader never sees half a file
-
-    def put(self, conversation: str, wav: bytes) -> str | None:
-        """Store (or hold) one utterance's audio; its reference, or None under ``none``."""
-        if self.keep == "none":
-            return None
-        ref = audio_hash(wav)
-        if self.keep == "all":
-            self._write(ref, wav)
-        else:
-            self._pending.setdefault(conversation, {})[ref] = wav
-        return ref
-
-    def finish(self, conversation: str, *, failed: bool) -> int:
-        """A conversation's verdict is in: under ``failed``, write its held audio if it failed and
-        drop it otherwise. Returns the files written."""
-        held = self._pending.pop(conversation, {})
-        if self.keep != "failed" or not failed:
-            return 0
-        for ref, wav in held.items():
-            self._write(ref, wav)
-        return len(held)
-
-    def read(self, ref: str) -> bytes:
-        return self.path_of(ref).read_bytes()

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from tauray.actors.speech import effects as fx
+from tauray.actors.speech.audio_store import audio_files
 from tauray.actors.speech.engines import ASR, SAMPLE_RATE, TTS, SpeechModelSpec, make_asr, make_tts
 from tauray.actors.speech.errors import SpeechConfigError
 from tauray.actors.speech.line import LINE_RATE, resample, telephone, ulaw_decode
@@ -156,6 +157,22 @@ class SpeechChannel:
         heard, asr_s = self.hear(wav)
         return self.record(text, heard, wav, unit_id=unit_id, attempt=attempt, turn=turn, side=side,
                            clock_s=clock_s, drawn=drawn, times={**times, "asr": asr_s}, voice=voice, seed=seed), wav
+
+    def carry_kept(self, text: str, *, keep: bool, unit_id: str, attempt: int = 0, turn: int,
+                   side: Literal["agent", "user"], clock_s: float = 0.0,
+                   task_id: str | None = None) -> tuple[UtteranceRecord, bytes, dict[str, bytes]]:
+        """:meth:`carry`, and with ``keep`` the utterance's audio files: both sides as FLAC named by
+        their content (:func:`~tauray.actors.speech.audio_store.audio_files`), the record naming
+        them. The one way every speech client (in process or on the pool) makes a kept utterance."""
+        wav, spoken, drawn, times, voice, seed = self.speak_both(text, unit_id=unit_id, turn=turn, side=side,
+                                                                 task_id=task_id)
+        heard, asr_s = self.hear(wav)
+        record = self.record(text, heard, wav, unit_id=unit_id, attempt=attempt, turn=turn, side=side,
+                             clock_s=clock_s, drawn=drawn, times={**times, "asr": asr_s}, voice=voice, seed=seed)
+        if not keep:
+            return record, wav, {}
+        refs, files = audio_files(wav, spoken, self.tts.sample_rate)
+        return record.model_copy(update=refs), wav, files
 
     def record(self, text: str, heard: str, wav: bytes, *, unit_id: str, attempt: int, turn: int,
                side: Literal["agent", "user"], clock_s: float, drawn: dict[str, Any], times: dict[str, float],

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from tauray.actors.speech.audio_store import AudioStore, audio_hash
+from tauray.actors.speech.audio_store import kept
 from tauray.actors.speech.engines import EspeakTTS, SpeechModelSpec, check_spec, make_asr
 from tauray.actors.speech.errors import SpeechConfigError
 from tauray.actors.speech.line import LINE_RATE, telephone, ulaw_decode, ulaw_encode
@@ -72,19 +72,11 @@ def test_specs_are_checked_before_any_model_call(monkeypatch):
         make_asr("local/whisper-tiny.en")
 
 
-def test_audio_store_keeps_by_policy(tmp_path):
-    wav = b"RIFF-not-really-audio"
-    none = AudioStore(tmp_path / "a", "none")
-    assert none.put("u1", wav) is None and not (tmp_path / "a").exists()
-    every = AudioStore(tmp_path / "b", "all")
-    ref = every.put("u1", wav)
-    assert ref == audio_hash(wav) and every.read(ref) == wav
-    failed = AudioStore(tmp_path / "c", "failed")
-    ref1, ref2 = failed.put("ok", wav), failed.put("bad", wav + b"2")
-    assert failed.finish("ok", failed=False) == 0 and not failed.path_of(ref1).exists()
-    assert failed.finish("bad", failed=True) == 1 and failed.path_of(ref2).exists()
+def test_keep_policy_is_checked():
+    assert kept("all", failed=False) and kept("failed", failed=True)
+    assert not kept("failed", failed=False) and not kept("none", failed=True)
     with pytest.raises(SpeechConfigError, match="keep policy 'some'"):
-        AudioStore(tmp_path, "some")  # type: ignore[arg-type]
+        kept("some", failed=True)
 
 
 @pytest.mark.slow  # loads a Whisper model and recognises a few utterances (about 10 s on 2 cores)

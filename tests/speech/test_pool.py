@@ -1,33 +1,55 @@
-"""The speech pool on Ray: a coordinator-style caller awaits utterances; audio comes back as an
-ObjectRef and lands in the run folder under the keep policy."""
+"""The speech pool on Ray: a coordinator-style caller awaits utterances; the line audio comes
+back as an ObjectRef, and the audio files (both sides, FLAC, content-addressed) are exactly the
+ones the in-process client keeps, handed over with the conversation's result."""
 
 from __future__ import annotations
 
 import asyncio
+import pickle
 
-from tauray.actors.speech.audio_store import AudioStore, audio_hash
+import pytest
+
+from tauray.actors.speech.audio_store import audio_hash
 from tauray.actors.speech.pool import SpeechClient, start_pool
+from tauray.actors.unit import VoiceSettings
+from tauray.actors.voice_client import ThreadSpeechClient
+from tauray.actors.voice_pool import PooledSpeech
+
+pytest.importorskip("faster_whisper")
+pytestmark = pytest.mark.slow
+
+_TEXT = "Hello, my line id is L, 1, 0, 0, 2."
 
 
-def test_pool_carries_awaited_and_keeps_failed_audio(ray_local, tmp_path):
-    client = start_pool(1, asr="local/whisper-tiny.en", run_dir=tmp_path, keep="failed")
+def _voice(keep: str) -> VoiceSettings:
+    return VoiceSettings(profile="control", tts="local/espeak-ng", asr="local/whisper-tiny.en", keep_audio=keep)
+
+
+def _said(client, keep: str, unit: str = "u-1"):
+    return asyncio.run(client.carry(_TEXT, unit_id=unit, attempt=0, turn=0, side="user", clock_s=0.0,
+                                    voice=_voice(keep), task_id="task-1"))
+
+
+_TIMES = {"tts_seconds", "effects_seconds", "asr_seconds"}
+
+
+def test_the_pool_keeps_what_the_in_process_client_keeps(ray_local) -> None:
+    thread = ThreadSpeechClient()
+    record, wav = _said(thread, "all")
+    files = thread.take_audio("u-1")
+    client = start_pool(1, tts="local/espeak-ng", asr="local/whisper-tiny.en")
     try:
-        async def conversation() -> tuple:
-            a = await client.carry("control", "Hello, my line id is L, 1, 0, 0, 2.", unit_id="u-fail", turn=0,
-                                   side="user")
-            b = await client.carry("control", "Thanks.", unit_id="u-ok", turn=0, side="user")
-            return a, b, await client.finish("u-fail", failed=True), await client.finish("u-ok", failed=False)
-
-        (rec, ref), (ok_rec, _), written, skipped = asyncio.run(conversation())
-        wav = ray_local.get(ref)
-        assert isinstance(ref, ray_local.ObjectRef) and rec.audio_ref == audio_hash(wav)
-        assert written == 1 and skipped == 0
-        store = AudioStore(tmp_path, "failed")
-        assert store.path_of(rec.audio_ref).read_bytes() == wav
-        assert not store.path_of(ok_rec.audio_ref).exists()
-        assert rec.line_ids_spoken == 1 and rec.audio_seconds > 1
-        import pickle
-
+        pooled = PooledSpeech(client, ("local/espeak-ng", "local/whisper-tiny.en"))
+        got, ref = _said(pooled, "all")
+        assert isinstance(ref, ray_local.ObjectRef) and ray_local.get(ref) == wav  # the line audio, by reference
+        assert got.model_dump(exclude=_TIMES) == record.model_dump(exclude=_TIMES)  # same refs, same text heard
+        assert got.audio_ref and got.spoken_audio_ref and got.audio_ref != got.spoken_audio_ref
+        assert pooled.take_audio("u-1") == files  # both sides, FLAC, named by content
+        assert set(files) == {got.audio_ref, got.spoken_audio_ref}
+        assert all(audio_hash(data) == ref for ref, data in files.items())
+        assert pooled.take_audio("u-1") == {}  # handed over once
+        none, _ = _said(pooled, "none", unit="u-2")
+        assert none.audio_ref is None and none.spoken_audio_ref is None and pooled.take_audio("u-2") == {}
         assert isinstance(pickle.loads(pickle.dumps(client)), SpeechClient)
     finally:
         for worker in client.workers:
