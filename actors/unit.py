@@ -28,6 +28,9 @@ class VoiceSettings(Frozen):
     keep_audio: str = Field(default="failed", description="Which conversations' audio is kept: none, failed, all.")
     prompts: dict[str, str] = Field(default_factory=dict, description="Voice prompt ids and versions the sides got, "
                                     "side -> 'id@version#hash'.")
+    text_cell_id: str | None = Field(default=None, description="Id of the cell's text twin (the same cell without "
+                                     "the speech profile): the voice cell's units take their seeds from its units, "
+                                     "and voice is compared with text per twin.")
 
 
 class WorkUnit(Frozen):

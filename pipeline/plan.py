@@ -5,7 +5,8 @@ One rule makes ids (:func:`unit_id` over :func:`cell_id`): the id hashes what th
 models are asked (model identity without operational fields), the options, the
 scenario and the trial, so a rerun of the same unit has the same id (resume skips
 it) and the same seed (the models are asked the same thing), whether it came from
-``tauray run`` or a sweep file. Expansion is lazy, so a sweep of a million units
+``tauray run`` or a sweep file. A voice unit's seed is its text twin's (the same cell
+without the speech profile), so voice and text run each task on one seed. Expansion is lazy, so a sweep of a million units
 costs the driver no memory up front.
 """
 
@@ -105,7 +106,8 @@ class SweepPlan:
                         "max_steps": cfg.max_steps, "max_errors": cfg.max_errors, "seed": cfg.seed}
             if cfg.judge_gates:  # ids of cells that do not gate on the judge stay what they were
                 identity["judge_gates"] = True
-            voice = _voice(cfg, a, profile)
+            text_cell = cell_id(identity)  # the cell without its profile: the text twin of every voice cell
+            voice = _voice(cfg, a, profile, text_cell)
             if voice is not None:  # text cells carry no speech key: their ids stay what they were
                 identity["speech"] = _voice_identity(cfg, voice)
             self.cells.append(Cell(cell_id=cell_id(identity), agent_name=a, user_name=u, agent=agent, user=user,
@@ -132,18 +134,29 @@ class SweepPlan:
             if uid in skip:
                 continue
             yield WorkUnit(unit_id=uid, run_id=cfg.name, sweep_id=cfg.name, cell_id=cell.cell_id, scenario=name,
-                           trial=trial, seed=unit_seed(uid, cfg.seed), agent=cell.agent, user=cell.user,
+                           trial=trial, seed=unit_seed(_seed_unit(cell, uid, name, trial), cfg.seed), agent=cell.agent, user=cell.user,
                            judge_configs=cell.judge_configs, judge_gates=cell.judge_gates, max_steps=cfg.max_steps,
                            max_errors=cfg.max_errors, audit=cfg.audit, voice=cell.voice)
 
 
-def _voice(cfg: SweepConfig, agent: str, profile: str) -> VoiceSettings | None:
-    """The voice settings of the (agent, profile) cell; None for a text cell."""
+def _seed_unit(cell: Cell, uid: str, scenario: str, trial: int) -> str:
+    """The unit id a unit's seed derives from: its own, or for a voice unit its text twin's
+    (the same scenario and trial in the cell without the profile), so that voice and text run
+    each task on the same seed and differ only by the speech channel."""
+    if cell.voice is None or cell.voice.text_cell_id is None:
+        return uid
+    return unit_id(cell.voice.text_cell_id, scenario, trial)
+
+
+def _voice(cfg: SweepConfig, agent: str, profile: str, text_cell: str) -> VoiceSettings | None:
+    """The voice settings of the (agent, profile) cell; None for a text cell. ``text_cell``: the
+    id of the same cell without the profile (its seeds are the voice cell's)."""
     if profile == TEXT_PROFILE:
         return None
     v = cfg.voice
     return VoiceSettings(profile=profile, tts=v.tts, asr=v.asr, audio_in=agent in v.audio_agents,
-                         hear_agent=v.hear_agent, keep_audio=v.keep_audio, prompts=prompt_labels())
+                         hear_agent=v.hear_agent, keep_audio=v.keep_audio, prompts=prompt_labels(),
+                         text_cell_id=text_cell)
 
 
 def _voice_identity(cfg: SweepConfig, voice: VoiceSettings) -> dict[str, Any]:

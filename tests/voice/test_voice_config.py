@@ -47,6 +47,23 @@ def test_profiles_are_an_axis_and_part_of_the_identity() -> None:
     assert SweepPlan(heard, select(heard)).cells[0].cell_id != plan.cells[1].cell_id
 
 
+def test_a_voice_unit_has_the_seed_of_its_text_twin() -> None:
+    base = dict(agent={"model": "oracle"}, user={"model": "scripted"}, patterns=["tau2_mock__*"], name="v", trials=2)
+    alone = run_config(**base)  # the text cell as it was planned before voice mode
+    before = {(u.scenario, u.trial): (u.unit_id, u.seed) for u in SweepPlan(alone, select(alone)).units(
+        SweepPlan(alone, select(alone)).cells[0])}
+    cfg = run_config(**base, voice={"profiles": ["text", "control", "regular"]})
+    plan = SweepPlan(cfg, select(cfg))
+    text, control, regular = ([u for u in plan.units(c)] for c in plan.cells)
+    assert {(u.scenario, u.trial): (u.unit_id, u.seed) for u in text} == before  # text units: ids and seeds as before
+    for twin, a, b in zip(text, control, regular):
+        assert (twin.scenario, twin.trial) == (a.scenario, a.trial) == (b.scenario, b.trial)
+        assert a.seed == b.seed == twin.seed  # the same task, trial and seed in every profile
+        assert len({twin.unit_id, a.unit_id, b.unit_id}) == 3  # ids still differ by profile
+        assert a.voice is not None and a.voice.text_cell_id == twin.cell_id
+    assert len({u.seed for u in text}) == len(text)
+
+
 @pytest.mark.parametrize("voice, message", [
     ({"profiles": ["noisy"]}, "unknown speech profile 'noisy'"),
     ({"profiles": ["control", "control"]}, "expected distinct profiles"),
