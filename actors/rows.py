@@ -161,7 +161,7 @@ def _voice_columns(conv: Conversation) -> dict[str, Any]:
                 utterances=len(said), mean_wer=sum(u.wer for u in said) / len(said) if said else None,
                 identifiers_spoken=sum(u.identifiers_spoken for u in said),
                 identifiers_lost=sum(u.identifiers_lost for u in said),
-                audio_seconds=sum(u.audio_seconds for u in said))
+                audio_seconds=sum(u.audio_seconds for u in said), text_cell_id=voice.text_cell_id)
 
 
 def _kind(model: str) -> str:

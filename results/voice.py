@@ -3,10 +3,10 @@
 channel lost (misheard identifiers, misheard requests).
 
 Pure pandas over the ``conversations`` and ``utterances`` tables (docs/voice.md). A task
-is the pair (scenario, trial): a profile's cell and the text cell with the same agent and
-user run it on the same seed, so retention compares each task with itself; its interval
-resamples tasks whole (:mod:`tauray.results.intervals`), as one task's voice and text
-outcomes are not independent.
+is the pair (scenario, trial): a voice cell and its text twin (the same cell without the
+profile, ``text_cell_id``) run it on the same seed, so retention compares each task with
+itself, within one cell; its interval resamples tasks whole (:mod:`tauray.results.intervals`),
+as one task's voice and text outcomes are not independent.
 """
 
 from __future__ import annotations
@@ -76,37 +76,67 @@ def failure_causes(conv: Any, utt: Any, messages: Any | None = None) -> Any:
     return voice
 
 
+# What names a cell without its profile where a row has no twin id (rows from before it existed).
+_CELL_COLUMNS = ("agent_model", "user_model", "judge_model")
+
+
+def _twin(c: Any) -> Any:
+    """Per row, the cell without its speech profile: a voice row's ``text_cell_id`` (its text twin),
+    a text row's own ``cell_id``; where any row lacks it, the models the cell binds (agent, user,
+    judge) for every row, so older runs still group by cell."""
+    text = c["speech_profile"] == TEXT
+    if "cell_id" in c and "text_cell_id" in c:
+        key = c["text_cell_id"].where(~text, c["cell_id"])
+        if key.notna().all():
+            return key.astype(str)
+    cols = [col for col in _CELL_COLUMNS if col in c]
+    return c[cols].astype(str).agg("|".join, axis=1) if cols else pd.Series("all", index=c.index)
+
+
 def profile_table(conv: Any, utt: Any, messages: Any | None = None) -> Any:
-    """One row per speech profile: conversations, success with its task-clustered interval,
-    retention against text on the paired tasks with its interval, mean WER, identifiers lost,
-    and failures traced to a lost identifier or a misheard request."""
+    """One row per cell without its profile (agent, user, judge, options) and speech profile:
+    conversations, success with its task-clustered interval, retention against the same
+    cell's text twin on the paired tasks with its interval, mean WER, identifiers lost, and
+    failures traced to a lost identifier or a misheard request. Cells never mix: each voice
+    cell is paired only with its own twin's text conversations."""
     c = conv.copy()
     c["speech_profile"] = c["speech_profile"].astype(str)
     c["task"] = c["scenario"].astype(str) + "#" + c["trial"].astype(str)
     c["ok"] = (c["success"] == True).astype(int)  # noqa: E712
-    text = c[c["speech_profile"] == TEXT].drop_duplicates("task").set_index("task")["ok"]
+    c["twin"] = _twin(c)
     causes = failure_causes(conv, utt, messages) if (c["speech_profile"] != TEXT).any() else None
+    if causes is not None:
+        causes = causes.merge(c[["run_id", "unit_id", "attempt", "twin"]].astype({"run_id": str, "unit_id": str}),
+                              on=["run_id", "unit_id", "attempt"], how="left")
     rows = []
-    for profile, g in c.groupby("speech_profile", sort=False):
-        per_task = g.groupby("task")["ok"].agg(["size", "sum"])
-        lo, hi = rate_interval(per_task["size"].to_numpy(), per_task["sum"].to_numpy())
-        row: dict[str, Any] = {"profile": profile, "conversations": len(g), "success": g["ok"].mean(),
-                               "success_lo": lo, "success_hi": hi}
-        paired = g.drop_duplicates("task").set_index("task")["ok"].reindex(text.index).dropna()
-        r, rlo, rhi = paired_retention(paired.to_numpy(), text.reindex(paired.index).to_numpy()) \
-            if profile != TEXT and len(paired) else (1.0 if profile == TEXT else math.nan, math.nan, math.nan)
-        row.update(paired_tasks=len(paired) if profile != TEXT else len(text), retention=r, retention_lo=rlo,
-                   retention_hi=rhi, mean_wer=g["mean_wer"].mean() if "mean_wer" in g else math.nan,
-                   identifiers_lost=int(g.get("identifiers_lost", pd.Series(dtype=int)).sum()),
-                   identifiers_spoken=int(g.get("identifiers_spoken", pd.Series(dtype=int)).sum()))
-        if causes is not None and profile != TEXT:
-            f = causes[(causes["speech_profile"].astype(str) == profile) & causes["failed"]]
-            row.update(failures=len(f), failures_with_lost_ids=int((f["ids_lost"] > 0).sum()),
-                       failures_with_misheard_request=int(((f["requests_misheard"] > 0) | f["not_caught"]).sum()))
-        else:
-            row.update(failures=int((g["ok"] == 0).sum()), failures_with_lost_ids=0, failures_with_misheard_request=0)
-        rows.append(row)
+    for twin, cell in c.groupby("twin", sort=False):
+        text = cell[cell["speech_profile"] == TEXT].drop_duplicates("task").set_index("task")["ok"]
+        for profile, g in cell.groupby("speech_profile", sort=False):
+            rows.append(_profile_row(twin, profile, g, text, causes))
     return pd.DataFrame(rows)
+
+
+def _profile_row(twin: str, profile: str, g: Any, text: Any, causes: Any) -> dict[str, Any]:
+    """One (cell, profile) row of :func:`profile_table`; ``text``: the twin's text outcome per task."""
+    per_task = g.groupby("task")["ok"].agg(["size", "sum"])
+    lo, hi = rate_interval(per_task["size"].to_numpy(), per_task["sum"].to_numpy())
+    row: dict[str, Any] = {col: g[col].iloc[0] for col in _CELL_COLUMNS if col in g}
+    row.update(cell=twin, profile=profile, conversations=len(g), success=g["ok"].mean(), success_lo=lo,
+               success_hi=hi)
+    paired = g.drop_duplicates("task").set_index("task")["ok"].reindex(text.index).dropna()
+    r, rlo, rhi = paired_retention(paired.to_numpy(), text.reindex(paired.index).to_numpy()) \
+        if profile != TEXT and len(paired) else (1.0 if profile == TEXT else math.nan, math.nan, math.nan)
+    row.update(paired_tasks=len(paired) if profile != TEXT else len(text), retention=r, retention_lo=rlo,
+               retention_hi=rhi, mean_wer=g["mean_wer"].mean() if "mean_wer" in g else math.nan,
+               identifiers_lost=int(g.get("identifiers_lost", pd.Series(dtype=int)).sum()),
+               identifiers_spoken=int(g.get("identifiers_spoken", pd.Series(dtype=int)).sum()))
+    if causes is not None and profile != TEXT:
+        f = causes[(causes["speech_profile"].astype(str) == profile) & (causes["twin"] == twin) & causes["failed"]]
+        row.update(failures=len(f), failures_with_lost_ids=int((f["ids_lost"] > 0).sum()),
+                   failures_with_misheard_request=int(((f["requests_misheard"] > 0) | f["not_caught"]).sum()))
+    else:
+        row.update(failures=int((g["ok"] == 0).sum()), failures_with_lost_ids=0, failures_with_misheard_request=0)
+    return row
 
 
 def voice_table(path: Any) -> Any:

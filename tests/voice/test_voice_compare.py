@@ -33,3 +33,28 @@ def test_profile_table_counts_failures_that_lost_an_identifier() -> None:
     c = table.loc["control"]
     assert c["success"] == 0.5 and c["retention"] == 0.5 and c["paired_tasks"] == 4
     assert c["failures"] == 2 and c["failures_with_lost_ids"] == 1 and c["failures_with_misheard_request"] == 1
+
+
+def _cell(agent: str, twin: str, profile: str, oks: list[bool]) -> list[dict]:
+    """One cell's rows: voice rows name their text twin (text_cell_id), text rows are the twin."""
+    return [{"run_id": "r", "unit_id": f"{twin}-{profile}-{i}", "attempt": 0, "speech_profile": profile,
+             "cell_id": twin if profile == "text" else f"{twin}-{profile}",
+             "text_cell_id": None if profile == "text" else twin, "agent_model": agent, "user_model": "scripted",
+             "judge_model": None, "scenario": f"s{i}", "trial": 0, "success": ok, "mean_wer": 0.1,
+             "identifiers_lost": 0, "identifiers_spoken": 1} for i, ok in enumerate(oks)]
+
+
+def test_cells_are_compared_with_their_own_text_twin() -> None:
+    # agent a solves every task in text and half in voice; agent b solves none in text and
+    # half in voice. Pooled by profile, both mix: success 0.5 and retention against the
+    # first text row per task; per cell, a retains 0.5 and b has no text success to retain.
+    rows = (_cell("a", "ca", "text", [True] * 4) + _cell("b", "cb", "text", [False] * 4)
+            + _cell("a", "ca", "control", [True, True, False, False]) + _cell("b", "cb", "control", [True, True, False, False]))
+    table = profile_table(pd.DataFrame(rows), pd.DataFrame())
+    assert len(table) == 4  # (agent a, agent b) x (text, control)
+    a = table[(table["agent_model"] == "a")].set_index("profile")
+    b = table[(table["agent_model"] == "b")].set_index("profile")
+    assert a.loc["text", "success"] == 1.0 and b.loc["text", "success"] == 0.0
+    assert a.loc["control", "conversations"] == 4 and a.loc["control", "paired_tasks"] == 4
+    assert a.loc["control", "retention"] == 0.5 and math.isnan(b.loc["control", "retention"])
+    assert (table["user_model"] == "scripted").all()
