@@ -161,7 +161,14 @@ def _voice_columns(conv: Conversation) -> dict[str, Any]:
                 utterances=len(said), mean_wer=sum(u.wer for u in said) / len(said) if said else None,
                 identifiers_spoken=sum(u.identifiers_spoken for u in said),
                 identifiers_lost=sum(u.identifiers_lost for u in said),
-                audio_seconds=sum(u.audio_seconds for u in said), text_cell_id=voice.text_cell_id)
+                audio_seconds=sum(u.audio_seconds for u in said), speech_cost_usd=_speech_cost(said),
+                text_cell_id=voice.text_cell_id)
+
+
+def _speech_cost(said: list[Any]) -> float | None:
+    """The utterances' synthesis and recognition cost; None when any price is unknown."""
+    costs = [c for u in said for c in (u.tts_cost_usd, u.asr_cost_usd)]
+    return None if any(c is None for c in costs) else round(sum(costs), 8)
 
 
 def _kind(model: str) -> str:

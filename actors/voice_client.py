@@ -44,7 +44,7 @@ class ThreadSpeechClient:
             if engines is None:
                 engines = self._engines[(voice.tts, voice.asr)] = (
                     make_tts(voice.tts), make_asr(voice.asr, cpu_threads=self.cpu_threads))
-            self._channels[key] = SpeechChannel(voice.profile, tts=engines[0], asr=engines[1])
+            self._channels[key] = SpeechChannel(voice.custom or voice.profile, tts=engines[0], asr=engines[1])
         return self._channels[key]
 
     def _carry(self, text: str, kwargs: dict[str, Any], voice: VoiceSettings) -> tuple[UtteranceRecord, bytes]:

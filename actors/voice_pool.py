@@ -19,6 +19,7 @@ import asyncio
 from typing import Any
 
 from tauray.actors.speech.pool import start_pool
+from tauray.actors.speech.spec import SpeechModelSpec, as_spec
 from tauray.actors.unit import VoiceSettings
 
 NAMESPACE = "tauray"
@@ -32,7 +33,7 @@ def directory_name(run_id: str) -> str:
 class SpeechDirectory:
     """A run's speech pool client, held where every coordinator can find it (a named actor)."""
 
-    def __init__(self, client: Any, engines: tuple[str, str]) -> None:
+    def __init__(self, client: Any, engines: tuple[Any, Any]) -> None:
         self._client = client
         self._engines = engines
 
@@ -44,9 +45,9 @@ class PooledSpeech:
     """The coordinator's speech client on the pool: the ``ThreadSpeechClient`` call, carried
     by the pool's workers (the audio as an ``ObjectRef``)."""
 
-    def __init__(self, client: Any, engines: tuple[str, str]) -> None:
+    def __init__(self, client: Any, engines: tuple[Any, Any]) -> None:
         self.client = client
-        self.engines = engines
+        self.engines = (as_spec(engines[0], "tts"), as_spec(engines[1], "asr"))  # specs (a model string: its spec)
         self.carried = 0
 
     async def carry(self, text: str, *, unit_id: str, attempt: int, turn: int, side: str, clock_s: float,
@@ -54,7 +55,7 @@ class PooledSpeech:
         if (voice.tts, voice.asr) != self.engines:  # one pool per run, with the run's engines
             raise RuntimeError(f"the speech pool runs {self.engines}, the unit asks for {(voice.tts, voice.asr)}")
         self.carried += 1
-        return await self.client.carry(voice.profile, text, keep=voice.keep_audio != "none", unit_id=unit_id,
+        return await self.client.carry(voice.custom or voice.profile, text, keep=voice.keep_audio != "none", unit_id=unit_id,
                                        attempt=attempt, turn=turn, side=side, clock_s=clock_s, task_id=task_id)
 
     def take_audio(self, conversation: str) -> dict[str, bytes]:
@@ -89,13 +90,16 @@ class PoolLookup:
         return self._by_directory[key]
 
 
-def start_run_pool(run_id: str, *, tts: str, asr: str, seed: int = 0, reserved_cpus: float = 0.0) -> Any:
+def start_run_pool(run_id: str, *, tts: SpeechModelSpec, asr: SpeechModelSpec, seed: int = 0,
+                   reserved_cpus: float = 0.0) -> Any:
     """Start run ``run_id``'s speech workers (one per CPU that the run's other actors, which take
-    ``reserved_cpus``, leave) and their directory; returns what :func:`stop_run_pool` takes. Bad
-    engine specs fail here, once, before any conversation."""
+    ``reserved_cpus``, leave; one per GPU for a recogniser on ``cuda``) and their directory;
+    returns what :func:`stop_run_pool` takes. Bad engine specs fail here, once, before any
+    conversation."""
     import ray  # lazy: Ray: about 0.7 s to import
 
-    client = start_pool(tts=tts, asr=asr, seed=seed, reserved_cpus=reserved_cpus)
+    client = start_pool(tts=tts, asr=asr, seed=seed, gpu=1.0 if asr.device == "cuda" else 0.0,
+                        reserved_cpus=reserved_cpus)
     directory = ray.remote(num_cpus=0)(SpeechDirectory).options(
         name=directory_name(run_id), namespace=NAMESPACE).remote(client, (tts, asr))
     ray.get(directory.client.remote())

@@ -28,6 +28,7 @@ from typing import Any, Callable, Literal
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tauray.endpoint.audio_routes import add_audio_routes
 from tauray.endpoint.quota import EndpointQuota, prompt_tokens_of
 from tauray.endpoint.wire import add_wire_routes
 from tauray.endpoint.behaviours import (
@@ -349,6 +350,7 @@ def create_app(config: EndpointConfig) -> web.Application:
         app.router.add_get(f"{prefix}/stats", _get_stats)
         app.router.add_post(f"{prefix}/stats/reset", _reset_stats)
         app.router.add_get(f"{prefix}/quota", _get_quota)
+        add_audio_routes(app.router, prefix, lambda request: request.app[_STATE])  # /audio/speech, /transcriptions
     add_wire_routes(app, _chat_completions)  # Anthropic's, Gemini's and Azure's own routes
     return app
 

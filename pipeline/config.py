@@ -32,14 +32,14 @@ from pydantic import (
 from tauray.actors.judge import JudgeConfig as Judge
 from tauray.actors.judge.sim_audit import refuse_audit_prompt
 from tauray.actors.llm import ModelSpec
-from tauray.actors.speech.profiles import PROFILES
+from tauray.actors.speech.spec import SpeechModelSpec
+from tauray.pipeline.voice_config import VoiceConfig, check_voice
 from tauray.scenarios.conventions import ORACLE, SCRIPTED
 
 if TYPE_CHECKING:  # the llm package costs ~1 s to import: not at CLI start-up
     from tauray.actors.llm.spec import ModelSpec
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
-TEXT_PROFILE = "text"  # the speech profile of a text-only cell (no speech channel)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 # The source of a ``tauray run`` configuration, as errors name it.
@@ -62,17 +62,26 @@ class Price(BaseModel):
 
 
 class ModelEntry(BaseModel):
-    """One named model: a ModelSpec (per-model limits included) and an optional price."""
+    """One named model: a ModelSpec (per-model limits included) and an optional price; or, with
+    ``role = "tts"`` or ``"asr"``, a speech model (:class:`SpeechModelSpec`) that ``[voice]``
+    binds to that role."""
 
     model_config = ConfigDict(frozen=True, extra="allow")
     price: Price | None = Field(default=None, description="Price used when litellm knows none.")
     # the spec validated once, at load (the plan and the readiness check take it from here)
     _model_spec: ModelSpec | None = PrivateAttr(default=None)
+    _speech: SpeechModelSpec | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _valid_spec(self) -> ModelEntry:
         try:
-            self._model_spec = ModelSpec.model_validate(self.spec)
+            if self.spec.get("role") in ("tts", "asr"):  # a speech model, priced per character or second
+                if self.price is not None:
+                    raise ValueError("'price': a speech model's price is usd_per_million_chars (tts) or "
+                                     "usd_per_minute (asr)")
+                self._speech = SpeechModelSpec.model_validate(self.spec)
+            else:
+                self._model_spec = ModelSpec.model_validate(self.spec)
         except ValidationError as exc:
             raise ValueError("; ".join(
                 f"'{'.'.join(str(p) for p in e['loc']) or 'model'}': {e['msg'].removeprefix('Value error, ')}"
@@ -93,8 +102,13 @@ class ModelEntry(BaseModel):
         return self._model_spec
 
     @property
+    def speech(self) -> SpeechModelSpec | None:
+        """The entry's speech model spec (``role`` tts or asr), or None for a chat model."""
+        return self._speech
+
+    @property
     def concurrency(self) -> int:
-        return self._model_spec.concurrency
+        return self._model_spec.concurrency if self._model_spec is not None else 1 << 30  # speech: metered by rpm
 
 
 class JudgeEntry(BaseModel):
@@ -160,43 +174,6 @@ class ClusterConfig(BaseModel):
     spread: bool = Field(default=True, description="SPREAD scheduling: put actors on different nodes.")
     ship_project: bool = Field(default=True, description="On a cluster, ship this project with py_modules.")
     runtime_env: dict[str, Any] = Field(default_factory=dict, description="Extra Ray runtime_env (e.g. pip).")
-
-
-class VoiceConfig(BaseModel):
-    """Voice mode (``[voice]`` in a sweep file, docs/voice.md): every cell runs once per speech
-    profile; a profile other than ``text`` carries every utterance over a speech channel."""
-
-    model_config = _STRICT
-    profiles: list[str] = Field(default_factory=lambda: [TEXT_PROFILE], min_length=1, description="Speech "
-                                "profiles, a sweep axis: 'text' (no speech), 'control', 'regular', the ablations "
-                                "'audio', 'accents', 'behaviour' and their pairs (actors/speech/profiles.py).")
-    tts: str = Field(default="local/espeak-ng", min_length=1, description="Speech synthesis engine, a model spec "
-                     "bound to the tts role: 'local/espeak-ng' offline, or a name from [models] (litellm speech).")
-    asr: str = Field(default="local/whisper-tiny.en", min_length=1, description="Speech recogniser bound to the asr "
-                     "role: a packaged offline model ('local/...') or a name from [models] (litellm transcription).")
-    audio_agents: list[str] = Field(default_factory=list, description="Agent model names that take the caller's "
-                                    "audio themselves (audio-in agents, litellm audio message parts); the other "
-                                    "agents are cascaded: they read the recognised text.")
-    hear_agent: bool = Field(default=False, description="The user simulator hears the agent through the channel "
-                             "too (default: it reads the agent's own words, as τ-Voice's does); each utterance "
-                             "where the two differ is marked.")
-    keep_audio: Literal["none", "failed", "all"] = Field(default="failed", description="Which conversations' "
-                                                         "audio the run folder keeps (content-addressed FLAC).")
-
-    @field_validator("profiles")
-    @classmethod
-    def _known_profiles(cls, v: list[str]) -> list[str]:
-        for i, name in enumerate(v):
-            if name not in PROFILES:
-                raise ValueError(f"voice.profiles[{i}]: unknown speech profile {name!r}; known: {', '.join(PROFILES)}")
-        if len(set(v)) != len(v):
-            raise ValueError(f"voice.profiles: expected distinct profiles, got {v}")
-        return v
-
-    @property
-    def speaks(self) -> bool:
-        """Whether any profile of the sweep carries speech."""
-        return any(p != TEXT_PROFILE for p in self.profiles)
 
 
 class SweepConfig(BaseModel):
@@ -271,7 +248,7 @@ class SweepConfig(BaseModel):
         for field, names in (("agents", self.agents), ("users", self.users)):
             if len(set(names)) != len(names):
                 raise ValueError(f"{field}: expected distinct model names, got {names}")
-        _check_voice(self)
+        check_voice(self)
         return self
 
     @property
@@ -313,42 +290,17 @@ class SweepConfig(BaseModel):
     def spec(self, name: str) -> dict[str, Any]:
         return self.models[name].spec if name in self.models else {"model": name}
 
+    def speech_spec(self, role: Literal["tts", "asr"]) -> SpeechModelSpec:
+        """The speech model ``[voice]`` binds to ``role``: a ``local/...`` name, or a [models] entry's spec."""
+        name = getattr(self.voice, role)
+        entry = self.models.get(name)
+        if entry is not None and entry.speech is not None:
+            return entry.speech
+        return SpeechModelSpec(role=role, model=name)
+
     def price(self, name: str) -> Price | None:
         entry = self.models.get(name)
         return entry.price if entry else None
-
-
-def _check_voice(cfg: SweepConfig) -> None:
-    """Voice settings the run can honour, checked at load (before any model call): speech
-    engines named in [models] exist, and an audio-in agent is a model litellm says takes audio."""
-    v = cfg.voice
-    for role in ("tts", "asr"):
-        name = getattr(v, role)
-        if not name.startswith("local/") and name not in cfg.models:
-            raise ValueError(f"voice.{role}: unknown speech model {name!r}; expected 'local/...' or a name from "
-                             f"[models] ({', '.join(sorted(cfg.models)) or 'none defined'})")
-    for i, name in enumerate(v.audio_agents):
-        if name not in cfg.agents or name == ORACLE:
-            raise ValueError(f"voice.audio_agents[{i}]: {name!r} is not a model among the agents")
-        if not v.speaks:
-            raise ValueError(f"voice.audio_agents[{i}]: an audio-in agent needs a speech profile other than 'text'")
-        if not takes_audio(cfg.models[name].spec):
-            raise ValueError(f"voice.audio_agents[{i}]: model {cfg.models[name].model!r} takes no audio input "
-                             "(litellm's model info has no supports_audio_input for it)")
-
-
-def takes_audio(spec: dict[str, Any]) -> bool:
-    """Whether litellm says a model accepts audio message parts; the local test endpoint's
-    audio behaviour (``audio-*`` models on it) counts as one that does."""
-    model = str(spec.get("model", ""))
-    if model.split("/", 1)[-1].startswith("audio-") and (spec.get("api_base") or "").startswith("http://127.0.0.1"):
-        return True
-    import litellm  # lazy: ~1 s to import, only for sweeps with audio-in agents
-
-    try:
-        return bool(litellm.supports_audio_input(model=model))
-    except Exception:  # litellm raises for a model it has no info on: it does not say the model takes audio
-        return False
 
 
 def _judge_request(judge: JudgeEntry, spec: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from tauray.actors.llm.cost import budget_refusal
 from tauray.actors.llm.probe import ProbeError, probe_models
 from tauray.actors.quota import quota_actor
 from tauray.actors.serving.lifecycle import unserved
+from tauray.actors.speech.spec import check_ready as check_speech_ready
 from tauray.actors.voice_pool import start_run_pool, stop_run_pool
 from tauray.pipeline.accounting import (
     LiveTotals,
@@ -119,12 +120,16 @@ def check_models(cfg: SweepConfig) -> None:
     for name, entry in cfg.models.items():
         if not is_reference(entry.spec.get("model")):
             try:
-                check_model_ready(entry.model_spec)
+                if entry.speech is not None:  # a speech model: its package, or its key's variable
+                    check_speech_ready(entry.speech)
+                else:
+                    check_model_ready(entry.model_spec)
             except Exception as exc:
                 raise ConfigFileError(cfg.source, f"{cfg.where(f'models.{name}')}: {exc}") from None
 
     refusal = budget_refusal([(name, str(entry.spec.get("model")), entry.price is not None)
-                              for name, entry in cfg.models.items() if not is_reference(entry.spec.get("model"))],
+                              for name, entry in cfg.models.items()
+                              if not is_reference(entry.spec.get("model")) and entry.speech is None],
                              cfg.budget_usd)
     if refusal:  # an unpriced model would count as $0 against the budget
         raise ConfigFileError(cfg.source, refusal)
@@ -258,7 +263,7 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     speech = None
     try:
         if to_run and cfg.voice.speaks:  # voice cells: the run's speech workers, found by the coordinators
-            speech = start_run_pool(cfg.name, tts=cfg.voice.tts, asr=cfg.voice.asr,  # the in-process client's seed
+            speech = start_run_pool(cfg.name, tts=cfg.speech_spec("tts"), asr=cfg.speech_spec("asr"),
                                     reserved_cpus=reserved_cpus(counts, cfg.cluster.actor_cpus))
         if to_run:
             sched, generations = drive(

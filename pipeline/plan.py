@@ -23,8 +23,9 @@ from tauray.actors.judge.config import JudgeConfig
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.quota import shared_limits, with_quota
 from tauray.actors.unit import VoiceSettings, WorkUnit
-from tauray.pipeline.config import TEXT_PROFILE, SweepConfig
+from tauray.pipeline.config import SweepConfig
 from tauray.pipeline.files import ConfigFileError
+from tauray.pipeline.voice_config import TEXT_PROFILE
 from tauray.scenarios import select_scenarios
 from tauray.scenarios.voice import prompt_labels
 
@@ -154,20 +155,26 @@ def _voice(cfg: SweepConfig, agent: str, profile: str, text_cell: str) -> VoiceS
     if profile == TEXT_PROFILE:
         return None
     v = cfg.voice
-    return VoiceSettings(profile=profile, tts=v.tts, asr=v.asr, audio_in=agent in v.audio_agents,
+    return VoiceSettings(profile=profile, custom=v.custom(profile), tts=cfg.speech_spec("tts"),
+                         asr=cfg.speech_spec("asr"), audio_in=agent in v.audio_agents,
                          hear_agent=v.hear_agent, keep_audio=v.keep_audio, prompts=prompt_labels(),
                          text_cell_id=text_cell)
 
 
 def _voice_identity(cfg: SweepConfig, voice: VoiceSettings) -> dict[str, Any]:
     """What of a voice cell decides what the sides hear: the profile, the engines (a model
-    from [models] by its identity), the agent kind, the hearing option and the voice prompts
-    (id, version and text hash). Which audio is kept changes nothing heard."""
-    def engine(name: str) -> Any:
-        return model_identity(cfg.models[name].model_spec) if name in cfg.models else name
+    from [models] by its identity: no address, key, quota or price), the agent kind, the
+    hearing option, the voice prompts (id, version and text hash) and a custom level's
+    parameters. Which audio is kept changes nothing heard."""
+    def engine(role: str) -> Any:
+        name = getattr(cfg.voice, role)
+        return getattr(voice, role).identity() if name in cfg.models else name
 
-    return {"profile": voice.profile, "tts": engine(voice.tts), "asr": engine(voice.asr),
-            "audio_in": voice.audio_in, "hear_agent": voice.hear_agent, "prompts": voice.prompts}
+    identity = {"profile": voice.profile, "tts": engine("tts"), "asr": engine("asr"),
+                "audio_in": voice.audio_in, "hear_agent": voice.hear_agent, "prompts": voice.prompts}
+    if voice.custom is not None:  # a custom level: its parameters (built-in profiles: their names alone)
+        identity["level"] = voice.custom.model_dump(mode="json")
+    return identity
 
 
 def _judge_identity(judge: Mapping[str, Any]) -> dict[str, Any]:

@@ -22,10 +22,10 @@ import numpy as np
 
 from tauray.actors.speech import effects as fx
 from tauray.actors.speech.audio_store import audio_files
-from tauray.actors.speech.engines import ASR, SAMPLE_RATE, TTS, SpeechModelSpec, make_asr, make_tts
+from tauray.actors.speech.engines import ASR, SAMPLE_RATE, TTS, EspeakTTS, SpeechModelSpec, make_asr, make_tts
 from tauray.actors.speech.errors import SpeechConfigError
 from tauray.actors.speech.line import LINE_RATE, resample, telephone, ulaw_decode
-from tauray.actors.speech.metrics import identifier_errors, wer
+from tauray.actors.speech.metrics import identifier_errors, normalise, wer
 from tauray.actors.speech.profiles import SpeechProfile, VoiceConfig, get_profile, voice_config_for
 from tauray.actors.speech.seeding import rng_for, stable_seed
 from tauray.results.records.utterance import UtteranceRecord
@@ -61,6 +61,8 @@ class SpeechChannel:
         self._cache: OrderedDict[tuple[str, str, int, int, int], np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._babble: dict[int, np.ndarray] = {}
+        self._noise_tts: TTS | None = self.tts if isinstance(self.tts, EspeakTTS) else None
+        self._tts_cost: float | None = 0.0  # what the current utterance's synthesis calls cost
 
     def voice_for(self, task_id: str, side: Literal["agent", "user"]) -> VoiceConfig:
         """The task's voice on one side under this channel's profile (checked with the engine)."""
@@ -69,26 +71,31 @@ class SpeechChannel:
         return config
 
     def _synth(self, text: str, voice: VoiceConfig) -> tuple[np.ndarray, float]:
-        key = (text, voice.voice, voice.rate_wpm, voice.pitch, voice.seed)
+        spoken_as = self.tts.speaks_as(voice.voice)
+        key = (text, spoken_as, voice.rate_wpm, voice.pitch, voice.seed)
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key], 0.0
         started = time.perf_counter()
-        audio = self.tts.synth(text, voice.voice, voice.rate_wpm, voice.pitch, voice.seed)
+        audio = self.tts.synth(text, spoken_as, voice.rate_wpm, voice.pitch, voice.seed)
         spent = time.perf_counter() - started
+        self._tts_cost = _add(self._tts_cost, _cost(self.tts.price, len(text), audio.size / self.tts.sample_rate))
         self._cache[key] = audio
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return audio, spent
 
     def babble(self, seed: int) -> np.ndarray:
-        """Babble noise: other voices saying unrelated sentences, summed (cached per seed)."""
+        """Babble noise: other voices saying unrelated sentences, summed (cached per seed); always
+        espeak-ng's voices (noise is no speaker's, so a hosted synthesiser is never paid for it)."""
         if seed not in self._babble:
+            if self._noise_tts is None:
+                self._noise_tts = EspeakTTS()
             rng = rng_for("babble", seed)
             tracks = []
             for i, voice in enumerate(_BABBLE_VOICES):
                 line = _BABBLE_LINES[int(rng.integers(len(_BABBLE_LINES)))]
-                tracks.append(self.tts.synth(f"{line} {_BABBLE_LINES[i]}", voice, 170, 50, seed + i))
+                tracks.append(self._noise_tts.synth(f"{line} {_BABBLE_LINES[i]}", voice, 170, 50, seed + i))
             n = max(t.size for t in tracks)
             self._babble[seed] = sum(np.resize(t, n) for t in tracks).astype(np.float32)
         return self._babble[seed]
@@ -110,6 +117,8 @@ class SpeechChannel:
         if eff.noise is not None:
             kind = voice.noise_kind or eff.noise.kinds[0]
             babble = self.babble(voice.seed) if kind == "babble" else None
+            if babble is not None and self._noise_tts is not None and self._noise_tts.sample_rate != rate:
+                babble = resample(babble, self._noise_tts.sample_rate, rate)
             audio, drawn["noise"] = fx.add_noise(audio, rate, eff.noise, kind, rng, babble)
         if eff.bursts is not None:
             audio, drawn["bursts"] = fx.add_bursts(audio, rate, eff.bursts, rng)
@@ -133,13 +142,15 @@ class SpeechChannel:
         voice = self.voice_for(task_id or unit_id, side)
         seed = stable_seed("utterance", self.profile.name, self.profile.seed, self.seed, unit_id, turn, side)
         rng = np.random.default_rng(seed)
+        self._tts_cost = 0.0
         audio, tts_s = self._synth(text, voice)
         started = time.perf_counter()
         drawn: dict[str, Any] = {}
         if side == "user":
             audio = self._effects(audio, self.tts.sample_rate, voice, rng, drawn)
         wav = telephone(audio, self.tts.sample_rate)
-        return wav, audio, drawn, {"tts": tts_s, "effects": time.perf_counter() - started}, voice, seed
+        times = {"tts": tts_s, "effects": time.perf_counter() - started, "tts_cost": self._tts_cost}
+        return wav, audio, drawn, times, voice, seed
 
     def hear(self, wav: bytes) -> tuple[str, float]:
         """Line audio to text: μ-law decode, 8 → 16 kHz, recognition; and the compute time."""
@@ -180,9 +191,11 @@ class SpeechChannel:
         """The utterance's row: what was said, what was heard, what was lost, and what it cost."""
         ids = identifier_errors(text, heard)
         seconds = max(0.0, (len(wav) - 44) / LINE_RATE)  # μ-law: one byte a sample after the WAV header
+        tts_cost = times.get("tts_cost", _cost(self.tts.price, len(text), seconds))
         return UtteranceRecord(
             unit_id=unit_id, attempt=attempt, turn=turn, side=side, profile=self.profile.name,
-            spoken_text=text, heard_text=heard, wer=wer(text, heard), words_spoken=len(text.split()),
+            spoken_text=text, heard_text=heard, heard_differs=normalise(text) != normalise(heard), wer=wer(text, heard),
+            words_spoken=len(text.split()),
             identifiers_spoken=len(ids.spoken), identifiers_lost=len(ids.lost),
             lost_identifiers=[{"kind": i.kind, "spoken": i.value} for i in ids.lost],
             identifiers_heard=[{"kind": i.kind, "value": i.value} for i in ids.heard],
@@ -192,5 +205,23 @@ class SpeechChannel:
             digits_spoken=ids.digits_spoken, digit_errors=ids.digit_errors,
             audio_seconds=round(seconds, 4), start_s=clock_s, end_s=clock_s + round(seconds, 4),
             tts_seconds=times.get("tts", 0.0), effects_seconds=times.get("effects", 0.0),
-            asr_seconds=times.get("asr", 0.0), tts_model=self.tts.name, voice=voice.voice, asr_model=self.asr.name,
+            asr_seconds=times.get("asr", 0.0), tts_cost_usd=_usd(tts_cost),
+            asr_cost_usd=_usd(_cost(self.asr.price, 0, seconds)), tts_model=self.tts.name,
+            voice=self.tts.speaks_as(voice.voice), asr_model=self.asr.name,
             effects=json.dumps(drawn, sort_keys=True), seed=seed, audio_ref=audio_ref)
+
+
+def _cost(price: tuple[str, float] | None, chars: int, seconds: float) -> float | None:
+    """One call's cost at ``price`` (:func:`~tauray.actors.speech.spec.speech_price`); None: unknown."""
+    if price is None:
+        return None
+    unit, usd = price
+    return 0.0 if unit == "none" else usd * (chars if unit == "char" else seconds)
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+def _usd(value: float | None) -> float | None:
+    return None if value is None else round(value, 8)

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from tauray.actors.speech.audio_store import HeldAudio
 from tauray.actors.speech.channel import SpeechChannel
 from tauray.actors.speech.engines import SpeechModelSpec
-from tauray.actors.speech.profiles import get_profile
+from tauray.actors.speech.profiles import SpeechProfile, get_profile
 from tauray.results.records.utterance import UtteranceRecord
 
 CPUS_PER_WORKER = 1
@@ -37,13 +37,15 @@ class SpeechWorker:
         self._channels: dict[str, SpeechChannel] = {"control": self._first}
         self._seed = seed
 
-    def channel(self, profile: str) -> SpeechChannel:
-        if profile not in self._channels:
-            self._channels[profile] = SpeechChannel(get_profile(profile), tts=self._first.tts, asr=self._first.asr,
-                                                    seed=self._seed)
-        return self._channels[profile]
+    def channel(self, profile: str | SpeechProfile) -> SpeechChannel:
+        """The channel of a profile (by name, or a custom level's own profile), built once."""
+        name = profile if isinstance(profile, str) else profile.name
+        if name not in self._channels:
+            self._channels[name] = SpeechChannel(get_profile(profile) if isinstance(profile, str) else profile,
+                                                 tts=self._first.tts, asr=self._first.asr, seed=self._seed)
+        return self._channels[name]
 
-    def carry(self, profile: str, text: str, *, keep: bool = False, unit_id: str, attempt: int = 0, turn: int,
+    def carry(self, profile: str | SpeechProfile, text: str, *, keep: bool = False, unit_id: str, attempt: int = 0, turn: int,
               side: Literal["agent", "user"], clock_s: float = 0.0, task_id: str | None = None) -> tuple[Any, Any, Any]:
         """One utterance: (its record, an ObjectRef of its μ-law WAV bytes, an ObjectRef of its
         audio files when ``keep``, else None)."""
@@ -100,7 +102,7 @@ class SpeechClient:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["workers"])  # type: ignore[misc]
 
-    async def carry(self, profile: str, text: str, *, keep: bool = False, unit_id: str, attempt: int = 0, turn: int,
+    async def carry(self, profile: str | SpeechProfile, text: str, *, keep: bool = False, unit_id: str, attempt: int = 0, turn: int,
                     side: Literal["agent", "user"], clock_s: float = 0.0,
                     task_id: str | None = None) -> tuple[UtteranceRecord, Any]:
         """Carry one utterance on the next worker (round robin); awaits without blocking the loop.

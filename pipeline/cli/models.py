@@ -6,6 +6,7 @@ combination the provider refuses."""
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 
@@ -18,7 +19,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                        "exit 2), cost, context window, tool and structured-output support, history adaptations "
                        "(no call is made)")
     c.add_argument("models", nargs="+", metavar="MODEL",
-                   help='litellm model string (e.g. "openai/gpt-5") or a JSON model spec')
+                   help='litellm model string (e.g. "openai/gpt-5") or a JSON model spec; a spec with '
+                   '"role": "tts" or "asr" is a speech model')
     c.add_argument("--json", action="store_true", help="print one JSON document")
     c.add_argument("--offline", action="store_true",
                    help="do not deploy `serve:` models for one generation each (by default they are: "
@@ -30,18 +32,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def cmd_check(args: argparse.Namespace) -> int:
     from tauray.actors.llm.check import check_model, describe
     from tauray.actors.llm.spec import ModelSpec
+    from tauray.actors.speech.spec import check_speech_model, describe_speech, is_speech_spec
     from tauray.pipeline.served_check import check_served_lines
     from tauray.pipeline.output import print_json
 
-    checks = [check_model(m) for m in args.models]
+    # a spec with "role": "tts" or "asr" is a speech model (docs/voice.md), checked as one
+    checks = [check_speech_model(json.loads(m)) if is_speech_spec(m) else check_model(m) for m in args.models]
     if not args.offline:
-        served = [i for i, (m, c) in enumerate(zip(args.models, checks)) if not c.error and _served(m)]
+        served = [i for i, (m, c) in enumerate(zip(args.models, checks))
+                  if not c.error and not is_speech_spec(m) and _served(m)]
         for i, live in zip(served, check_served_lines([ModelSpec.parse(args.models[i]) for i in served])):
             checks[i] = checks[i].model_copy(update={"served": live.line} if live.ok else {"error": live.line})
     if args.json:
         print_json([c.model_dump(mode="json") for c in checks])
     else:
-        print("\n\n".join(describe(c) + (f"\n  {c.served}" if c.served else "") for c in checks))
+        print("\n\n".join(describe_speech(c) if is_speech_spec(m) else describe(c) + (
+            f"\n  {c.served}" if c.served else "") for m, c in zip(args.models, checks)))
     return 2 if any(c.error for c in checks) else 0
 
 

@@ -141,6 +141,9 @@ class ConversationRecord(BaseModel):
                                       "and line ids, digit strings), both sides.")
     identifiers_lost: Count = Field(0, description="Of them, those the other side did not hear exactly.")
     audio_seconds: float = Field(0.0, ge=0, description="Simulated length of the conversation's speech, seconds.")
+    speech_cost_usd: float | None = Field(None, ge=0, description="What the conversation's speech cost: the "
+                                          "utterances' synthesis and recognition calls (0 with local engines); null "
+                                          "in a text cell or when a hosted engine's price is unknown.")
     text_cell_id: str | None = Field(None, description="A voice row's text twin: the cell without the speech "
                                      "profile, whose conversation of the same task ran on the same seed; null in a "
                                      "text cell.")

@@ -38,6 +38,10 @@ class UtteranceRecord(BaseModel):
                                                "(the recogniser's text) or 'audio' (an audio-in agent got the line "
                                                "audio itself; heard_text is then the recogniser's reading of it, "
                                                "for the record).")
+    heard_differs: bool = Field(False, description="The listener got other words than the speaker said (the "
+                                "normalised words differ). On an agent utterance (carried only under hear_agent) it "
+                                "marks where the user simulator's view departs from the agent's own words, which a "
+                                "simulator that reads them (τ-Voice's) would have had.")
     wer: float = Field(ge=0.0, description="Word error rate of heard against spoken text, after the shared "
                        "normalisation (case, punctuation, digits as words); 0 when both are empty.")
     words_spoken: Count = Field(description="Words in the normalised spoken text (the WER's denominator).")
@@ -63,6 +67,11 @@ class UtteranceRecord(BaseModel):
     tts_seconds: float = Field(ge=0.0, description="Compute time of speech synthesis (wall clock, 0 on a cache hit).")
     effects_seconds: float = Field(ge=0.0, description="Compute time of the source effects and the telephone line.")
     asr_seconds: float = Field(ge=0.0, description="Compute time of recognition (wall clock).")
+    tts_cost_usd: float | None = Field(None, ge=0.0, description="What the synthesis calls of this utterance cost "
+                                       "(a hosted engine's price per character or second; 0 for a local engine and "
+                                       "on a cache hit); null when the price is unknown.")
+    asr_cost_usd: float | None = Field(None, ge=0.0, description="What recognising it cost (per second of audio for "
+                                       "a hosted engine; 0 for a local one); null when the price is unknown.")
     tts_model: str = Field(description="Speech synthesis engine and model, e.g. 'local/espeak-ng'.")
     voice: str = Field(description="Voice the utterance was spoken in (engine voice name, with its variant).")
     asr_model: str = Field(description="Recogniser and model, e.g. 'local/whisper-base'.")

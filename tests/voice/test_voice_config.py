@@ -64,11 +64,47 @@ def test_a_voice_unit_has_the_seed_of_its_text_twin() -> None:
     assert len({u.seed for u in text}) == len(text)
 
 
+_LEVEL = ('agents = ["oracle"]\nusers = ["scripted"]\n[[scenarios]]\ndomain = "mock"\n[voice]\n'
+          'profiles = ["text", "control", "noisy10"]\n[voice.levels.noisy10]\nbase = "regular"\n')
+
+
+def test_a_custom_level_is_set_from_the_sweep_file(tmp_path) -> None:
+    path = tmp_path / "level.toml"
+    path.write_text(_LEVEL + 'effects = {noise = {snr_db = 10}, drops = "off"}\nout_of_turn_per_min = 0\n')
+    cfg = load_sweep(path)
+    plan = SweepPlan(cfg, select(cfg))
+    control, level = plan.cells[1].voice, plan.cells[2].voice
+    assert control.custom is None and level.profile == "noisy10" and level.custom is not None
+    assert level.custom.effects.noise.snr_db == 10 and level.custom.effects.drops is None
+    assert level.custom.effects.bursts is not None and level.custom.behaviour.out_of_turn_per_min == 0
+    path.write_text(_LEVEL + 'effects = {noise = {snr_db = 12}}\n')  # other parameters: another cell
+    other = SweepPlan(load_sweep(path), select(load_sweep(path))).cells[2].cell_id
+    assert other != plan.cells[2].cell_id
+
+
+@pytest.mark.parametrize("level, message", [
+    ('effects = {noise = {snr_db = 90}}', "field 'voice.levels.noisy10': speech effect noise.snr_db: Input should be "
+     "less than or equal to 60"),
+    ('effects = {echo = {}}', "field 'voice.levels.noisy10': speech effect 'echo' is unknown"),
+    ('base = "loud"', "field 'voice.levels.noisy10.base': expected a built-in speech profile, got 'loud'"),
+])
+def test_a_bad_custom_level_is_one_line_at_load(tmp_path, level: str, message: str) -> None:
+    path = tmp_path / "bad.toml"
+    text = _LEVEL.replace('base = "regular"\n', "") + (level if level.startswith("base") else f'base = "regular"\n{level}')
+    path.write_text(text + "\n")
+    with pytest.raises(ConfigFileError) as err:
+        load_sweep(path)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
 @pytest.mark.parametrize("voice, message", [
     ({"profiles": ["noisy"]}, "unknown speech profile 'noisy'"),
     ({"profiles": ["control", "control"]}, "expected distinct profiles"),
     ({"tts": "nowhere"}, "field 'voice.tts': unknown speech model 'nowhere'"),
     ({"profiles": ["control"], "audio_agents": ["oracle"]}, "is not a model among the agents"),
+    ({"profiles": ["control"], "asr": "local/whisper-huge"}, "field 'voice.asr': asr model 'local/whisper-huge' is "
+     "unknown; local: local/whisper-tiny.en, local/whisper-base"),
+    ({"profiles": ["control"], "tts": "local/festival"}, "field 'voice.tts': tts model 'local/festival' is unknown"),
 ])
 def test_bad_voice_input_is_one_line_at_load(tmp_path, voice: dict, message: str) -> None:
     lines = [f"{k} = {v!r}".replace("'", '"') for k, v in voice.items()]
@@ -80,6 +116,21 @@ def test_bad_voice_input_is_one_line_at_load(tmp_path, voice: dict, message: str
     text = str(err.value)
     assert message in text and "\n" not in text
     assert not any(tmp_path.iterdir()) or [p.name for p in tmp_path.iterdir()] == ["bad.toml"]
+
+
+def test_a_recogniser_whose_package_is_missing_is_refused_at_load(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "faster_whisper" else real(n, *a))
+    path = tmp_path / "bad.toml"
+    path.write_text('agents = ["oracle"]\nusers = ["scripted"]\n[[scenarios]]\ndomain = "mock"\n'
+                    '[voice]\nprofiles = ["text", "control"]\nasr = "local/whisper-base"\n')
+    with pytest.raises(ConfigFileError) as err:
+        load_sweep(path)
+    assert "field 'voice.asr': asr model 'local/whisper-base' needs faster-whisper: pip install 'tauray[voice]'" \
+        in str(err.value) and "\n" not in str(err.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.toml"]
 
 
 @pytest.mark.slow  # imports litellm (~30 s on the shared 2-core machine)

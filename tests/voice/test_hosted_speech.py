@@ -1,0 +1,131 @@
+"""Speech models as model specs bound to the tts and asr roles: a sweep file's [models] entries
+with a role, bound by [voice]; a hosted pair (litellm speech and transcription) carries a real
+voice conversation against the local endpoint, which answers as OpenAI's /audio/speech and
+/audio/transcriptions document; every call is admitted by the quota book and priced; and
+`tauray models check` checks a speech spec offline."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from tauray.actors.conversation import run_conversation
+from tauray.actors.hosts import AgentHost, UserSimHost
+from tauray.actors.quota import QuotaBook, quota_key, reset_gate
+from tauray.actors.voice_client import ThreadSpeechClient
+from tauray.pipeline.files import ConfigFileError
+from tauray.pipeline.plan import SweepPlan, select
+from tauray.pipeline.sweep_file import load_sweep
+
+pytest.importorskip("faster_whisper")
+
+TTS_PER_CHAR = 1.5e-05  # litellm's price of openai/tts-1 (input_cost_per_character)
+ASR_PER_SECOND = 0.0001  # and of openai/whisper-1 (input_cost_per_second)
+
+
+def _sweep(tmp_path: Path, base: str, extra: str = "") -> Path:
+    path = tmp_path / "hosted.toml"
+    path.write_text(f'''name = "hosted-voice"
+agents = ["oracle"]
+users = ["scripted"]
+[[scenarios]]
+domain = "telecom"
+split = "base"
+limit = 1
+[models.voice-out]
+role = "tts"
+model = "openai/tts-1"
+voice = "nova"
+api_base = "{base}"
+api_key_env = "TAURAY_TEST_SPEECH_KEY"
+rpm = 600
+[models.voice-in]
+role = "asr"
+model = "openai/whisper-1"
+api_base = "{base}"
+api_key_env = "TAURAY_TEST_SPEECH_KEY"
+rpm = 600
+[voice]
+profiles = ["control"]
+tts = "voice-out"
+asr = "voice-in"
+{extra}''')
+    return path
+
+
+@pytest.mark.slow  # the endpoint (a subprocess), litellm, a packaged Whisper on the endpoint's side
+def test_a_hosted_speech_pair_carries_a_voice_conversation(endpoint, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TAURAY_TEST_SPEECH_KEY", "sk-test-not-a-secret")
+    cfg = load_sweep(_sweep(tmp_path, endpoint.base_url))
+    plan = SweepPlan(cfg, select(cfg))
+    unit = next(plan.units(plan.cells[0]))
+    assert unit.voice.tts.model == "openai/tts-1" and unit.voice.asr.rpm == 600
+    book = QuotaBook()
+    reset_gate(book)
+    endpoint.reset_stats()
+    try:
+        result = asyncio.run(run_conversation(unit, AgentHost(), UserSimHost(), speech=ThreadSpeechClient()))
+    finally:
+        reset_gate()
+    c = result.conversation
+    assert c.error_kind is None, c.error_message
+    said = result.utterances
+    assert said and all(u.tts_model == "openai/tts-1" and u.asr_model == "openai/whisper-1" for u in said)
+    assert all(u.voice == "nova" for u in said)  # the provider's voice, not an espeak persona's
+    assert any(u.heard_text for u in said)
+    for u in said:  # priced as litellm prices the two models
+        assert u.asr_cost_usd == pytest.approx(u.audio_seconds * ASR_PER_SECOND, rel=1e-3, abs=1e-7)
+        assert u.tts_cost_usd is not None and u.tts_cost_usd <= len(u.spoken_text) * TTS_PER_CHAR + 1e-9
+    assert c.speech_cost_usd == pytest.approx(sum(u.tts_cost_usd + u.asr_cost_usd for u in said), abs=1e-7)
+    served = endpoint.stats()["by_behaviour"]
+    speech_calls, heard_calls = served.get("audio/speech:tts-1", 0), served.get("audio/transcriptions:whisper-1", 0)
+    assert heard_calls == len(said) and speech_calls >= 1
+    admitted = {key: s["admitted"] for key, s in book.stats().items()}
+    assert admitted == {quota_key("openai/tts-1", endpoint.base_url): speech_calls,
+                        quota_key("openai/whisper-1", endpoint.base_url): heard_calls}
+
+
+def test_a_speech_entry_is_bound_to_its_own_role_only(tmp_path) -> None:
+    path = _sweep(tmp_path, "http://127.0.0.1:9/v1").read_text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(path.replace('tts = "voice-out"', 'tts = "voice-in"'))
+    with pytest.raises(ConfigFileError, match="field 'voice.tts': model 'voice-in' is not bound to the tts role"):
+        load_sweep(bad)
+    bad.write_text(path.replace('agents = ["oracle"]', 'agents = ["voice-out"]'))
+    with pytest.raises(ConfigFileError, match=r"field 'agents\[0\]': 'voice-out' is a speech model"):
+        load_sweep(bad)
+    bad.write_text(path.replace('rpm = 600\n[voice]', 'rpm = 0\n[voice]'))
+    with pytest.raises(ConfigFileError, match="models.voice-in"):
+        load_sweep(bad)
+
+
+def test_a_local_recogniser_on_a_gpu_is_set_from_the_sweep_file(tmp_path) -> None:
+    path = tmp_path / "gpu.toml"
+    path.write_text('agents = ["oracle"]\nusers = ["scripted"]\n[[scenarios]]\ndomain = "mock"\n'
+                    '[models.gpu-ears]\nrole = "asr"\nmodel = "local/whisper-base"\ndevice = "cuda"\n'
+                    '[voice]\nprofiles = ["control"]\nasr = "gpu-ears"\n')
+    cfg = load_sweep(path)
+    unit = next(SweepPlan(cfg, select(cfg)).units(SweepPlan(cfg, select(cfg)).cells[0]))
+    assert unit.voice.asr.model == "local/whisper-base" and unit.voice.asr.device == "cuda"
+
+
+@pytest.mark.slow  # imports litellm (its model map)
+def test_models_check_checks_a_speech_spec_offline(capsys, monkeypatch) -> None:
+    from tauray.pipeline.cli.main import main
+
+    monkeypatch.delenv("TAURAY_TEST_SPEECH_KEY", raising=False)
+    code = main(["models", "check", json.dumps({"role": "asr", "model": "openai/whisper-1", "rpm": 50}),
+                 json.dumps({"role": "tts", "model": "local/espeak-ng"}), "--json"])
+    hosted, local = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert hosted["provider"] == "openai" and hosted["mode"] == "audio_transcription" and hosted["rpm"] == 50
+    assert hosted["price"] == "$0.0001 per second" and hosted["error"] is None
+    assert local["engine"] == "espeak-ng" and local["price"] == "free (local)"
+    assert main(["models", "check", json.dumps({"role": "asr", "model": "local/whisper-huge"})]) == 2
+    assert "asr model 'local/whisper-huge' is unknown" in capsys.readouterr().out
+    missing = json.dumps({"role": "tts", "model": "openai/tts-1", "api_key_env": "TAURAY_TEST_SPEECH_KEY"})
+    assert main(["models", "check", missing]) == 2
+    assert "TAURAY_TEST_SPEECH_KEY (api_key_env) is not set" in capsys.readouterr().out
