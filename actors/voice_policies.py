@@ -10,6 +10,22 @@ of its own phone tools (numbers said as words are read as digits). When nothing 
 it asks the agent to say that again, as a person would; the oracle repeats a request at
 most twice and then goes on, so a misheard request costs the task what it would cost it
 with a real caller.
+
+The oracle also acts on the identifiers it heard, never on the task's gold values, where
+the task's actions take one the caller says:
+
+* a task whose agent actions take a ``customer_id``, and whose caller knows a phone number,
+  starts by identifying the caller: the oracle asks for the number, the scripted user spells
+  it, and the oracle looks the customer up by the number it heard (a lookup tool of its side
+  that takes ``phone_number``). A lookup that does not find the task's customer ends the
+  call, as it would for a real agent that cannot find the account;
+* an argument whose value the caller says in its opening (a user id in the mock domain) is
+  taken from what the oracle heard (the spelled run nearest to it); a wrong one is used as
+  heard, and the call ends after it.
+
+Such an end's reason names :data:`~tauray.scenarios.voice.MISHEARD_MARK` with what was heard,
+so the record says which failures a misheard identifier caused. All of it is deterministic:
+the same heard text gives the same actions.
 """
 
 from __future__ import annotations
@@ -20,11 +36,22 @@ from typing import Any, Final
 
 from tauray.actors.llm.replies import ModelReply, RawToolCall
 from tauray.actors.policies import OracleAgent, ScriptedUser, _last, _reply
-from tauray.scenarios.conventions import ORACLE, SCRIPTED, STOP
+from tauray.actors.voice_identifiers import (
+    as_written,
+    caller_identifiers,
+    closest,
+    heard_phones,
+    heard_runs,
+    phone_of,
+    written_like,
+)
+from tauray.scenarios.conventions import END_CONVERSATION, ORACLE, SCRIPTED, STOP
 from tauray.scenarios.model import ReferenceAction, Scenario
-from tauray.scenarios.voice import spell_identifiers
+from tauray.scenarios.voice import MISHEARD_MARK, spell, spell_identifiers
 
 NOT_CAUGHT: Final = "Sorry, I did not catch what you want me to do on my phone. Could you say that again?"
+ASK_PHONE: Final = "Before we go on, could you tell me the phone number on your account, one digit at a time?"
+ASK_PHONE_AGAIN: Final = "Sorry, I did not catch your phone number. Could you say it again, one digit at a time?"
 MAX_REPEATS: Final = 2
 _NUMBERS: Final = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine".split())} | {"oh": "0", "for": "4", "to": "2", "too": "2"}
@@ -49,7 +76,7 @@ def spoken_request(action: ReferenceAction) -> str:
 
 class VoiceOracleAgent(OracleAgent):
     """The oracle of a voice cell: its phone requests in plain words; a request the caller
-    did not catch is said again (at most twice)."""
+    did not catch is said again (at most twice); identifiers taken from what it heard."""
 
     label = "oracle (reference policy, voice)"
 
@@ -57,20 +84,105 @@ class VoiceOracleAgent(OracleAgent):
         super().__init__(scenario)
         self.last_request: str | None = None
         self.repeats = 0
+        self.spoken = caller_identifiers(scenario)
+        phone = phone_of(self.spoken)
+        customers = {a.arguments["customer_id"] for a in self.actions
+                     if a.side == "agent" and "customer_id" in a.arguments}
+        # identify the caller by the number it says when the agent's actions need its customer id
+        self.customer = next(iter(sorted(customers)), None) if phone else None
+        self.phone = phone
+        self.stage = "ask" if self.customer else "done"
+        self.misheard: str | None = None  # what was heard wrong, once the oracle acted on it
 
     async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> ModelReply:
         heard = (_last(view, "user") or {}).get("content") or ""
+        if self.misheard is not None:  # it acted on a wrong identifier: the call cannot go on
+            return _end(f"{MISHEARD_MARK}: {self.misheard}")
         asks_again = self.last_request is not None and "again" in _tokens(heard)
         if asks_again and self.repeats < MAX_REPEATS and view and view[-1].get("role") == "user":
             self.repeats += 1
             return _reply(ORACLE, f"Of course. {self.last_request}")
+        if self.stage != "done":
+            step = self._identify(view, tools, heard)
+            if step is not None:
+                return step
         if self.cursor < len(self.actions) and self.actions[self.cursor].side == "user":
             action = self.actions[self.cursor]
             self.cursor += 1
             self.last_request, self.repeats = spoken_request(action), 0
             return _reply(ORACLE, self.last_request)
         self.last_request = None
+        if self.cursor < len(self.actions) and self.actions[self.cursor].side == "agent":
+            action = self.actions[self.cursor]
+            arguments, unheard = self._as_heard(action, view)
+            if unheard is not None and self.repeats < MAX_REPEATS:  # not made out at all: ask for it
+                self.repeats += 1
+                return _reply(ORACLE, f"Could you spell the {unheard.replace('_', ' ')} for me, one character "
+                                      "at a time?")
+            self.repeats = 0
+            if arguments != action.arguments:
+                self.cursor += 1
+                return _reply(ORACLE, calls=[RawToolCall(id=f"oracle-{self.cursor - 1}", name=action.name,
+                                                         arguments=json.dumps(arguments))])
         return await super().reply(view, tools, seed)
+
+    def _identify(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], heard: str) -> ModelReply | None:
+        """Ask for the caller's number, look up the number heard, and go on (None: the next
+        action) only if it found the task's customer."""
+        if self.stage == "ask":
+            self.stage, self.last_request, self.repeats = "asked", ASK_PHONE, 0
+            return _reply(ORACLE, ASK_PHONE)
+        if self.stage == "asked":
+            numbers = heard_phones(heard)
+            lookup = _lookup_tool(tools)
+            if numbers and lookup is not None:
+                self.stage, self.last_request = "looked_up", None
+                self.heard_phone = written_like(numbers[0], self.phone or "")
+                return _reply(ORACLE, calls=[RawToolCall(id="oracle-identify", name=lookup,
+                                                         arguments=json.dumps({"phone_number": self.heard_phone}))])
+            if self.repeats < MAX_REPEATS and lookup is not None:
+                self.repeats += 1
+                return _reply(ORACLE, ASK_PHONE_AGAIN)
+            return _end(f"{MISHEARD_MARK}: no phone number made out in {heard[:200]!r}")
+        found = str((view[-1] if view else {}).get("content") or "")
+        if view and view[-1].get("role") == "tool" and self.customer in found:
+            self.stage = "done"
+            return None
+        return _end(f"{MISHEARD_MARK}: phone number heard as {self.heard_phone}; no account of this caller")
+
+    def _as_heard(self, action: ReferenceAction, view: list[dict[str, Any]]) -> tuple[dict[str, Any], str | None]:
+        """``action``'s arguments, each value the caller says replaced by what the oracle heard
+        (the nearest spelled run in the caller's words, all of them so far), and the first
+        argument it made out nothing for (None when it heard something for each; that value is
+        then left empty). The first wrong value is remembered, so the call ends after the action."""
+        arguments, unheard = dict(action.arguments), None
+        said = " ".join(str(m.get("content") or "") for m in view if m.get("role") == "user")
+        for key, value in action.arguments.items():
+            if not isinstance(value, str) or value not in self.spoken:
+                continue
+            got = closest(heard_runs(said), value)
+            arguments[key] = as_written(got, value) if got is not None else ""
+            unheard = unheard or (key if got is None else None)
+        wrong = next((k for k in arguments if arguments[k] != action.arguments[k]), None)
+        if wrong is not None and (unheard is None or self.repeats >= MAX_REPEATS):
+            self.misheard = f"{wrong} heard as {arguments[wrong]!r}"
+        return arguments, unheard
+
+
+def _end(reason: str) -> ModelReply:
+    """The oracle ends the call, saying why (the reason is recorded with the call)."""
+    return _reply(ORACLE, calls=[RawToolCall(id="oracle-end", name=END_CONVERSATION,
+                                             arguments=json.dumps({"reason": reason}))])
+
+
+def _lookup_tool(tools: list[dict[str, Any]]) -> str | None:
+    """The agent's tool that finds a customer by phone number (telecom: get_customer_by_phone)."""
+    for tool in tools:
+        fn = tool.get("function") or {}
+        params = (fn.get("parameters") or {}).get("properties") or {}
+        if "phone_number" in params and "customer" in fn.get("name", ""):
+            return fn["name"]
+    return None
 
 
 def _schema_values(params: dict[str, Any], prop: dict[str, Any]) -> list[str]:
@@ -111,10 +223,23 @@ def recognise_action(heard: str, tools: list[dict[str, Any]]) -> tuple[str, dict
 
 
 class VoiceScriptedUser(ScriptedUser):
-    """The scripted user of a voice cell: it speaks first, spells identifiers, and does the
-    phone action it recognises in what it heard, or asks to hear it again."""
+    """The scripted user of a voice cell: it speaks first, spells identifiers (and its phone
+    number or ids when asked for them), and does the phone action it recognises in what it
+    heard, or asks to hear it again."""
 
     label = "scripted (reference policy, voice)"
+
+    def __init__(self, scenario: Scenario):
+        super().__init__(scenario)
+        self.known = caller_identifiers(scenario)
+
+    def _identifier(self, asked: str) -> str:
+        """The answer to a question for its phone number (``phone``) or its ids (``id``), spelled."""
+        phone = phone_of(self.known)
+        if asked == "phone" and phone:
+            return f"Sure, it is {spell(phone)}."
+        ids = [i for i in self.known if i != phone] or self.known
+        return f"Sure: {'; '.join(spell(i) for i in ids)}." if ids else "Sorry, I do not have that at hand."
 
     async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> ModelReply:
         if not self.opened:
@@ -123,6 +248,9 @@ class VoiceScriptedUser(ScriptedUser):
         if view and view[-1].get("role") == "tool":
             return _reply(SCRIPTED, f"Done. My phone now shows: {view[-1].get('content')}")
         heard = (_last(view, "user") or {}).get("content") or ""
+        asked = _asked_for(heard)
+        if asked is not None:
+            return _reply(SCRIPTED, self._identifier(asked))
         if not _looks_like_request(heard):
             return _reply(SCRIPTED, f"Thanks, that is all I needed. {STOP}")
         action = recognise_action(heard, tools)
@@ -131,6 +259,17 @@ class VoiceScriptedUser(ScriptedUser):
         self.calls += 1
         name, args = action
         return _reply(SCRIPTED, calls=[RawToolCall(id=f"scripted-{self.calls}", name=name, arguments=json.dumps(args))])
+
+
+def _asked_for(heard: str) -> str | None:
+    """Whether the agent asked for the caller's phone number (``phone``) or for an id to be
+    spelled (``id``); None for anything else."""
+    tokens = _tokens(heard)
+    if "number" in tokens and "phone" in tokens:
+        return "phone"
+    if "spell" in tokens:
+        return "id"
+    return None
 
 
 def _looks_like_request(heard: str) -> bool:

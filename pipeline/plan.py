@@ -135,9 +135,10 @@ class SweepPlan:
             if uid in skip:
                 continue
             yield WorkUnit(unit_id=uid, run_id=cfg.name, sweep_id=cfg.name, cell_id=cell.cell_id, scenario=name,
-                           trial=trial, seed=unit_seed(_seed_unit(cell, uid, name, trial), cfg.seed), agent=cell.agent, user=cell.user,
-                           judge_configs=cell.judge_configs, judge_gates=cell.judge_gates, max_steps=cfg.max_steps,
-                           max_errors=cfg.max_errors, audit=cfg.audit, voice=cell.voice)
+                           trial=trial, seed=unit_seed(_seed_unit(cell, uid, name, trial), cfg.seed),
+                           agent=cell.agent, user=cell.user, judge_configs=cell.judge_configs,
+                           judge_gates=cell.judge_gates, max_steps=cfg.max_steps, max_errors=cfg.max_errors,
+                           audit=cfg.audit, voice=cell.voice)
 
 
 def _seed_unit(cell: Cell, uid: str, scenario: str, trial: int) -> str:

@@ -95,9 +95,10 @@ def _check_profiles(v: VoiceConfig) -> None:
 
 def check_voice(cfg: Any) -> None:
     """Voice settings the run can honour (``cfg``: the :class:`~tauray.pipeline.config.SweepConfig`),
-    checked at load: the profiles and custom levels are known and valid, the speech models bound to tts and asr are known, speech entries of [models]
-    are bound to no other role, a local engine's package is installed (the message names the
-    install command), and an audio-in agent is a model litellm says takes audio."""
+    checked at load: the profiles and custom levels are known and valid, the speech models bound
+    to tts and asr are known, speech entries of [models] are bound to no other role, a local
+    engine's package is installed (the message names the install command), and an audio-in
+    agent is a model litellm says takes audio."""
     v = cfg.voice
     _check_profiles(v)
     for field, names in (("agents", cfg.agents), ("users", cfg.users), ("judges", [j.model for j in cfg.judge_list])):

@@ -19,6 +19,7 @@ import pandas as pd
 
 from tauray.results.intervals import rate_interval
 from tauray.results.readers import conversations_df, messages_df, utterances_df
+from tauray.scenarios.voice import MISHEARD_MARK
 
 TEXT = "text"
 # what the voice scripted user says when it cannot make out the phone action it was asked for
@@ -45,9 +46,10 @@ def paired_retention(voice: np.ndarray, text: np.ndarray, n_boot: int = 2000, co
 
 def failure_causes(conv: Any, utt: Any, messages: Any | None = None) -> Any:
     """Per voice conversation: whether it failed, whether an identifier was lost on the way
-    (either side), and whether a request was misheard (the scripted user said it could not
-    make out the phone action, or an agent utterance lost words it needed: WER > 0 on a
-    request)."""
+    (either side: an utterance lost one, or the voice reference agent ended the call having
+    acted on one it heard wrong, :data:`MISHEARD_MARK`), and whether a request was misheard
+    (the scripted user said it could not make out the phone action, or the caller heard an
+    agent's request in other words: ``heard_differs``, WER > 0 in rows from before it)."""
     voice = conv[conv["speech_profile"].astype(str) != TEXT][["run_id", "unit_id", "attempt", "speech_profile",
                                                               "scenario", "trial", "success"]].copy()
     key = ["run_id", "unit_id", "attempt"]
@@ -56,7 +58,8 @@ def failure_causes(conv: Any, utt: Any, messages: Any | None = None) -> Any:
         for col in key:
             u[col] = u[col].astype(str) if col != "attempt" else u[col]
         lost = u.groupby(key, observed=True)["identifiers_lost"].sum().rename("ids_lost").reset_index()
-        req = u[(u["side"].astype(str) == "agent") & (u["wer"] > 0)
+        differs = u["heard_differs"].fillna(False).astype(bool) if "heard_differs" in u else u["wer"] > 0
+        req = u[(u["side"].astype(str) == "agent") & differs
                 & u["spoken_text"].str.contains("on your phone", regex=False)]
         misheard = req.groupby(key, observed=True).size().rename("requests_misheard").reset_index()
         for col in key[:2]:
@@ -70,8 +73,12 @@ def failure_causes(conv: Any, utt: Any, messages: Any | None = None) -> Any:
             NOT_CAUGHT_MARK, regex=False)]
         caught = set(said["conversation_id"].astype(str))
         voice["not_caught"] = voice["unit_id"].isin(caught)
+        calls = messages["tool_calls"].fillna("") if "tool_calls" in messages else pd.Series("", index=messages.index)
+        acted = messages[(messages["side"].astype(str) == "agent") & calls.str.contains(MISHEARD_MARK, regex=False)]
+        voice["acted_on_misheard_id"] = voice["unit_id"].isin(set(acted["conversation_id"].astype(str)))
     else:
         voice["not_caught"] = False
+        voice["acted_on_misheard_id"] = False
     voice["failed"] = voice["success"] != True  # noqa: E712 - null (not scored) counts as failed
     return voice
 
@@ -132,7 +139,7 @@ def _profile_row(twin: str, profile: str, g: Any, text: Any, causes: Any) -> dic
                identifiers_spoken=int(g.get("identifiers_spoken", pd.Series(dtype=int)).sum()))
     if causes is not None and profile != TEXT:
         f = causes[(causes["speech_profile"].astype(str) == profile) & (causes["twin"] == twin) & causes["failed"]]
-        row.update(failures=len(f), failures_with_lost_ids=int((f["ids_lost"] > 0).sum()),
+        row.update(failures=len(f), failures_with_lost_ids=int(((f["ids_lost"] > 0) | f["acted_on_misheard_id"]).sum()),
                    failures_with_misheard_request=int(((f["requests_misheard"] > 0) | f["not_caught"]).sum()))
     else:
         row.update(failures=int((g["ok"] == 0).sum()), failures_with_lost_ids=0, failures_with_misheard_request=0)

@@ -84,7 +84,7 @@ def prompt_labels() -> dict[str, str]:
 
 # --- speaking identifiers ----------------------------------------------------------------
 
-_SYMBOLS: Final = {"@": "at", ".": "dot", "-": "dash", "_": "underscore", "/": "slash", "+": "plus", "#": "hash"}
+SYMBOLS: Final = {"@": "at", ".": "dot", "-": "dash", "_": "underscore", "/": "slash", "+": "plus", "#": "hash"}
 # an identifier as the domains write them: a run of letters, digits and joining symbols with
 # at least one digit (phone numbers, C1001, L1002, 555-123-4567, IMEIs), or an e-mail address
 IDENTIFIER: Final = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?=[\w-]*\d)[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*\b")
@@ -92,7 +92,7 @@ IDENTIFIER: Final = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?=[\w-]*\d)[A-Z
 
 def spell(identifier: str) -> str:
     """``identifier`` one character at a time, comma-separated, symbols as words."""
-    return ", ".join(_SYMBOLS.get(ch, ch) for ch in identifier)
+    return ", ".join(SYMBOLS.get(ch, ch) for ch in identifier)
 
 
 def spell_identifiers(text: str) -> str:
@@ -106,5 +106,9 @@ def spell_identifiers(text: str) -> str:
     return IDENTIFIER.sub(one, text)
 
 
-__all__ = ["IDENTIFIER", "VOICE_AGENT", "VOICE_PROMPTS", "VOICE_USER", "VoicePrompt", "prompt_labels", "spell",
-           "spell_identifiers", "voice_prompt"]
+# How the voice reference agent says it acted on an identifier it heard wrong (the reason of
+# its end-of-call; results/voice.py counts the failures that carry it).
+MISHEARD_MARK: Final = "acted on a misheard identifier"
+
+__all__ = ["IDENTIFIER", "MISHEARD_MARK", "SYMBOLS", "VOICE_AGENT", "VOICE_PROMPTS", "VOICE_USER", "VoicePrompt",
+           "prompt_labels", "spell", "spell_identifiers", "voice_prompt"]

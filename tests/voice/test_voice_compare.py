@@ -58,3 +58,13 @@ def test_cells_are_compared_with_their_own_text_twin() -> None:
     assert a.loc["control", "conversations"] == 4 and a.loc["control", "paired_tasks"] == 4
     assert a.loc["control", "retention"] == 0.5 and math.isnan(b.loc["control", "retention"])
     assert (table["user_model"] == "scripted").all()
+
+
+def test_a_failure_where_the_agent_acted_on_a_misheard_identifier_counts_as_lost() -> None:
+    conv = pd.DataFrame(_conv("text", [True, True], [0, 0]) + _conv("control", [False, True], [0, 0]))
+    call = '[{"id": "oracle-end", "name": "end_conversation", "arguments": "{\\"reason\\": \\"acted on a misheard ' \
+           'identifier: user_id heard as \'usr_1\'\\"}"}]'
+    messages = pd.DataFrame([{"conversation_id": "control-0", "side": "agent", "role": "assistant", "content": None,
+                              "tool_calls": call}])
+    row = profile_table(conv, pd.DataFrame(), messages).set_index("profile").loc["control"]
+    assert row["failures"] == 1 and row["failures_with_lost_ids"] == 1  # no utterance counted it: the mark does

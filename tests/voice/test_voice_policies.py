@@ -9,6 +9,7 @@ import json
 from tauray.actors.voice_policies import NOT_CAUGHT, VoiceOracleAgent, VoiceScriptedUser, recognise_action, spoken_request
 from tauray.scenarios import get_scenario, select_scenarios
 from tauray.scenarios.conventions import parse_phone_request
+from tauray.scenarios.voice import MISHEARD_MARK
 
 
 def _telecom():
@@ -56,3 +57,75 @@ def test_a_misheard_request_is_asked_again_and_repeated() -> None:
         assert again.content == f"Of course. {first.content}"
     else:
         assert json.loads(first.tool_calls[0].arguments) is not None
+
+
+# --- the oracle acts on the identifiers it heard ------------------------------------------
+
+_REFUEL = "tau2_telecom__mobile_data_issue__data_usage_exceeded__user_abroad_roaming_enabled_off__persona_easy"
+
+
+def _agent_tools(scenario):
+    return [t.openai() for t in scenario.tools_by_side["agent"]]
+
+
+def _say(policy, view, tools):
+    return asyncio.run(policy.reply(view, tools, 0))
+
+
+def _identify(heard_number: str):
+    """The oracle asks the caller for the phone number, and looks up what it heard."""
+    s = get_scenario(_REFUEL)
+    user, oracle = VoiceScriptedUser(s), VoiceOracleAgent(s)
+    opening = _say(user, [{"role": "system", "content": ""}], _tools(s)).content
+    view = [{"role": "system", "content": ""}, {"role": "user", "content": opening}]
+    asked = _say(oracle, view, _agent_tools(s))
+    assert asked.content and "phone number" in asked.content and not asked.tool_calls
+    answer = _say(user, [{"role": "system", "content": ""}, {"role": "assistant", "content": opening},
+                         {"role": "user", "content": asked.content}], _tools(s))
+    assert answer.content and "5, 5, 5, dash, 1, 2, 3, dash, 2, 0, 0, 2" in answer.content  # spelled, as told
+    view += [{"role": "assistant", "content": asked.content}, {"role": "user", "content": heard_number}]
+    lookup = _say(oracle, view, _agent_tools(s))
+    assert [c.name for c in lookup.tool_calls] == ["get_customer_by_phone"]
+    return s, oracle, view, lookup
+
+
+def test_the_oracle_looks_up_the_number_it_heard_and_fails_on_a_misheard_one() -> None:
+    s, oracle, view, lookup = _identify("Five, five, five, dash, one, two, three, dash, two, zero, one, two.")
+    assert json.loads(lookup.tool_calls[0].arguments) == {"phone_number": "555-123-2012"}  # heard, not the gold
+    view += [{"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function", "function": {
+        "name": "get_customer_by_phone", "arguments": lookup.tool_calls[0].arguments}}]},
+             {"role": "tool", "tool_call_id": "1", "content": "Error: Customer with phone number 555-123-2012 not found"}]
+    end = _say(oracle, view, _agent_tools(s))
+    assert [c.name for c in end.tool_calls] == ["end_conversation"]
+    assert MISHEARD_MARK in json.loads(end.tool_calls[0].arguments)["reason"]  # recorded with the call's end
+
+
+def test_the_oracle_goes_on_when_it_heard_the_number_right() -> None:
+    s, oracle, view, lookup = _identify("5, 5, 5, 1, 2, 3, 2, 0, 0, 2.")
+    assert json.loads(lookup.tool_calls[0].arguments) == {"phone_number": "555-123-2002"}
+    view += [{"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function", "function": {
+        "name": "get_customer_by_phone", "arguments": lookup.tool_calls[0].arguments}}]},
+             {"role": "tool", "tool_call_id": "1", "content": '{"customer_id": "C1001", "full_name": "John Smith"}'}]
+    nxt = _say(oracle, view, _agent_tools(s))
+    gold = next(a for a in s.reference_actions if a.side == "agent")
+    assert [(c.name, json.loads(c.arguments)) for c in nxt.tool_calls] == [(gold.name, gold.arguments)]
+
+
+def test_the_oracle_uses_the_user_id_it_heard_in_the_opening() -> None:
+    s = get_scenario(select_scenarios("tau2_mock__create_task_1")[0].name)
+    oracle = VoiceOracleAgent(s)
+    tools = _agent_tools(s)
+    heard = "Create a new task called Important Meeting for U, S, E, R, underscore, 7."
+    call = _say(oracle, [{"role": "user", "content": heard}], tools)
+    assert [(c.name, json.loads(c.arguments)["user_id"]) for c in call.tool_calls] == [("create_task", "user_7")]
+    again = _say(VoiceOracleAgent(s), [{"role": "user", "content": heard.replace("7", "1")}], tools)
+    assert json.loads(again.tool_calls[0].arguments)["user_id"] == "user_1"  # heard right: the task's own value
+
+
+def test_spelled_identifiers_are_read_back_from_recognised_text() -> None:
+    from tauray.actors.voice_identifiers import heard_runs
+
+    assert heard_runs("for U, S, E, R, underscore, 1.") == ["USER_1"]
+    assert heard_runs("it is 5, 5, 5, dash, 1, 2, 3, dash, 2, 0, 0, 2.") == ["555-123-2002"]
+    assert heard_runs("my line is L, one, zero, zero, two and user underscore seven") == ["L1002", "user_7"]
+    assert heard_runs("for U.S.E.R. Undercar 1.") == []  # abbreviation dots are no spoken symbol
