@@ -55,7 +55,9 @@ class PooledSpeech:
         if (voice.tts, voice.asr) != self.engines:  # one pool per run, with the run's engines
             raise RuntimeError(f"the speech pool runs {self.engines}, the unit asks for {(voice.tts, voice.asr)}")
         self.carried += 1
-        return await self.client.carry(voice.custom or voice.profile, text, keep=voice.keep_audio != "none", unit_id=unit_id,
+        # the line audio comes back (by reference) only where the listener takes audio
+        return await self.client.carry(voice.custom or voice.profile, text, keep=voice.keep_audio != "none",
+                                       audio=voice.audio_in and side == "user", unit_id=unit_id,
                                        attempt=attempt, turn=turn, side=side, clock_s=clock_s, task_id=task_id)
 
     def take_audio(self, conversation: str) -> dict[str, bytes]:

@@ -45,15 +45,16 @@ class SpeechWorker:
                                                  tts=self._first.tts, asr=self._first.asr, seed=self._seed)
         return self._channels[name]
 
-    def carry(self, profile: str | SpeechProfile, text: str, *, keep: bool = False, unit_id: str, attempt: int = 0, turn: int,
-              side: Literal["agent", "user"], clock_s: float = 0.0, task_id: str | None = None) -> tuple[Any, Any, Any]:
-        """One utterance: (its record, an ObjectRef of its μ-law WAV bytes, an ObjectRef of its
-        audio files when ``keep``, else None)."""
+    def carry(self, profile: str | SpeechProfile, text: str, *, keep: bool = False, audio: bool = True,
+              unit_id: str, attempt: int = 0, turn: int, side: Literal["agent", "user"], clock_s: float = 0.0,
+              task_id: str | None = None) -> tuple[Any, Any, Any]:
+        """One utterance: (its record, an ObjectRef of its μ-law WAV bytes when ``audio`` (the
+        listener takes audio), else None, an ObjectRef of its audio files when ``keep``, else None)."""
         import ray  # lazy: Ray is imported by the actor's process already; this module stays importable without it
 
         record, wav, files = self.channel(profile).carry_kept(text, keep=keep, unit_id=unit_id, attempt=attempt,
                                                               turn=turn, side=side, clock_s=clock_s, task_id=task_id)
-        return record, ray.put(wav), ray.put(files) if files else None
+        return record, ray.put(wav) if audio else None, ray.put(files) if files else None
 
     def ready(self) -> str:
         return f"{self._first.tts.name} + {self._first.asr.name}"
@@ -102,14 +103,14 @@ class SpeechClient:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["workers"])  # type: ignore[misc]
 
-    async def carry(self, profile: str | SpeechProfile, text: str, *, keep: bool = False, unit_id: str, attempt: int = 0, turn: int,
-                    side: Literal["agent", "user"], clock_s: float = 0.0,
+    async def carry(self, profile: str | SpeechProfile, text: str, *, keep: bool = False, audio: bool = True,
+                    unit_id: str, attempt: int = 0, turn: int, side: Literal["agent", "user"], clock_s: float = 0.0,
                     task_id: str | None = None) -> tuple[UtteranceRecord, Any]:
         """Carry one utterance on the next worker (round robin); awaits without blocking the loop.
-        Returns the record and the ObjectRef of the line audio; with ``keep`` the audio files are
-        held for :meth:`take_audio`."""
+        Returns the record and, with ``audio``, the ObjectRef of the line audio (else None); with
+        ``keep`` the audio files are held for :meth:`take_audio`."""
         worker = self.workers[next(self._next)]
-        record, wav_ref, files_ref = await worker.carry.remote(profile, text, keep=keep, unit_id=unit_id,
+        record, wav_ref, files_ref = await worker.carry.remote(profile, text, keep=keep, audio=audio, unit_id=unit_id,
                                                                attempt=attempt, turn=turn, side=side, clock_s=clock_s,
                                                                task_id=task_id)
         if files_ref is not None:

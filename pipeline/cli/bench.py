@@ -83,13 +83,19 @@ def cmd_bench_tau2_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _workers(text: str) -> tuple[int, ...]:
+    return () if text.strip().lower() == "none" else _int_tuple(text)
+
+
 def cmd_bench_voice(args: argparse.Namespace) -> int:
     from tauray.actors.speech.errors import SpeechConfigError
     from tauray.pipeline.bench.voice import run_voice_bench
 
     try:
-        result = run_voice_bench(utterances=args.utterances, workers=args.workers, turns=args.turns, asr=args.asr,
-                                 accuracy_utterances=args.accuracy, profiles=tuple(args.profiles.split(",")))
+        result = run_voice_bench(utterances=args.utterances, workers=args.workers, turns=args.turns,
+                                 asr=tuple(args.asr.split(",")), accuracy_utterances=args.accuracy,
+                                 profiles=tuple(args.profiles.split(",")), seed=args.seed,
+                                 voices=tuple(v for v in args.voices.split(",") if v), conversations=args.conversations)
     except SpeechConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -162,12 +168,19 @@ def register(sub: Any) -> None:
     p = bench_sub.add_parser("voice", help="speech channel: real-time factors, speech cost per conversation, "
                              "throughput per speech worker, WER and identifier errors per profile")
     p.add_argument("--utterances", type=int, default=6, help="caller utterances timed per measurement (default 6)")
-    p.add_argument("--workers", type=_int_tuple, default=(1, 2), metavar="N,N,...",
-                   help="speech worker counts whose throughput is measured (default 1,2)")
+    p.add_argument("--workers", type=_workers, default=(1, 2), metavar="N,N,...",
+                   help="speech worker counts whose throughput is measured (default 1,2; 'none': no throughput)")
     p.add_argument("--turns", type=int, default=20, help="utterances in the conversation costed (default 20)")
-    p.add_argument("--asr", default="local/whisper-tiny.en", help="recogniser (default local/whisper-tiny.en)")
+    p.add_argument("--asr", default="local/whisper-tiny.en", metavar="MODEL,...",
+                   help="recogniser (default local/whisper-tiny.en); several, comma-separated, for --accuracy")
     p.add_argument("--accuracy", type=int, default=0, metavar="N",
                    help="also measure WER and identifier errors on N telecom caller utterances per profile")
     p.add_argument("--profiles", default="control,regular", help="profiles of --accuracy (comma-separated)")
+    p.add_argument("--seed", type=int, default=2026, help="seed of the --accuracy utterances' draw (default 2026)")
+    p.add_argument("--voices", default="", metavar="VOICE,...",
+                   help="with --accuracy: also per caller voice, e.g. en-us+f2,en-us+m7 (control, first --asr)")
+    p.add_argument("--conversations", type=int, default=0, metavar="N",
+                   help="also the coordinator's CPU per conversation, voice (control) vs text, and the speech cost "
+                   "per conversation, on N telecom tasks with the reference policies on Ray")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_voice)

@@ -21,13 +21,14 @@ pytestmark = pytest.mark.slow
 _TEXT = "Hello, my line id is L, 1, 0, 0, 2."
 
 
-def _voice(keep: str) -> VoiceSettings:
-    return VoiceSettings(profile="control", tts="local/espeak-ng", asr="local/whisper-tiny.en", keep_audio=keep)
+def _voice(keep: str, audio_in: bool) -> VoiceSettings:
+    return VoiceSettings(profile="control", tts="local/espeak-ng", asr="local/whisper-tiny.en", keep_audio=keep,
+                         audio_in=audio_in)
 
 
-def _said(client, keep: str, unit: str = "u-1"):
+def _said(client, keep: str, unit: str = "u-1", audio_in: bool = True):
     return asyncio.run(client.carry(_TEXT, unit_id=unit, attempt=0, turn=0, side="user", clock_s=0.0,
-                                    voice=_voice(keep), task_id="task-1"))
+                                    voice=_voice(keep, audio_in), task_id="task-1"))
 
 
 _TIMES = {"tts_seconds", "effects_seconds", "asr_seconds"}
@@ -48,8 +49,9 @@ def test_the_pool_keeps_what_the_in_process_client_keeps(ray_local) -> None:
         assert set(files) == {got.audio_ref, got.spoken_audio_ref}
         assert all(audio_hash(data) == ref for ref, data in files.items())
         assert pooled.take_audio("u-1") == {}  # handed over once
-        none, _ = _said(pooled, "none", unit="u-2")
+        none, no_ref = _said(pooled, "none", unit="u-2", audio_in=False)
         assert none.audio_ref is None and none.spoken_audio_ref is None and pooled.take_audio("u-2") == {}
+        assert no_ref is None  # a listener that reads text gets no audio by reference
         assert isinstance(pickle.loads(pickle.dumps(client)), SpeechClient)
     finally:
         for worker in client.workers:

@@ -1,0 +1,38 @@
+"""`tauray bench voice` measures what the docs' tables report, by a command: accuracy per
+recogniser and per caller voice on a seeded corpus, the coordinator's CPU per conversation in
+voice against text, and the speech cost per conversation (tiny sizes here: the figures are
+not checked, only that each is measured)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tauray.actors.speech.corpus import caller_utterances
+from tauray.pipeline.cli.main import build_parser
+
+pytest.importorskip("faster_whisper")
+
+
+def test_the_voice_bench_options_parse() -> None:
+    args = build_parser().parse_args(["bench", "voice", "--workers", "none", "--seed", "99", "--voices",
+                                      "en-us+f2,en-us+m7", "--asr", "local/whisper-tiny.en,local/whisper-base",
+                                      "--conversations", "3", "--accuracy", "6"])
+    assert args.workers == () and args.seed == 99 and args.voices == "en-us+f2,en-us+m7"
+    assert args.conversations == 3 and args.asr == "local/whisper-tiny.en,local/whisper-base"
+    assert caller_utterances(3, seed=99) != caller_utterances(3, seed=2026)
+
+
+@pytest.mark.slow  # Ray, two short runs each of text and voice, a packaged Whisper (about a minute here)
+def test_the_voice_bench_measures_coordinator_cpu_cost_and_voices(ray_local) -> None:
+    from tauray.pipeline.bench.voice import run_voice_bench
+
+    result = run_voice_bench(utterances=2, workers=(), conversations=1, accuracy_utterances=2, seed=99,
+                             profiles=("control",), voices=("en-us+f2",))
+    cpu = result["coordinator"]
+    assert cpu["conversations"] == 1 and cpu["text_coordinator_cpu_s_per_conversation"] > 0
+    assert cpu["voice_coordinator_cpu_s_per_conversation"] > 0 and cpu["coordinator_cpu_per_turn_voice_vs_text"] > 0
+    assert cpu["speech_cost_usd_per_conversation"] == 0.0  # local engines cost no money
+    assert cpu["speech_compute_s_per_conversation"] > 0 and cpu["utterances_per_conversation"] > 0
+    assert result["corpus_seed"] == 99 and [a["profile"] for a in result["accuracy"]] == ["control"]
+    assert [v["voice"] for v in result["voices"]] == ["en-us+f2"] and result["voices"][0]["utterances"] == 2
+    assert "throughput_utterances_per_s" not in result
