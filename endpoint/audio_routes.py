@@ -23,7 +23,6 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import numpy as np
-import soundfile
 from aiohttp import web
 
 from tauray.actors.speech.engines import SAMPLE_RATE, EspeakTTS
@@ -49,6 +48,8 @@ def _synthesise(text: str, voice: str, speed: float) -> tuple[np.ndarray, int]:
 
 
 def _recognise(data: bytes) -> tuple[str, float]:
+    import soundfile  # lazy: optional extra tauray[voice] (the endpoint serves text without it)
+
     audio, rate = soundfile.read(io.BytesIO(data), dtype="float32")
     if audio.ndim > 1:
         audio = audio.mean(axis=1)
@@ -99,6 +100,8 @@ def speech_handler(state_of: Callable[[web.Request], Any]) -> Callable[[web.Requ
         pcm = (np.clip(audio, -1.0, 1.0) * 32767).astype("<i2")
         if fmt == "pcm":
             return web.Response(body=pcm.tobytes(), content_type="audio/pcm")
+        import soundfile  # lazy: optional extra tauray[voice] (the endpoint serves text without it)
+
         buffer = io.BytesIO()
         soundfile.write(buffer, pcm, rate, format="WAV", subtype="PCM_16")
         return web.Response(body=buffer.getvalue(), content_type="audio/wav")
