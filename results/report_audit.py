@@ -7,7 +7,9 @@ the flagged turns with links to their transcripts. Written only for a run that
 
 from __future__ import annotations
 
+import json
 import math
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +48,40 @@ aside.</p>
 <td>{{ r.fault_class }}</td><td>{{ r.detector }}@{{ r.detector_version }}</td><td>{{ yes_no(r.flips_verdict) }}</td>
 <td>{{ r.evidence }}</td></tr>{% endfor %}</tbody></table>
 {% if more %}<p>{{ more }} more findings are in the <code>sim_findings</code> table.</p>{% endif %}</section>
+{% if accuracy %}<section id="accuracy"><h2>How far these findings can be trusted</h2>
+<p>The audit's rules measured on simulated customers written apart from them (split
+<code>{{ accuracy.split }}</code>, {{ accuracy.date }}, {{ accuracy.conversations }} conversations): recall of each
+injected fault at its turn, 95% Wilson intervals. Faults the rules miss are not in the tables above, and a failure
+with no finding is put on the agent.</p>
+<table><thead><tr><th>injected fault</th><th>audit classes that find it</th><th>recall</th><th>injected</th></tr></thead>
+<tbody>{% for r in accuracy.rows %}<tr data-fault="{{ r.fault }}"><td>{{ r.fault }}</td><td>{{ r.accepted }}</td>
+{{ fig(r.recall) }}<td>{{ r.n }}</td></tr>{% endfor %}</tbody></table>
+<p>False positives on a faithful customer: {% for a in accuracy.fp %}{{ a.agent }} agent {{ a.text }}{% if not loop.last %};
+{% endif %}{% endfor %}. Failures put on the simulator when its fault was the only difference from a passing twin:
+{{ accuracy.attribution }}. Measured with <code>{{ accuracy.command }}</code> (docs/audit.md).</p></section>{% endif %}
 {% endblock %}
 """
+
+ACCURACY_FILE = "audit_accuracy.json"
+
+
+def audit_accuracy() -> dict[str, Any] | None:
+    """The audit's measured accuracy as shipped (``tauray/data/audit_accuracy.json``, written by
+    ``tests/audit_eval/measure.py --accuracy`` from a holdout run), for the page; None without it."""
+    path = resources.files("tauray.data") / ACCURACY_FILE
+    if not path.is_file():
+        return None
+    rec = json.loads(path.read_text(encoding="utf-8"))
+
+    def text(r: dict[str, Any]) -> str:
+        return f"{r['k']}/{r['n']} = {r['k'] / r['n']:.3f} [{r['low']:.3f}, {r['high']:.3f}]" if r["n"] else "–"
+
+    rows = [{"fault": fault, "accepted": ", ".join(r["accepted"]), "n": r["n"],
+             "recall": _rate(r["k"] / r["n"] if r["n"] else math.nan, r["low"], r["high"], metric="recall",
+                             fault=fault)} for fault, r in rec["recall"].items()]
+    return {"split": rec["split"], "date": rec["date"], "conversations": rec["conversations"], "rows": rows,
+            "command": rec["command"], "attribution": text(rec["attribution_simulator"]),
+            "fp": [{"agent": agent, "text": text(r)} for agent, r in rec["false_positives"].items()]}
 
 
 def _rate(value: Any, low: Any, high: Any, **attrs: Any) -> Any:
@@ -84,7 +118,7 @@ def audit_context(src: Path | str, max_flagged: int = 500) -> dict[str, Any] | N
         ranks.append({**r, "move": move, "raw_text": fmt_rate(r["raw_rate"]),
                       "adjusted_text": fmt_rate(r["adjusted_rate"])})
     return {"adjusted": adjusted, "ranking": ranks, "classes": classes, "faults": faults, "flagged": flagged,
-            "more": max(0, len(findings) - max_flagged)}
+            "more": max(0, len(findings) - max_flagged), "accuracy": audit_accuracy()}
 
 
 def write_audit_page(src: Path | str, out_dir: Path, env: Environment) -> bool:
@@ -97,4 +131,4 @@ def write_audit_page(src: Path | str, out_dir: Path, env: Environment) -> bool:
     return True
 
 
-__all__ = ["audit_context", "write_audit_page"]
+__all__ = ["audit_accuracy", "audit_context", "write_audit_page"]

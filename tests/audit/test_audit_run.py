@@ -16,6 +16,7 @@ from tauray.results.readers import sim_attributions_df, sim_findings_df
 from tauray.pipeline.bench.calibration import calibrate_path
 from tauray.results.audit.summary import adjusted_success, faults_per_100
 from tauray.results.report import build_report
+from tauray.results.report_audit import audit_accuracy
 from tauray.results.writer import TableWriter
 
 SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
@@ -75,6 +76,11 @@ def test_faulty_customer_is_found_attributed_and_stored(tmp_path, capsys, endpoi
     assert re.search(r'data-metric="raw_success"[^>]*data-value="0"', page)
     assert re.search(r'data-fault-class="different_action" data-value="100"', page)
     assert page.count('href="transcripts/') == 2  # the flagged turns link to their transcripts
+    # the audit's measured accuracy (data/audit_accuracy.json) beside its findings, per injected fault
+    accuracy = audit_accuracy()
+    assert accuracy is not None and accuracy["split"] == "holdout"
+    for row in accuracy["rows"]:
+        assert f'<tr data-fault="{row["fault"]}">' in page
     # a re-audit supersedes the old one, and an audit that finds nothing still counts
     _audit_json(tmp_path / "faulty", capsys)
     assert len(sim_findings_df(tmp_path / "faulty")) == 2

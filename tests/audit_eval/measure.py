@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -337,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--accept", action="append", default=[], metavar="CLASS=a,b",
                    help="audit classes that count as finding CLASS")
     p.add_argument("--json", type=Path, help="also write the figures here")
+    p.add_argument("--accuracy", type=Path, metavar="PATH",
+                   help="also write the audit's accuracy record (the report's audit page reads "
+                        "data/audit_accuracy.json; write it there from a holdout run)")
     a = p.parse_args(argv)
     families, agents, classes = a.families.split(","), a.agents.split(","), a.classes.split(",")
     for value, known, what in ((families, FAMILIES, "--families"), (agents, AGENTS, "--agents"),
@@ -372,7 +376,25 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(text_lines(fig)))
     if a.json:
         a.json.write_text(json.dumps(fig, indent=1))
+    if a.accuracy:
+        command = " ".join(["python -m tests.audit_eval.measure", *(argv if argv is not None else sys.argv[1:])])
+        a.accuracy.write_text(json.dumps(accuracy_record(fig, a.split, command), indent=1) + "\n")
     return 0
+
+
+def accuracy_record(fig: dict[str, Any], split: str, command: str) -> dict[str, Any]:
+    """What the audit page shows of a measurement: per class recall at the injected turn with its
+    interval and the audit classes accepted, false positives per agent, attribution's correct side."""
+    def rate(x: dict[str, Any]) -> dict[str, Any]:
+        return {k: x[k] for k in ("k", "n", "low", "high")}
+
+    return {"split": split, "date": time.strftime("%Y-%m-%d", time.gmtime()), "command": command,
+            "conversations": fig["conversations"],
+            "recall": {c: {"accepted": fig["accept"][c], **rate(fig["recall"][c])}
+                       for c in FAULT_CLASSES if c in fig["recall"]},
+            "recall_all": rate(fig["recall_all"]),
+            "false_positives": {a: rate(v) for a, v in fig["false_positive_rate"].items() if "/" not in a},
+            "attribution_simulator": rate(fig["attribution_simulator"]["all"])}
 
 
 if __name__ == "__main__":
