@@ -17,8 +17,9 @@ the task's actions take one the caller says:
 * a task whose agent actions take a ``customer_id``, and whose caller knows a phone number,
   starts by identifying the caller: the oracle asks for the number, the scripted user spells
   it, and the oracle looks the customer up by the number it heard (a lookup tool of its side
-  that takes ``phone_number``). A lookup that does not find the task's customer ends the
-  call, as it would for a real agent that cannot find the account;
+  that takes ``phone_number``). A lookup that does not find the task's customer is read back
+  and the number asked for again, at most twice (each answer crosses the line anew); after
+  that the call ends, as it would for a real agent that cannot find the account;
 * an argument whose value the caller says in its opening (a user id in the mock domain) is
   taken from what the oracle heard (the spelled run nearest to it); a wrong one is used as
   heard, and the call ends after it.
@@ -93,6 +94,7 @@ class VoiceOracleAgent(OracleAgent):
         self.phone = phone
         self.stage = "ask" if self.customer else "done"
         self.misheard: str | None = None  # what was heard wrong, once the oracle acted on it
+        self.tried: list[str] = []  # the phone numbers it looked up and found no account under
 
     async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> ModelReply:
         heard = (_last(view, "user") or {}).get("content") or ""
@@ -148,7 +150,13 @@ class VoiceOracleAgent(OracleAgent):
         if view and view[-1].get("role") == "tool" and self.customer in found:
             self.stage = "done"
             return None
-        return _end(f"{MISHEARD_MARK}: phone number heard as {self.heard_phone}; no account of this caller")
+        self.tried.append(self.heard_phone)
+        if self.repeats < MAX_REPEATS:  # no account under what it heard: read it back and ask again
+            self.repeats += 1
+            self.stage = "asked"
+            return _reply(ORACLE, f"I could not find an account under {spell(self.heard_phone)}. Could you say "
+                                  "your phone number again, one digit at a time?")
+        return _end(f"{MISHEARD_MARK}: phone number heard as {', '.join(self.tried)}; no account of this caller")
 
     def _as_heard(self, action: ReferenceAction, view: list[dict[str, Any]]) -> tuple[dict[str, Any], str | None]:
         """``action``'s arguments, each value the caller says replaced by what the oracle heard

@@ -95,9 +95,40 @@ def test_the_oracle_looks_up_the_number_it_heard_and_fails_on_a_misheard_one() -
     view += [{"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function", "function": {
         "name": "get_customer_by_phone", "arguments": lookup.tool_calls[0].arguments}}]},
              {"role": "tool", "tool_call_id": "1", "content": "Error: Customer with phone number 555-123-2012 not found"}]
+    # no account under what it heard: it reads the number back and asks again, at most twice
+    for attempt in range(2):
+        again = _say(oracle, view, _agent_tools(s))
+        assert not again.tool_calls and "5, 5, 5, dash, 1, 2, 3, dash, 2, 0, 1, 2" in again.content
+        assert "again" in again.content and "phone number" in again.content
+        view += [{"role": "assistant", "content": again.content},
+                 {"role": "user", "content": "Five, five, five, dash, one, two, three, dash, two, zero, one, two."}]
+        retry = _say(oracle, view, _agent_tools(s))
+        assert [c.name for c in retry.tool_calls] == ["get_customer_by_phone"]
+        view += [{"role": "assistant", "content": None, "tool_calls": [{"id": f"r{attempt}", "type": "function",
+                  "function": {"name": "get_customer_by_phone", "arguments": retry.tool_calls[0].arguments}}]},
+                 {"role": "tool", "tool_call_id": f"r{attempt}",
+                  "content": "Error: Customer with phone number 555-123-2012 not found"}]
     end = _say(oracle, view, _agent_tools(s))
     assert [c.name for c in end.tool_calls] == ["end_conversation"]
-    assert MISHEARD_MARK in json.loads(end.tool_calls[0].arguments)["reason"]  # recorded with the call's end
+    reason = json.loads(end.tool_calls[0].arguments)["reason"]
+    assert MISHEARD_MARK in reason and reason.count("555-123-2012") == 3  # recorded with the call's end
+
+
+def test_the_oracle_finds_the_account_when_the_number_is_heard_right_the_second_time() -> None:
+    s, oracle, view, lookup = _identify("Five, five, five, dash, one, two, three, dash, two, zero, one, two.")
+    view += [{"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function", "function": {
+        "name": "get_customer_by_phone", "arguments": lookup.tool_calls[0].arguments}}]},
+             {"role": "tool", "tool_call_id": "1", "content": "Error: Customer with phone number 555-123-2012 not found"}]
+    again = _say(oracle, view, _agent_tools(s))
+    view += [{"role": "assistant", "content": again.content}, {"role": "user", "content": "5, 5, 5, 1, 2, 3, 2, 0, 0, 2."}]
+    retry = _say(oracle, view, _agent_tools(s))
+    assert json.loads(retry.tool_calls[0].arguments) == {"phone_number": "555-123-2002"}
+    view += [{"role": "assistant", "content": None, "tool_calls": [{"id": "2", "type": "function", "function": {
+        "name": "get_customer_by_phone", "arguments": retry.tool_calls[0].arguments}}]},
+             {"role": "tool", "tool_call_id": "2", "content": '{"customer_id": "C1001", "full_name": "John Smith"}'}]
+    nxt = _say(oracle, view, _agent_tools(s))
+    gold = next(a for a in s.reference_actions if a.side == "agent")
+    assert [(c.name, json.loads(c.arguments)) for c in nxt.tool_calls] == [(gold.name, gold.arguments)]
 
 
 def test_the_oracle_goes_on_when_it_heard_the_number_right() -> None:
