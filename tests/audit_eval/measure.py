@@ -36,7 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.results.intervals import wilson_interval
+from tauray.pipeline.bench.calibration import Rate
 from tauray.results.readers import conversations_df, messages_df, sim_attributions_df, sim_findings_df
 from tauray.scenarios.registry import default_registry
 from tests.audit_eval.customer import TRUTH_ENV, Injection, decide, request_key
@@ -57,28 +57,6 @@ ACCEPT: dict[str, tuple[str, ...]] = {
     "new_problem": ("new_problem", "fault_named_early"),
 }
 """This set's class -> the audit's fault classes that count as finding it (``--accept`` overrides)."""
-
-
-class Rate(BaseModel):
-    """k of n with its 95% Wilson interval."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    k: int = Field(description="Successes.")
-    n: int = Field(description="Trials.")
-    rate: float | None = Field(description="k / n, None when n is 0.")
-    low: float | None = Field(description="Lower end of the 95% Wilson interval.")
-    high: float | None = Field(description="Upper end of the 95% Wilson interval.")
-
-    @classmethod
-    def of(cls, k: int, n: int) -> Rate:
-        if n == 0:
-            return cls(k=k, n=n, rate=None, low=None, high=None)
-        lo, hi = wilson_interval(k, n)
-        return cls(k=k, n=n, rate=round(k / n, 4), low=round(lo, 4), high=round(hi, 4))
-
-    def __str__(self) -> str:
-        return f"{self.k}/{self.n}" if self.rate is None else \
-            f"{self.k}/{self.n} = {self.rate:.3f} [{self.low:.3f}, {self.high:.3f}]"
 
 
 class Truth(BaseModel):
