@@ -204,6 +204,13 @@ def _warn_cap_before_quota(sched: Any, quotas: dict[str, Any], notes: Callable[[
                   "to spend the quota")
 
 
+def _note_spent_quotas(ray: Any, notes: Callable[[str], None]) -> None:
+    """Each model whose calls stopped because its quota or spend cap is spent, in one line."""
+    for s in ray.get(quota_actor().stats.remote()).values():
+        if s.get("stopped"):
+            notes(f"error: {s['stopped']}")
+
+
 def _check_resumable(out: Path, cfg: SweepConfig, resuming: bool) -> None:
     """A folder with results continues only when asked, and only the configuration it holds."""
     if not resuming:
@@ -233,7 +240,8 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
 
     counts = counts_for_cluster(cfg.cluster)
     plan = SweepPlan(cfg, scenarios)
-    if plan.quotas:  # the cluster's one quota book, owned by this driver (tauray.actors.quota)
+    book = any(not s.is_reference for c in plan.cells for s in (c.agent, c.user)) or bool(cfg.judge_list)
+    if book:  # the cluster's one quota book, owned by this driver (tauray.actors.quota)
         ray.get(quota_actor().stats.remote())
     write_manifest(out, cfg)
     moved = remove_temp_files(out)
@@ -273,6 +281,8 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     seconds = time.perf_counter() - t0
     if sched is not None and plan.quotas:
         _warn_cap_before_quota(sched, plan.quotas, notes)
+    if sched is not None and book:
+        _note_spent_quotas(ray, notes)
     attributions, audit_findings = _audit(out, cfg, notes=notes)
     cells, per_model, oc = table_totals(out, plan)
     write_cells(out, cfg.name, cells)
