@@ -26,9 +26,9 @@ Admission is decided before the call is sent, never counted after the fact:
 
 The provider's answers teach the book (:mod:`.headers`): a limit no spec declared comes
 from their ``x-ratelimit-limit-*`` (or Anthropic's ``anthropic-ratelimit-*``) headers, and
-a remaining budget below what the book counted is added to its count. Until a model's first
-answer says whether it reports limits, one call goes alone (the probe); a model whose
-answers carry no such headers and whose spec declares no quota is not metered at all.
+a remaining budget below what the book counted is added to its count. A model with no
+declared quota sends one call alone until its answer says whether it reports limits (the
+probe); if its answers carry no such headers, it is not metered at all.
 
 A 429 or an overloaded answer pauses the whole model (every caller, every node) for its
 ``retry-after`` or, without one, for an exponential backoff; a spent quota or spend cap

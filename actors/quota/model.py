@@ -155,8 +155,8 @@ class ModelQuota:
 
     def _probing(self, now: float) -> float:
         """Seconds a call must wait for the probe's answer (0: it need not)."""
-        if self.headers is not None or (self.limits.rpm and self.limits.tpm):
-            return 0.0  # known, or every dimension declared
+        if self.headers is not None or self.limits.any:
+            return 0.0  # known, or declared (an undeclared dimension is learned as answers come)
         if self.probe_at is None or now - self.probe_at >= PROBE_S:
             return 0.0  # no probe out: this call probes
         return PROBE_S - (now - self.probe_at)
@@ -191,7 +191,7 @@ class ModelQuota:
                     pass
             if self.stopped is not None:
                 return Ticket(key=key, number=number, stopped=self.stopped)
-            probe = self.headers is None and not (self.limits.rpm and self.limits.tpm)
+            probe = self.headers is None and not self.limits.any
             if probe:
                 self.probe_at = now
             amount = float(prompt + reserve)
