@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from tauray.actors.llm import check_model_ready
 from tauray.actors.llm.cost import budget_refusal
 from tauray.actors.llm.probe import ProbeError, probe_models
-from tauray.actors.quota import quota_actor
+from tauray.actors.quota import quota_actor, reset_gate
 from tauray.actors.serving.lifecycle import unserved
 from tauray.actors.voice_pool import start_run_pool, stop_run_pool
 from tauray.pipeline.accounting import (
@@ -241,8 +241,9 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     counts = counts_for_cluster(cfg.cluster)
     plan = SweepPlan(cfg, scenarios)
     book = any(not s.is_reference for c in plan.cells for s in (c.agent, c.user)) or bool(cfg.judge_list)
-    if book:  # the cluster's one quota book, owned by this driver (tauray.actors.quota)
-        ray.get(quota_actor().stats.remote())
+    if book:  # the cluster's one quota book, owned by this driver (tauray.actors.quota), fresh for the run
+        ray.get(quota_actor().reset.remote())
+        reset_gate()
     write_manifest(out, cfg)
     moved = remove_temp_files(out)
     state = resume_state(out, cfg.name, retry_errors=opts.retry_errors)

@@ -59,6 +59,10 @@ class QuotaBook:
     def stats(self) -> dict[str, dict[str, Any]]:
         return {key: quota.stats() for key, quota in self.models.items()}
 
+    def reset(self) -> None:
+        """Forget every model (a new run: limits are learned again, stopped models retried)."""
+        self.models.clear()
+
 
 class Gate:
     """How a process reaches the quota book: the cluster's actor, or a book of its own. It
@@ -164,9 +168,9 @@ def quota_actor() -> Any:
 
 def forget_actor() -> None:
     """Forget the driver's handle on the cluster's book (it was killed; the next driver
-    creates a fresh one)."""
-    global _BOOK
-    _BOOK = None
+    creates a fresh one), and this process's gate to it."""
+    global _BOOK, _GATE
+    _BOOK = _GATE = None
 
 
 def shared_limits(specs: list[dict[str, Any]]) -> dict[str, Limits]:
