@@ -7,7 +7,7 @@ client waits the provider's time, or, when it names none, backs off exponentiall
 second, and tries again, until the spec's ``rate_limit_wait`` is spent; only then does the
 call fail as an infra error. A spent quota or spend cap does not clear by waiting:
 :func:`spent` names it (OpenAI's ``insufficient_quota`` 429, Anthropic's credit-balance or
-usage-limit 400, a Gemini or Vertex per-day quota), and the model's calls stop.
+usage-limit 400, a Gemini per-day quota), and the model's calls stop.
 """
 
 from __future__ import annotations
