@@ -7,8 +7,9 @@ out of a coordinator's call) alike:
 * ``infra``: the infrastructure failed, not the model and not us. Either an
   actor, its worker, its node or the owner of an object died (``actor_death``:
   the scheduler retries the unit on fresh actors), or a provider still failed
-  after the Router's retries (429, 5xx, timeouts, connection errors; the row is
-  excluded from rates and rerun by ``--retry-errors``).
+  after the Router's retries and the client's wait (429, overloaded, 5xx,
+  timeouts, connection errors), or said the model's quota or spend cap is spent
+  (the row is excluded from rates and rerun by ``--retry-errors``).
 * ``model``: the provider refused the request for what it is (a verdict).
 * ``config``: a model cannot be used as configured where the call ran (e.g. its
   key variable is set on the driver but not on a worker). Every conversation

@@ -72,6 +72,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--quota-tpm", type=int, default=None, help="tokens per minute each model may take; over it: 429 (default: no quota)")
     g.add_argument("--quota-retry-after", type=_yes_no, default=None, metavar="yes|no",
                    help="whether quota 429s carry a retry-after header (default yes)")
+    g.add_argument("--quota-accounting", choices=("settled", "upfront"), default=None,
+                   help="settled: a request's unused max_tokens is refunded when it is answered; upfront: prompt + "
+                   "max_tokens stay charged, as OpenAI counts (default settled)")
+    g.add_argument("--quota-headers", type=_yes_no, default=None, metavar="yes|no",
+                   help="whether answers carry OpenAI's x-ratelimit-* headers (default yes)")
     g.add_argument("--quota-period-s", type=float, default=None, help=f"the quota's rolling window (default {default('quota_period_s')})")
     g.add_argument("--behaviours", default=None, metavar="MODULE",
                    help="also serve the BEHAVIOURS dict of this Python module, e.g. tests.test_helpers.faulty "
@@ -173,7 +178,7 @@ class RunningEndpoint:
 
     def quota(self) -> dict[str, Any]:
         """The quota's limits, its 429 count and the log of every arrival
-        ``[t, model, prompt tokens, completion tokens, status]`` (see :mod:`.quota`)."""
+        ``[t, model, prompt tokens, completion tokens, status, tokens charged]`` (see :mod:`.quota`)."""
         return self._call("GET", "/quota")
 
     def reset_stats(self) -> None:

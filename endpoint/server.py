@@ -29,7 +29,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tauray.endpoint.audio_routes import add_audio_routes
-from tauray.endpoint.quota import EndpointQuota, prompt_tokens_of
+from tauray.endpoint.quota import Accounting, EndpointQuota, prompt_tokens_of
 from tauray.endpoint.wire import add_wire_routes
 from tauray.endpoint.behaviours import (
     BEHAVIOURS,
@@ -89,6 +89,11 @@ class EndpointConfig(BaseModel):
         True, description="Whether a quota 429 carries a retry-after header (some providers send none)."
     )
     quota_period_s: float = Field(60.0, gt=0.0, le=3600.0, description="The quota's rolling window in seconds.")
+    quota_accounting: Accounting = Field(
+        "settled", description="How a request's max_tokens counts: 'settled' refunds what the reply did not use, "
+        "'upfront' keeps prompt + max_tokens charged (as OpenAI counts).")
+    quota_headers: bool = Field(
+        True, description="Whether answers carry OpenAI's x-ratelimit-* headers (limit, remaining, reset).")
     behaviours: str | None = Field(
         None, description="Python module whose BEHAVIOURS dict the endpoint also serves, loaded at start "
         "(e.g. tests.test_helpers.faulty from a source checkout: faulty customers, agents and judges)."
@@ -141,7 +146,7 @@ class _EndpointState:
         # A separate generator so that jitter never shifts the fault sequence.
         self.jitter_rng = random.Random(config.fault_seed + 1)
         self.quota = EndpointQuota(config.quota_rpm, config.quota_tpm, config.quota_retry_after,
-                                   config.quota_period_s)
+                                   config.quota_period_s, config.quota_accounting, config.quota_headers)
         self.reset()
 
     def reset(self) -> None:
@@ -207,9 +212,10 @@ def _completion(model: str, reply: Reply, prompt_tokens: int) -> dict[str, Any]:
     }
 
 
-async def _stream(request: web.Request, completion: dict[str, Any], include_usage: bool) -> web.StreamResponse:
+async def _stream(request: web.Request, completion: dict[str, Any], include_usage: bool,
+                  headers: dict[str, str]) -> web.StreamResponse:
     """Send a finished completion as server-sent events, for clients that ask to stream."""
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **headers})
     await response.prepare(request)
     head = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
 
@@ -268,7 +274,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
                 body_ = {"error": {"message": f"Rate limit reached for {model}: over the test quota "
                                    f"(rpm={state.quota.rpm}, tpm={state.quota.tpm}). Try again later.",
                                    "type": "rate_limit_error", "param": None, "code": "rate_limit_exceeded"}}
-                return web.json_response(body_, status=429, headers=state.quota.headers(wait))
+                return web.json_response(body_, status=429, headers=state.quota.headers(model, wait))
 
         # Drawn on arrival so that the sequence follows request order, not latency.
         fault = state.draw_fault()
@@ -309,10 +315,11 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         completion = _completion(model, reply, prompt_tokens_of(body))
         if admitted is not None:
             state.quota.settle(admitted, completion["usage"]["completion_tokens"])
+        headers = state.quota.headers(model)
         if body.get("stream"):
             options = body.get("stream_options") or {}
-            return await _stream(request, completion, bool(options.get("include_usage")))
-        return web.json_response(completion)
+            return await _stream(request, completion, bool(options.get("include_usage")), headers)
+        return web.json_response(completion, headers=headers)
     finally:
         state.in_flight -= 1
 

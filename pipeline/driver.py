@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from tauray.actors.llm import check_model_ready
 from tauray.actors.llm.cost import budget_refusal
 from tauray.actors.llm.probe import ProbeError, probe_models
-from tauray.actors.quota import quota_actor
+from tauray.actors.quota import quota_actor, reset_gate
 from tauray.actors.serving.lifecycle import unserved
 from tauray.actors.speech.spec import check_ready as check_speech_ready
 from tauray.actors.voice_pool import start_run_pool, stop_run_pool
@@ -209,6 +209,13 @@ def _warn_cap_before_quota(sched: Any, quotas: dict[str, Any], notes: Callable[[
                   "to spend the quota")
 
 
+def _note_spent_quotas(ray: Any, notes: Callable[[str], None]) -> None:
+    """Each model whose calls stopped because its quota or spend cap is spent, in one line."""
+    for s in ray.get(quota_actor().stats.remote()).values():
+        if s.get("stopped"):
+            notes(f"error: {s['stopped']}")
+
+
 def _check_resumable(out: Path, cfg: SweepConfig, resuming: bool) -> None:
     """A folder with results continues only when asked, and only the configuration it holds."""
     if not resuming:
@@ -238,8 +245,10 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
 
     counts = counts_for_cluster(cfg.cluster)
     plan = SweepPlan(cfg, scenarios)
-    if plan.quotas:  # the cluster's one quota book, owned by this driver (tauray.actors.quota)
-        ray.get(quota_actor().stats.remote())
+    book = any(not s.is_reference for c in plan.cells for s in (c.agent, c.user)) or bool(cfg.judge_list)
+    if book:  # the cluster's one quota book, owned by this driver (tauray.actors.quota), fresh for the run
+        ray.get(quota_actor().reset.remote())
+        reset_gate()
     write_manifest(out, cfg)
     moved = remove_temp_files(out)
     state = resume_state(out, cfg.name, retry_errors=opts.retry_errors)
@@ -278,6 +287,8 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     seconds = time.perf_counter() - t0
     if sched is not None and plan.quotas:
         _warn_cap_before_quota(sched, plan.quotas, notes)
+    if sched is not None and book:
+        _note_spent_quotas(ray, notes)
     attributions, audit_findings = _audit(out, cfg, notes=notes)
     cells, per_model, oc = table_totals(out, plan)
     write_cells(out, cfg.name, cells)

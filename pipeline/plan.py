@@ -33,7 +33,7 @@ from tauray.scenarios.voice import prompt_labels
 # them (a new endpoint port, a higher rate limit) must not change unit ids, or a resumed
 # sweep would redo finished work.
 OPERATIONAL_FIELDS = frozenset({"api_base", "api_key_env", "concurrency", "rpm", "tpm", "timeout", "num_retries",
-                                "rate_limit_wait"})
+                                "rate_limit_wait", "token_accounting"})
 
 
 def model_identity(spec: ModelSpec | Mapping[str, Any]) -> dict[str, Any]:

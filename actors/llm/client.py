@@ -33,15 +33,20 @@ from tauray.actors.llm.providers import (
 )
 from tauray.actors.llm.ratelimit import (
     backoff_s,
+    error_headers,
+    is_overloaded,
     is_rate_limit,
     prompt_chars,
     retry_after_s,
+    spent,
+    upfront_accounting,
 )
 from tauray.actors.llm.replies import ModelReply, reply_of
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.llm.tool_schemas import strict_tool, tools_for
-from tauray.actors.quota import Limits, quota_key
+from tauray.actors.quota import Limits, Settlement, quota_key, rate_info, response_headers
 from tauray.actors.quota import gate as quota_gate
+from tauray.results.records import INFRA
 
 THINKING_KEPT = 4096
 """Tool-calling replies whose thinking blocks a client keeps (oldest forgotten first)."""
@@ -50,10 +55,11 @@ THINKING_KEPT = 4096
 def retry_policy(num_retries: int) -> Any:
     """Which failures the Router retries (with its exponential backoff) and which it does not.
 
-    Transient provider trouble (timeouts, 5xx, unavailable, connection errors, which fall
-    under ``DefaultRetries``) gets ``num_retries``. A 429 gets none here: the client waits it
-    out itself (the provider's ``retry-after``, the model paused for every caller, a bounded
-    total wait; :meth:`ModelClient.complete`). A request the provider
+    Transient provider trouble (timeouts, 5xx, connection errors, which fall under
+    ``DefaultRetries``) gets ``num_retries``. A 429 and a 503 (unavailable) get none here: the
+    client waits them out itself (the provider's ``retry-after``, the model paused for every
+    caller, a bounded total wait; :meth:`ModelClient.complete`), and so it does with an
+    overloaded answer (Anthropic's 529) once the Router's retries are spent. A request the provider
     refused for what it is (bad request, context window, content policy, unknown
     model, credentials) gets none, because an identical retry cannot succeed.
     """
@@ -63,7 +69,7 @@ def retry_policy(num_retries: int) -> Any:
         RateLimitErrorRetries=0,
         TimeoutErrorRetries=num_retries,
         InternalServerErrorRetries=num_retries,
-        ServiceUnavailableErrorRetries=num_retries,
+        ServiceUnavailableErrorRetries=0,
         DefaultRetries=num_retries,
         BadRequestErrorRetries=0,
         ContentPolicyViolationErrorRetries=0,
@@ -145,10 +151,12 @@ class ModelClient:
         if spec.fallbacks:
             router_kwargs["fallbacks"] = [{spec.model: list(spec.fallbacks)}]
         # rpm/tpm are not the Router's: its limits are per process and count tokens after the
-        # fact. The model's one quota (tauray.actors.quota) admits each call before it is sent.
+        # fact. The model's one quota (tauray.actors.quota) admits each call before it is sent,
+        # declared or learned from the provider's rate-limit headers.
         self._router = litellm.Router(**router_kwargs)
-        limits = Limits(rpm=spec.rpm, tpm=spec.tpm)
-        self._quota = (quota_key(spec.model, spec.api_base), limits) if limits.any else None
+        self._quota_key = quota_key(spec.model, spec.api_base)
+        self._limits = Limits(rpm=spec.rpm, tpm=spec.tpm)
+        self._upfront = upfront_accounting(spec.token_accounting, main_provider)
 
         # Built once: per call only messages, tools, seed and the key are added.
         self.request = request_params(spec, [main_provider, *fallback_providers])
@@ -225,44 +233,74 @@ class ModelClient:
 
     async def _send(self, messages: list[dict[str, Any]], kwargs: dict[str, Any],
                     key: str | None) -> tuple[Any, float, int]:
-        """(response, latency of the answered attempt, 429s waited out): each attempt is
-        admitted by the model's quota first; a 429 pauses the model (for everyone) for the
-        provider's ``retry-after`` or a backoff and tries again, until ``rate_limit_wait``
-        seconds of waiting are spent."""
+        """(response, latency of the answered attempt, waits): each attempt is admitted by the
+        model's quota first (unless the model has none and its answers report none); a 429 or an
+        overloaded answer pauses the model (for everyone) for the provider's ``retry-after`` or a
+        backoff and tries again, until ``rate_limit_wait`` seconds of waiting are spent; a spent
+        quota or spend cap stops the model's calls."""
         waited, waits = 0.0, 0
-        gate = quota_gate() if self._quota is not None else None
-        chars = prompt_chars(messages, kwargs.get("tools")) if gate is not None and self._quota[1].tpm else 0
+        qkey, gate = self._quota_key, quota_gate()
+        metered, chars = qkey not in gate.unmetered, 0
         while True:
+            if metered and not chars:  # what the quota estimates the prompt's tokens from
+                chars = prompt_chars(messages, kwargs.get("tools"))
+            if qkey in gate.stopped:
+                raise ModelCallError(INFRA, gate.stopped[qkey], error_type="QuotaSpent")
             asked = time.perf_counter()
-            ticket = await gate.acquire(*self._quota, chars, self.spec.max_tokens) if gate is not None else None
+            ticket = None
+            if metered:
+                ticket = await gate.acquire(qkey, self._limits, chars, self.spec.max_tokens, self._upfront)
+                if ticket.stopped:
+                    raise ModelCallError(INFRA, ticket.stopped, error_type="QuotaSpent")
             started = time.perf_counter()
             # at most this long between the book admitting the call and the call going out
             delay = max(0.0, started - asked - ticket.waited_s) if ticket is not None else None
             try:
                 response = await self._router.acompletion(model=self.spec.model, messages=messages, **kwargs)
-            except Exception as error:
-                limited = is_rate_limit(error)
+            except asyncio.CancelledError:
                 if ticket is not None:
-                    gate.settle(ticket, None, None, sent=not limited, delay=delay)
-                pause = (retry_after_s(error) or backoff_s(waits)) if limited else None
+                    gate.settle(ticket, Settlement(delay=delay))
+                raise
+            except Exception as error:
+                limited, rate = is_rate_limit(error), rate_info(error_headers(error))
+                if ticket is not None:
+                    gate.settle(ticket, Settlement(sent=not limited, delay=delay, rate=rate))
+                elif rate is not None:
+                    gate.learn(qkey, rate)
+                    metered = True
+                reason = spent(error)
+                if reason is not None:
+                    line = (f"{self.spec.model}: the provider says this model's quota or spend cap is spent ({reason}); "
+                            "no more calls to it in this run: raise the limit or add credit, then rerun the failed "
+                            "conversations with --retry-errors")
+                    gate.stop(qkey, line)
+                    raise ModelCallError(INFRA, line, status_code=getattr(error, "status_code", None),
+                                         error_type=type(error).__name__) from None
+                busy = limited or is_overloaded(error)
+                pause = (retry_after_s(error) or backoff_s(waits)) if busy else None
                 if pause is not None and waited + pause <= self.spec.rate_limit_wait:
                     waited, waits = waited + pause, waits + 1
-                    if gate is not None:
-                        gate.pause(self._quota[0], pause)  # every caller of the model waits it out
-                    else:
-                        await asyncio.sleep(pause)
+                    gate.pause(qkey, pause)  # every caller of the model waits it out, in the book
+                    metered = True
                     continue
                 kind, status = classify(error)
                 text = scrub(f"{self.spec.model}: {type(error).__name__}: {error}", key)
-                if limited and waits:
-                    text += f" (after waiting out {waits} rate limits for {waited:.0f} s; rate_limit_wait={self.spec.rate_limit_wait:g})"
+                if busy and waits:
+                    text += (f" (after waiting out {waits} rate-limited or overloaded answers for {waited:.0f} s; "
+                             f"rate_limit_wait={self.spec.rate_limit_wait:g})")
+                elif busy:
+                    text += f" (rate_limit_wait={self.spec.rate_limit_wait:g})"
                 raise ModelCallError(kind, text[:4000], status_code=status, error_type=type(error).__name__) from None
             latency = time.perf_counter() - started
+            rate = rate_info(response_headers(response))
             if ticket is not None:
                 usage = getattr(response, "usage", None)
                 prompt = getattr(usage, "prompt_tokens", None) or None
                 completion = getattr(usage, "completion_tokens", None)
-                gate.settle(ticket, prompt, completion if prompt is not None else None, delay=delay)
+                gate.settle(ticket, Settlement(prompt_tokens=prompt, completion_tokens=completion if prompt else None,
+                                               replied=True, delay=delay, rate=rate))
+            elif rate is not None:
+                gate.learn(qkey, rate)
             return response, latency, waits
 
     def _reply(self, response: Any, latency: float, seed_applied: bool | None = None,

@@ -53,9 +53,13 @@ class ModelSpec(BaseModel):
                             "limit for every role, host and node that calls the model at this api_base.")
     tpm: int | None = Field(None, gt=0, description="The provider's tokens-per-minute quota (prompt + completion) for "
                             "this model, shared like rpm; calls are admitted by estimated tokens before they are sent.")
-    rate_limit_wait: float = Field(300.0, ge=0.0, description="Most seconds one call spends waiting out 429s (the "
-                                   "provider's retry-after, else backoff from 1 s) before it fails as an infra error; "
-                                   "0 fails at the first 429.")
+    token_accounting: Literal["upfront", "settled"] | None = Field(
+        None, description="How the provider counts a call's max_tokens against tpm: 'upfront' (prompt + max_tokens "
+        "when the call arrives, nothing refunded), 'settled' (corrected to the real usage when it ends); None: the "
+        "provider's known way (upfront for OpenAI and Azure, settled for the others).")
+    rate_limit_wait: float = Field(300.0, ge=0.0, description="Most seconds one call spends waiting out 429s and "
+                                   "overloaded answers (503, 529: the provider's retry-after, else backoff from 1 s) "
+                                   "before it fails as an infra error; 0 fails at the first one.")
     timeout: float = Field(120.0, gt=0.0, description="Seconds one attempt may take before it counts as a timeout.")
     num_retries: int = Field(3, ge=0, description="Router retries for transient failures (5xx, timeouts, connection "
                              "errors); a 429 is not one of them: the call waits it out (rate_limit_wait).")

@@ -1,10 +1,14 @@
 """``tauray bench quota``: a sweep against a provider-like quota, and how well tauray keeps to it.
 
 The local test endpoint enforces a quota per model (requests and tokens per rolling
-minute; over it, 429 with or without ``retry-after``) and logs every arrival. One model,
+minute, a request's ``max_tokens`` refunded when it is answered or, ``accounting="upfront"``,
+kept as OpenAI counts it; over it, 429 with or without ``retry-after``; OpenAI's
+``x-ratelimit-*`` headers on every answer) and logs every arrival. One model,
 ``openai/all-roles``, plays agent, user simulator and judge, with the same ``rpm``/``tpm``
-in its spec, over several hosts per role and several coordinators, so every caller of the
-model must share one quota. From the endpoint's log:
+in its spec (or none: ``declared=False``, the limits learned from the headers) and
+optionally a ``max_tokens``, over several hosts per role and several coordinators, so every
+caller of the model must share one quota. From the endpoint's log (tokens: what the
+endpoint charged):
 
 * ``max_window_rpm_ratio`` / ``max_window_tpm_ratio``: the busiest 60 s of what tauray
   *sent* (refused requests included) over the quota; at most 1 means it never overshot;
@@ -21,19 +25,21 @@ from pathlib import Path
 from typing import Any
 
 from tauray.endpoint import start_endpoint
-from tauray.endpoint.quota import PERIOD_S, busiest_window
+from tauray.endpoint.quota import PERIOD_S, Accounting, busiest_window, charged
 from tauray.pipeline.config import SweepConfig
 from tauray.pipeline.driver import execute
 from tauray.scenarios import select_scenarios
 
 
 def quota_sweep(base_url: str, rpm: int | None, tpm: int | None, conversations: int, hosts: int,
-                coordinators: int, domain: str) -> Any:
-    """The benchmark's sweep: one model in every role, ``hosts`` hosts per role."""
+                coordinators: int, domain: str, max_tokens: int | None = None) -> Any:
+    """The benchmark's sweep: one model in every role, ``hosts`` hosts per role (``rpm`` and
+    ``tpm`` None: the spec declares no quota)."""
 
     scenarios = len(select_scenarios(None, domain=domain))
     spec = {"model": "openai/all-roles", "api_base": base_url, "concurrency": 256,
-            **({"rpm": rpm} if rpm else {}), **({"tpm": tpm} if tpm else {})}
+            **({"rpm": rpm} if rpm else {}), **({"tpm": tpm} if tpm else {}),
+            **({"max_tokens": max_tokens} if max_tokens else {})}
     return SweepConfig.model_validate({
         "name": "quota-bench", "models": {"q": spec}, "agents": ["q"], "users": ["q"],
         "judges": [{"model": "q", "prompt": "overall-plain"}],
@@ -62,7 +68,7 @@ def window_figures(log: list[list[Any]], rpm: int | None, tpm: int | None, perio
         span = steady[1] - steady[0]
         inside = [r for r in served if steady[0] <= r[0] < steady[1]]
         if tpm:
-            out["utilisation"] = round(sum(r[2] + r[3] for r in inside) / (tpm * span / period), 4)
+            out["utilisation"] = round(sum(charged(r) for r in inside) / (tpm * span / period), 4)
         if rpm:
             out["request_utilisation"] = round(len(inside) / (rpm * span / period), 4)
     else:
@@ -72,19 +78,23 @@ def window_figures(log: list[list[Any]], rpm: int | None, tpm: int | None, perio
 
 def run_quota_bench(rpm: int | None, tpm: int | None, conversations: int, latency: float = 0.5,
                     retry_after: bool = True, hosts: int = 2, coordinators: int = 2, domain: str = "mock",
-                    progress: bool = False, log_file: Path | None = None) -> dict[str, Any]:
+                    progress: bool = False, log_file: Path | None = None, max_tokens: int | None = None,
+                    accounting: Accounting = "settled", declared: bool = True,
+                    headers: bool = True) -> dict[str, Any]:
     """Run the sweep against the quota-enforcing endpoint and return the figures."""
 
     with tempfile.TemporaryDirectory(prefix="tauray-quota-bench-") as tmp, \
             start_endpoint(latency=latency, latency_jitter=0.2, quota_rpm=rpm, quota_tpm=tpm,
-                           quota_retry_after=retry_after) as ep:
-        cfg = quota_sweep(ep.base_url, rpm, tpm, conversations, hosts, coordinators, domain)
+                           quota_retry_after=retry_after, quota_accounting=accounting, quota_headers=headers) as ep:
+        cfg = quota_sweep(ep.base_url, rpm if declared else None, tpm if declared else None, conversations, hosts,
+                          coordinators, domain, max_tokens)
         summary = execute(cfg, out=Path(tmp) / "run", probe=False, progress=progress)
         quota = ep.quota()
-    if log_file is not None:  # every arrival: [t, model, prompt tokens, completion tokens, status]
+    if log_file is not None:  # every arrival: [t, model, prompt tokens, completion tokens, status, charged]
         Path(log_file).write_text("\n".join(json.dumps(r) for r in quota["log"]) + "\n")
     figures = window_figures(quota["log"], rpm, tpm)
-    return {"rpm": rpm, "tpm": tpm, "latency_s": latency, "retry_after": retry_after, "domain": domain,
+    return {"rpm": rpm, "tpm": tpm, "declared": declared, "accounting": accounting, "headers": headers,
+            "max_tokens": max_tokens, "latency_s": latency, "retry_after": retry_after, "domain": domain,
             "hosts_per_role": hosts, "coordinators": coordinators, "conversations": summary.units,
             "rows": summary.rows, "lost": summary.units - summary.rows, "infra_rows": summary.infra_errors,
             "endpoint_429s": quota["refused"], "sweep_seconds": round(summary.seconds, 1), **figures}

@@ -58,7 +58,9 @@ def cmd_bench_quota(args: argparse.Namespace) -> int:
     result = run_quota_bench(rpm=args.rpm, tpm=args.tpm, conversations=args.conversations, latency=args.latency,
                              retry_after=_yes_no(args.retry_after), hosts=args.hosts, coordinators=args.coordinators,
                              domain=args.domain, progress=not args.json and sys.stderr.isatty(),
-                             log_file=Path(args.log) if args.log else None)
+                             log_file=Path(args.log) if args.log else None, max_tokens=args.max_tokens,
+                             accounting=args.accounting, declared=_yes_no(args.declared),
+                             headers=_yes_no(args.headers))
     print_figures(result, args.json)
     within = all((result.get(k) or 0) <= 1.02 for k in ("max_window_rpm_ratio", "max_window_tpm_ratio"))
     return 0 if within and result["lost"] == 0 and result["infra_rows"] == 0 else 1
@@ -149,6 +151,16 @@ def register(sub: Any) -> None:
     p.add_argument("--conversations", type=int, default=45, help="about 5 minutes at the default quota")
     p.add_argument("--latency", type=float, default=0.5, help="endpoint latency per call, seconds")
     p.add_argument("--retry-after", default="yes", metavar="yes|no", help="whether the endpoint's 429s carry retry-after")
+    p.add_argument("--max-tokens", type=int, default=None, metavar="N",
+                   help="the model spec's max_tokens, sent with every call (default: none)")
+    p.add_argument("--accounting", default="settled", choices=("settled", "upfront"),
+                   help="how the endpoint counts max_tokens: settled refunds what a reply did not use, upfront "
+                   "keeps prompt + max_tokens charged as OpenAI does (default settled)")
+    p.add_argument("--declared", default="yes", metavar="yes|no",
+                   help="whether the model spec declares the quota (no: tauray learns it from the endpoint's "
+                   "x-ratelimit-* headers)")
+    p.add_argument("--headers", default="yes", metavar="yes|no",
+                   help="whether the endpoint's answers carry x-ratelimit-* headers")
     p.add_argument("--hosts", type=int, default=2, help="agent hosts and user hosts (each)")
     p.add_argument("--coordinators", type=int, default=2)
     p.add_argument("--domain", default="mock", choices=("telecom", "airline", "retail", "mock"))

@@ -17,7 +17,7 @@ from tauray.scenarios.conventions import REFERENCE_BY_SIDE
 
 # ModelSpec fields a role's flags set (--agent-model, --user-api-base, ...), and renamed flags.
 MODEL_FIELDS = ["model", "api_base", "api_key_env", "temperature", "seed", "max_tokens", "concurrency", "rpm", "tpm",
-                "rate_limit_wait", "timeout", "num_retries", "strict", "cut_tool_calls"]
+                "token_accounting", "rate_limit_wait", "timeout", "num_retries", "strict", "cut_tool_calls"]
 MODEL_FLAGS = {"api_key_env": "key_env", "num_retries": "retries"}
 RUN_FIELDS = ["trials", "seed", "max_steps", "max_errors", "max_in_flight", "max_attempts", "budget_usd", "audit"]
 CLUSTER_FIELDS = ["coordinators", "agent_hosts", "user_hosts", "spread", "ship_project", "actor_cpus"]

@@ -41,7 +41,7 @@ def _sent(capture: Capture, loop, model: str, base: str, tools: list[dict[str, A
     try:
         loop.run_until_complete(client.complete([{"role": "user", "content": "Hello."}], tools))
     except ModelCallError:
-        pass  # the loopback answers 503; the request is what is checked
+        pass  # the loopback answers 502; the request is what is checked
     finally:
         loop.run_until_complete(client.aclose())
     return capture.requests[-1]["body"]

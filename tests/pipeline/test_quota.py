@@ -25,7 +25,7 @@ from tauray.endpoint.quota import EndpointQuota, busiest_window
 from tauray.actors.llm import ModelCallError, ModelSpec
 from tauray.actors.llm.client import ModelClient
 from tauray.actors.llm.ratelimit import backoff_s, retry_after_s
-from tauray.actors.quota import Limits, ModelQuota, QuotaBook, Window, shared_limits, with_quota
+from tauray.actors.quota import Limits, ModelQuota, QuotaBook, Settlement, Window, shared_limits, with_quota
 
 
 def _admit_all(window: Window, amounts: list[float]) -> list[float]:
@@ -73,11 +73,12 @@ def test_a_settled_reservation_frees_the_rest_and_a_larger_one_takes_more():
 
 
 def test_quota_estimates_learn_from_usage():
-    quota = ModelQuota(Limits(tpm=100_000))
+    quota = ModelQuota(Limits(rpm=1000, tpm=100_000))
     prompt, reserve = quota.estimate(4000, None)
     assert prompt == 2000 and reserve == 1024  # conservative before any usage report
-    quota.held[1] = type("H", (), {"request": None, "tokens": quota.tokens.take(0.0, 3024), "chars": 4000})()
-    quota.settle(1, 1000, 40, delay=2.0)
+    ticket = asyncio.run(quota.acquire(1, "m@", 4000, None))
+    assert (ticket.prompt_tokens, ticket.reserved) == (2000, 1024)
+    quota.settle(1, Settlement(prompt_tokens=1000, completion_tokens=40, replied=True, delay=2.0))
     assert quota.estimate(4000, None) == (1000, 40)
     # the call went out up to 2 s after its admission: the log holds it 60 + 2 s
     assert quota.tokens.hold == 62.0
@@ -126,13 +127,13 @@ def test_the_cluster_shares_one_book(ray_local):
     @ray.remote(num_cpus=0)
     class Caller:
         async def burst(self, n: int) -> list[float]:
-            from tauray.actors.quota import Limits, gate
+            from tauray.actors.quota import Limits, Settlement, gate
 
             g, out = gate(), []
             for _ in range(n):
                 ticket = await g.acquire("shared@test", Limits(rpm=600), 0, None)
                 out.append(time.time())
-                g.settle(ticket, None, None)
+                g.settle(ticket, Settlement())
             return out
 
     book = quota.quota_actor()
@@ -147,20 +148,20 @@ def test_the_cluster_shares_one_book(ray_local):
         assert ray.get(book.stats.remote())["shared@test"]["admitted"] == 80
     finally:
         ray.kill(book)
-        quota._BOOK = None  # the next driver creates a fresh one
+        quota.forget_actor()  # the next driver creates a fresh one
 
 
 # --------------------------------------------------------------------------- the endpoint's quota
 
 
 def test_endpoint_quota_refuses_over_rpm_and_tpm_with_or_without_retry_after():
-    q = EndpointQuota(rpm=2, tpm=None)
+    q = EndpointQuota(rpm=2, tpm=None, send_headers=False)
     assert q.admit("m", 10, None)[0] is not None and q.admit("m", 10, None)[0] is not None
     row, wait = q.admit("m", 10, None)
     assert row is None and 59 < wait <= 60
-    assert q.headers(wait) == {"retry-after": "60"}
+    assert q.headers("m", wait) == {"retry-after": "60"}
     assert q.admit("other", 10, None)[0] is not None  # per model
-    assert EndpointQuota(rpm=1, tpm=None, retry_after=False).headers(3.0) == {}
+    assert EndpointQuota(rpm=1, tpm=None, retry_after=False, send_headers=False).headers("m", 3.0) == {}
 
     t = EndpointQuota(rpm=None, tpm=100)
     row, _ = t.admit("m", 30, 50)  # max_tokens counts up front
@@ -168,7 +169,7 @@ def test_endpoint_quota_refuses_over_rpm_and_tpm_with_or_without_retry_after():
     t.settle(row, 10)  # answered with 10 completion tokens: 40 used
     assert t.admit("m", 30, None)[0] is not None
     rows = t.snapshot()["log"]
-    assert [r[4] for r in rows] == [200, 429, 200] and rows[0][2:4] == [30, 10]
+    assert [r[4] for r in rows] == [200, 429, 200] and rows[0][2:6] == [30, 10, 200, 40]
     assert busiest_window(rows) == (3, 40 + 30 + 30)
 
 
@@ -212,7 +213,8 @@ def _calls(spec: ModelSpec, n: int) -> list:
 @pytest.mark.slow
 @pytest.mark.parametrize("retry_after", [True, False])
 def test_a_quota_dip_is_waited_out_not_turned_into_infra_errors(retry_after):
-    with start_endpoint(quota_rpm=2, quota_period_s=2.0, quota_retry_after=retry_after) as ep:
+    # no rate-limit headers: the client knows nothing of the quota, only its 429s
+    with start_endpoint(quota_rpm=2, quota_period_s=2.0, quota_retry_after=retry_after, quota_headers=False) as ep:
         replies = _calls(_spec(ep.base_url, rate_limit_wait=30), 5)
         refused = ep.quota()["refused"]
     assert all(not isinstance(r, Exception) for r in replies), replies
@@ -221,7 +223,7 @@ def test_a_quota_dip_is_waited_out_not_turned_into_infra_errors(retry_after):
 
 @pytest.mark.slow
 def test_the_wait_is_bounded_and_then_the_call_is_an_infra_error():
-    with start_endpoint(quota_rpm=1, quota_period_s=600.0) as ep:
+    with start_endpoint(quota_rpm=1, quota_period_s=600.0, quota_headers=False) as ep:
         first, second = _calls(_spec(ep.base_url, rate_limit_wait=0), 2)
         requests = ep.stats()["requests"]
     errors = [r for r in (first, second) if isinstance(r, ModelCallError)]
@@ -238,7 +240,7 @@ def test_a_spec_with_a_quota_is_admitted_before_sending_so_the_endpoint_refuses_
 
     reset_gate(QuotaBook(period=2.0))
     try:
-        with start_endpoint(quota_rpm=3, quota_period_s=2.0) as ep:
+        with start_endpoint(quota_rpm=3, quota_period_s=2.0, quota_headers=False) as ep:
             replies = _calls(_spec(ep.base_url, rate_limit_wait=30, **({"rpm": 3} if metered else {})), 9)
             refused = ep.quota()["refused"]
     finally:
