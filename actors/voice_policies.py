@@ -269,11 +269,17 @@ class VoiceScriptedUser(ScriptedUser):
         return _reply(SCRIPTED, calls=[RawToolCall(id=f"scripted-{self.calls}", name=name, arguments=json.dumps(args))])
 
 
+# Words that, beside "phone", make a question one for the caller's number: a recogniser often
+# garbles "number" itself on the line ("the phone and we're on your account"), and a person
+# still understands from the rest of the sentence what is asked.
+_IDENTITY_CUES: Final = frozenset({"number", "digit", "digits", "account"})
+
+
 def _asked_for(heard: str) -> str | None:
     """Whether the agent asked for the caller's phone number (``phone``) or for an id to be
     spelled (``id``); None for anything else."""
     tokens = _tokens(heard)
-    if "number" in tokens and "phone" in tokens:
+    if "phone" in tokens and _IDENTITY_CUES.intersection(tokens):
         return "phone"
     if "spell" in tokens:
         return "id"

@@ -160,3 +160,18 @@ def test_spelled_identifiers_are_read_back_from_recognised_text() -> None:
     assert heard_runs("it is 5, 5, 5, dash, 1, 2, 3, dash, 2, 0, 0, 2.") == ["555-123-2002"]
     assert heard_runs("my line is L, one, zero, zero, two and user underscore seven") == ["L1002", "user_7"]
     assert heard_runs("for U.S.E.R. Undercar 1.") == []  # abbreviation dots are no spoken symbol
+
+
+def test_the_caller_understands_a_request_for_its_number_the_recogniser_garbled() -> None:
+    """Heard through the line, "the phone number on your account" came out as "the phone and we're on
+    your account" in every profile; a person still knows what is asked, and so does the scripted user.
+    A phone action request that names no number or account is not taken for one."""
+    s = get_scenario(_REFUEL)
+    user = VoiceScriptedUser(s)
+    _say(user, [{"role": "system", "content": ""}], _tools(s))  # its opening
+    heard = "Before we go on, can you tell me the phone and we're on your account? One big attempt at time."
+    answer = _say(user, [{"role": "system", "content": ""}, {"role": "user", "content": heard}], _tools(s))
+    assert answer.content and "5, 5, 5, dash, 1, 2, 3, dash, 2, 0, 0, 2" in answer.content
+    request = "Could you please toggle airplane mode on your phone and tell me what it shows?"
+    acted = _say(user, [{"role": "system", "content": ""}, {"role": "user", "content": request}], _tools(s))
+    assert [c.name for c in acted.tool_calls] == ["toggle_airplane_mode"]
