@@ -7,9 +7,9 @@ marker, so here the oracle only says the action in words ("could you please togg
 airplane mode on your phone"), with its settings spoken ("mode: 4g 5g preferred"), and
 the scripted user recognises the action from the recognised text by matching the words
 of its own phone tools (numbers said as words are read as digits). When nothing matches,
-it asks the agent to say that again, as a person would; the oracle repeats a request at
-most twice and then goes on, so a misheard request costs the task what it would cost it
-with a real caller.
+it asks the agent to say that again, as a person would; the oracle puts the request another
+way at most twice and then goes on, so a misheard request costs the task what it would cost
+it with a real caller.
 
 The oracle also acts on the identifiers it heard, never on the task's gold values, where
 the task's actions take one the caller says:
@@ -67,12 +67,26 @@ def _joined(text: str) -> str:
     return "".join(_tokens(text))
 
 
-def spoken_request(action: ReferenceAction) -> str:
-    """The oracle's phone request as words only: the action's name and its settings."""
+def spoken_request(action: ReferenceAction, attempt: int = 0) -> str:
+    """The oracle's phone request as words only: the action's name and its settings. Asked again,
+    it is put another way (``attempt`` 1, 2, ...), as a person rephrases what was not understood:
+    the same words over a clean line would only be misheard the same way again."""
     words = action.name.replace("_", " ")
     details = "; ".join(f"{k.replace('_', ' ')}: {str(v).replace('_', ' ')}" for k, v in action.arguments.items())
-    return f"Could you please {words} on your phone" + (f", with {details}," if details else "") + \
-        " and tell me what it shows?"
+    if attempt == 0:
+        return f"Could you please {words} on your phone" + (f", with {details}," if details else "") + \
+            " and tell me what it shows?"
+    if attempt == 1:
+        return f"Let me put it another way. On your phone, please {words}" + (f". Use {details}" if details else "") + \
+            ". Then tell me what the phone shows."
+    return f"Once more, slowly. The step on your phone is: {words}" + (f", {details}" if details else "") + "."
+
+
+def _asked_again(request: str, attempt: int) -> str:
+    """What the oracle says when the caller asks to hear ``request`` again (see :func:`spoken_request`)."""
+    if request == ASK_PHONE:
+        return ASK_PHONE_AGAIN if attempt == 1 else "What is the phone number on your account? Say it one digit at a time."
+    return f"Of course. {request}"
 
 
 class VoiceOracleAgent(OracleAgent):
@@ -84,6 +98,7 @@ class VoiceOracleAgent(OracleAgent):
     def __init__(self, scenario: Scenario):
         super().__init__(scenario)
         self.last_request: str | None = None
+        self.last_action: ReferenceAction | None = None  # the phone action last asked for, if the request was one
         self.repeats = 0
         self.spoken = caller_identifiers(scenario)
         phone = phone_of(self.spoken)
@@ -103,7 +118,9 @@ class VoiceOracleAgent(OracleAgent):
         asks_again = self.last_request is not None and "again" in _tokens(heard)
         if asks_again and self.repeats < MAX_REPEATS and view and view[-1].get("role") == "user":
             self.repeats += 1
-            return _reply(ORACLE, f"Of course. {self.last_request}")
+            if self.last_action is not None:  # a phone request: put another way
+                return _reply(ORACLE, spoken_request(self.last_action, self.repeats))
+            return _reply(ORACLE, _asked_again(self.last_request or "", self.repeats))
         if self.stage != "done":
             step = self._identify(view, tools, heard)
             if step is not None:
@@ -111,9 +128,9 @@ class VoiceOracleAgent(OracleAgent):
         if self.cursor < len(self.actions) and self.actions[self.cursor].side == "user":
             action = self.actions[self.cursor]
             self.cursor += 1
-            self.last_request, self.repeats = spoken_request(action), 0
+            self.last_request, self.last_action, self.repeats = spoken_request(action), action, 0
             return _reply(ORACLE, self.last_request)
-        self.last_request = None
+        self.last_request, self.last_action = None, None
         if self.cursor < len(self.actions) and self.actions[self.cursor].side == "agent":
             action = self.actions[self.cursor]
             arguments, unheard = self._as_heard(action, view)
@@ -132,7 +149,7 @@ class VoiceOracleAgent(OracleAgent):
         """Ask for the caller's number, look up the number heard, and go on (None: the next
         action) only if it found the task's customer."""
         if self.stage == "ask":
-            self.stage, self.last_request, self.repeats = "asked", ASK_PHONE, 0
+            self.stage, self.last_request, self.last_action, self.repeats = "asked", ASK_PHONE, None, 0
             return _reply(ORACLE, ASK_PHONE)
         if self.stage == "asked":
             numbers = heard_phones(heard)

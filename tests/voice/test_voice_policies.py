@@ -53,8 +53,16 @@ def test_a_misheard_request_is_asked_again_and_repeated() -> None:
     again = asyncio.run(oracle.reply([{"role": "user", "content": opening.content},
                                       {"role": "assistant", "content": first.content or ""},
                                       {"role": "user", "content": NOT_CAUGHT}], [], 0))
-    if first.content:  # the scenario's first reference action is the caller's
-        assert again.content == f"Of course. {first.content}"
+    if first.content:  # the scenario's first reference action is the caller's: put another way each time
+        action = next(a for a in s.reference_actions if a.side == "user")
+        assert again.content == spoken_request(action, 1) != first.content
+        third = asyncio.run(oracle.reply([{"role": "user", "content": opening.content},
+                                          {"role": "assistant", "content": again.content or ""},
+                                          {"role": "user", "content": NOT_CAUGHT}], [], 0))
+        assert third.content == spoken_request(action, 2) not in (first.content, again.content)
+        for said in (again.content, third.content):  # each wording, heard as said, is the same action
+            done = asyncio.run(user.reply(view[:2] + [{"role": "user", "content": said}], tools, 0))
+            assert [(c.name, json.loads(c.arguments)) for c in done.tool_calls] == [(action.name, action.arguments)]
     else:
         assert json.loads(first.tool_calls[0].arguments) is not None
 
