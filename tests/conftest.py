@@ -10,6 +10,7 @@ carries ``pytest.mark.slow`` itself. So that a forgotten mark cannot hide, a fas
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -167,3 +168,18 @@ def endpoint():
 
     with start_endpoint(latency=0.0, behaviours="tests.test_helpers.faulty") as ep:
         yield ep
+
+
+@pytest.fixture()
+def cli_json(capsys):
+    """Runs ``tauray ARGV... --json`` in process and returns its parsed document. What ran
+    before in the test (a model call's log line, a line Ray forwards) is dropped first, so
+    the document is the command's stdout alone, as a user's pipe would see it."""
+    from tauray.pipeline.cli.main import main
+
+    def run(*argv: str, code: int = 0) -> Any:
+        capsys.readouterr()
+        assert main([*argv, "--json"]) == code
+        return json.loads(capsys.readouterr().out)
+
+    return run

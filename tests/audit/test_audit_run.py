@@ -36,6 +36,7 @@ def _store(out, run_id, agent, user, scenarios=SCENARIOS):
 
 
 def _audit_json(path, capsys, *extra):
+    capsys.readouterr()  # the stored conversations' model calls may have logged to stdout
     assert main(["audit", str(path), "--json", *extra]) == 0
     return json.loads(capsys.readouterr().out)
 

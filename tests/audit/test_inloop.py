@@ -28,7 +28,7 @@ def _run(out, endpoint, capsys, *extra):
     return json.loads(stdout)
 
 
-def test_every_row_says_who_failed_and_the_findings_land(ray_local, endpoint, tmp_path, capsys):
+def test_every_row_says_who_failed_and_the_findings_land(ray_local, endpoint, tmp_path, capsys, cli_json):
     out = tmp_path / "audited"
     summary = _run(out, endpoint, capsys)
     assert "attribution" not in pd.read_parquet(out / "conversations").columns  # one home: the audit's rows
@@ -52,8 +52,7 @@ def test_every_row_says_who_failed_and_the_findings_land(ray_local, endpoint, tm
     assert audit_page.count("#seq-") == 2
     assert 'data-agent="openai/scripted-agent-writes" data-raw-rank="1"' in audit_page
     # a re-audit appends rows under a newer audit id, which every reader then shows (once per conversation)
-    assert main(["audit", str(out), "--json"]) == 0
-    newer = json.loads(capsys.readouterr().out)["audit_id"]
+    newer = cli_json("audit", str(out))["audit_id"]
     assert set(sim_attributions_df(out)["audit_id"]) == {newer} and len(sim_findings_df(out)) == 2
     assert len(sim_attributions_df(out, all_attempts=True)) == 4 and len(conversations_df(out)) == 2
 

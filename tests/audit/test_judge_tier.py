@@ -334,16 +334,14 @@ def test_a_real_judge_on_injected_faults(tmp_path):  # pragma: no cover - needs 
     assert hits >= len(injected) - 1 and clean_faults <= 1
 
 
-def test_tauray_audit_with_a_judge_stores_the_judge_tier_beside_the_rules(audited_run, endpoint, capsys):
+def test_tauray_audit_with_a_judge_stores_the_judge_tier_beside_the_rules(audited_run, endpoint, capsys, cli_json):
     import json
 
     from tauray.pipeline.cli.main import main
     from tauray.results.readers import sim_attributions_df, sim_findings_df
 
     run, quit_at = audited_run
-    assert main(["audit", str(run), "--judge", "openai/judge-sim-audit", "--judge-api-base", endpoint.base_url,
-                 "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary = cli_json("audit", str(run), "--judge", "openai/judge-sim-audit", "--judge-api-base", endpoint.base_url)
     assert summary["judge"]["checks"] == 28 and summary["judge"]["faults"] == 2  # 4 conversations x 7 checks (v3)
     assert summary["judge"]["unscored"] == 0 and summary["judge"]["calls"] >= 1
     assert "sim-audit@3:openai/judge-sim-audit" in summary["detectors"]
@@ -355,9 +353,8 @@ def test_tauray_audit_with_a_judge_stores_the_judge_tier_beside_the_rules(audite
     stored = sim_attributions_df(run)
     assert all("sim-audit@3:openai/judge-sim-audit" in list(d) for d in stored["detectors"])
     # an unreadable judge adds no finding and says why its checks have no verdict
-    assert main(["audit", str(run), "--judge", "openai/judge-sim-audit-garbled", "--judge-api-base",
-                 endpoint.base_url, "--json", "--no-write"]) == 0
-    garbled = json.loads(capsys.readouterr().out)["judge"]
+    garbled = cli_json("audit", str(run), "--judge", "openai/judge-sim-audit-garbled", "--judge-api-base",
+                       endpoint.base_url, "--no-write")["judge"]
     assert garbled["unscored"] == 28 and garbled["faults"] == 0 and garbled["unscored_reasons"]
     assert main(["audit", str(run), "--judge-prompt", "sim-audit@2"]) == 2
     assert "--judge-prompt needs --judge MODEL" in capsys.readouterr().err

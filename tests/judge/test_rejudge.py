@@ -59,7 +59,7 @@ def _judge(capsys, *args) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def test_two_prompts_by_two_judges(mixed_run, endpoint, ray_local, capsys, monkeypatch):
+def test_two_prompts_by_two_judges(mixed_run, endpoint, ray_local, capsys, cli_json, monkeypatch):
     monkeypatch.setenv("OPENAI_API_BASE", endpoint.base_url)  # no --judge-api-base: litellm's environment
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     args = [str(mixed_run), "--judge-model", "openai/judge-good", "--judge-model", "openai/judge-always-pass",
@@ -95,8 +95,7 @@ def test_two_prompts_by_two_judges(mixed_run, endpoint, ray_local, capsys, monke
     assert nl["rows"]["nl_assertion_verdicts"] == expected > 80
     assert len(nl_verdicts_df(mixed_run)) == expected
 
-    assert judge_main(["judge-report", str(mixed_run), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    report = cli_json("judge-report", str(mixed_run))
     judges = {(j["judge_model"], j["prompt_id"]): j for j in report["judges"]}
     assert len(judges) == 5
     good = judges[("openai/judge-good", "overall-rubric")]
@@ -131,7 +130,7 @@ def test_two_prompts_by_two_judges(mixed_run, endpoint, ray_local, capsys, monke
     assert report["nl_judges"] and report["nl_judges"][0]["assertion_items"] == expected
 
 
-def test_unknown_judge_model_stops_before_any_row(mixed_run, endpoint, tmp_path, capsys):
+def test_unknown_judge_model_stops_before_any_row(mixed_run, endpoint, tmp_path, capsys, cli_json):
     """A typo in the judge model is found by the probe (one call), named with the provider's answer, and
     nothing is written; without the probe every item would become a refused, unscored row."""
     import shutil
@@ -146,8 +145,7 @@ def test_unknown_judge_model_stops_before_any_row(mixed_run, endpoint, tmp_path,
     assert "'openai/no-such-model'" in err and "404" in err and "does not exist" in err
     assert len(judge_verdicts_df(run)) == before
     # what the probe prevents: every item a refused (not an infra-error) unscored row
-    assert judge_main([*args, "--no-probe", "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary = cli_json(*args, "--no-probe")
     assert summary["infra_errors"] == 0 and summary["unscored_rows"] == summary["rows"]["judge_verdicts"] == 40
     rows = judge_verdicts_df(run).query("judge_model == 'openai/no-such-model'")
     assert len(rows) == 40 and rows["unscored_reason"].astype(str).str.startswith("judge request refused").all()
@@ -171,7 +169,7 @@ def test_bad_arguments_fail_loudly(tmp_path, capsys, args, needle):
     assert needle in capsys.readouterr().err
 
 
-def test_repair_calls_per_model_in_summary_and_report(mixed_run, endpoint, tmp_path, capsys):
+def test_repair_calls_per_model_in_summary_and_report(mixed_run, endpoint, tmp_path, capsys, cli_json):
     """A judge that answers in prose and, asked once in the same conversation, with only the answer: every
     sample takes one repair turn, its rows say so with the repair's cost, and the summary and the report count
     the repair calls per judge model; the well-formed judge takes none."""
@@ -206,9 +204,7 @@ def test_repair_calls_per_model_in_summary_and_report(mixed_run, endpoint, tmp_p
     # the repaired verdicts are the good judge's verdicts, conversation by conversation
     both = prose.set_index("conversation_id")["passed"].astype(bool)
     assert both.equals(good.set_index("conversation_id")["passed"].astype(bool).loc[both.index])
-    capsys.readouterr()
-    assert judge_main(["judge-report", str(run), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    report = cli_json("judge-report", str(run))
     by_model = report["repair_calls_by_model"]  # every judge of the copied run, other tests' judges too
     assert by_model.pop("openai/judge-prose-repairs") == {"judge_calls": 2 * n, "repair_calls": n}
     assert by_model["openai/judge-good"]["judge_calls"] >= n

@@ -118,9 +118,8 @@ def test_wilson_against_the_closed_form():
     assert all(x != x for x in wilson(0, 0))  # nan: no interval without items
 
 
-def test_cli_report_json(fixture_run, capsys):
-    assert judge_main(["judge-report", str(fixture_run), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+def test_cli_report_json(fixture_run, capsys, cli_json):
+    report = cli_json("judge-report", str(fixture_run))
     for j in report["judges"]:
         for key in ("judge_model", "prompt_id", "n", "accuracy", "kappa", "sensitivity", "specificity",
                     "unscored_rate", "accuracy_ci", "kappa_ci", "sensitivity_ci", "specificity_ci"):

@@ -180,16 +180,14 @@ def test_every_scalar_knob_of_the_config_is_a_flag_of_tauray_run():
                 assert f"{role}_{name}" in flags, f"ModelSpec.{name} has no --{role}- flag"
 
 
-def test_run_resume_without_run_id_continues_the_run_the_folder_holds(ray_local, tmp_path, capsys):
+def test_run_resume_without_run_id_continues_the_run_the_folder_holds(ray_local, tmp_path, capsys, cli_json):
     from tauray.pipeline.cli.main import main
 
     out = tmp_path / "resumed"
     base = ["run", "tau2_mock__*", "--domain", "mock", "--agent-model", "oracle", "--user-model", "scripted",
             "--out", str(out), "--json", "--no-probe"]
     assert main([*base, "--limit", "2"]) == 0
-    capsys.readouterr()
-    assert main([*base, "--limit", "3", "--resume"]) == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary = cli_json(*base, "--limit", "3", "--resume")
     assert (summary["skipped"], summary["ran"], summary["rows"]) == (2, 1, 3)
     assert main([*base, "--resume", "--run-id", "another"]) == 2  # another run's units: refused, one line
     err = capsys.readouterr().err

@@ -124,7 +124,7 @@ def _run_real(tmp_path, units):
     return asyncio.run(main())
 
 
-def test_rejudge_of_a_retried_unit_is_read_back(tmp_path, endpoint, capsys, monkeypatch):
+def test_rejudge_of_a_retried_unit_is_read_back(tmp_path, endpoint, capsys, cli_json, monkeypatch):
     from tauray.pipeline.cli.main import main as judge_main
     from tests.units import make_units
     from tauray.scenarios import select_scenarios
@@ -141,9 +141,7 @@ def test_rejudge_of_a_retried_unit_is_read_back(tmp_path, endpoint, capsys, monk
     with TableWriter(tmp_path, "rj") as w:  # --retry-errors reruns the infra row
         assert w.add(first) == 1
     monkeypatch.setenv("OPENAI_API_BASE", endpoint.base_url)
-    assert judge_main(["judge", str(tmp_path), "--judge-model", "openai/judge-good", "--prompt", "overall-plain",
-                       "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
+    summary = cli_json("judge", str(tmp_path), "--judge-model", "openai/judge-good", "--prompt", "overall-plain")
     assert summary["rows"]["judge_verdicts"] == 2
     jv = judge_verdicts_df(tmp_path).set_index("unit_id")
     assert len(jv) == 2 and jv.loc[first.conversation.unit_id, "attempt"] == 1
@@ -151,9 +149,8 @@ def test_rejudge_of_a_retried_unit_is_read_back(tmp_path, endpoint, capsys, monk
     # a resume next, then judging again: nothing lost, nothing new to judge
     with TableWriter(tmp_path, "rj"):
         pass
-    assert judge_main(["judge", str(tmp_path), "--judge-model", "openai/judge-good", "--prompt", "overall-plain",
-                       "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["rows"]["judge_verdicts"] == 0
+    again = cli_json("judge", str(tmp_path), "--judge-model", "openai/judge-good", "--prompt", "overall-plain")
+    assert again["rows"]["judge_verdicts"] == 0
     assert len(judge_verdicts_df(tmp_path)) == 2
 
 

@@ -150,13 +150,11 @@ def test_bad_files_are_one_line_errors(faulty_run, tmp_path, capsys):
         assert not (tmp_path / f"cli-{name}").exists()  # refused before anything is written
 
 
-def test_cli_export_then_import(faulty_run, tmp_path, capsys):
-    assert main(["export-tau2", str(faulty_run / "oracle"), "--out", str(tmp_path / "x"), "--json"]) == 0
-    exported = json.loads(capsys.readouterr().out)
+def test_cli_export_then_import(faulty_run, tmp_path, capsys, cli_json):
+    exported = cli_json("export-tau2", str(faulty_run / "oracle"), "--out", str(tmp_path / "x"))
     assert [f["simulations"] for f in exported["files"]] and sum(f["simulations"] for f in exported["files"]) == 6
     files = [f["path"] for f in exported["files"]]
-    assert main(["import-tau2", *files, "--out", str(tmp_path / "run"), "--json"]) == 0
-    imported = json.loads(capsys.readouterr().out)
+    imported = cli_json("import-tau2", *files, "--out", str(tmp_path / "run"))
     assert imported["simulations"] == 6 and imported["success"] == 6 and imported["tau2_agree"] == 6
 
 
