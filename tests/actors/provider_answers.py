@@ -51,14 +51,11 @@ def _reply(path: str) -> dict[str, Any]:
             "usage": {"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14}}
 
 
-class ProviderAnswers:
-    """Answers the first ``len(errors)`` requests with ``errors`` (each ``(status, body)`` or
-    ``(status, body, headers)``), or every request with ``forever`` when set; then replies."""
+class LoopbackServer:
+    """An aiohttp server on 127.0.0.1 (a free port) in its own thread, answering every path
+    with ``_handle``; ``close`` stops it."""
 
-    def __init__(self, errors: list[tuple] | None = None, forever: tuple | None = None) -> None:
-        self.errors = list(errors or [])
-        self.forever = forever
-        self.requests = 0
+    def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -66,13 +63,7 @@ class ProviderAnswers:
         self._ready.wait(10)
 
     async def _handle(self, request: web.Request) -> web.Response:
-        await request.read()
-        self.requests += 1
-        answer = self.forever or (self.errors.pop(0) if self.errors else None)
-        if answer is None:
-            return web.json_response(_reply(request.path))
-        status, body, *rest = answer
-        return web.json_response(body, status=status, headers=rest[0] if rest else None)
+        raise NotImplementedError
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
@@ -97,3 +88,23 @@ class ProviderAnswers:
         asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+
+
+class ProviderAnswers(LoopbackServer):
+    """Answers the first ``len(errors)`` requests with ``errors`` (each ``(status, body)`` or
+    ``(status, body, headers)``), or every request with ``forever`` when set; then replies."""
+
+    def __init__(self, errors: list[tuple] | None = None, forever: tuple | None = None) -> None:
+        self.errors = list(errors or [])
+        self.forever = forever
+        self.requests = 0
+        super().__init__()
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        await request.read()
+        self.requests += 1
+        answer = self.forever or (self.errors.pop(0) if self.errors else None)
+        if answer is None:
+            return web.json_response(_reply(request.path))
+        status, body, *rest = answer
+        return web.json_response(body, status=status, headers=rest[0] if rest else None)

@@ -9,15 +9,14 @@ ended on its first call.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from typing import Any
 
 import pytest
 from aiohttp import web
 
 from tauray.actors.llm import ModelCallError, ModelClient, ModelConfigError, ModelSpec, request_params
+from tests.actors.provider_answers import LoopbackServer
 
 # provider -> (model string, the key the provider's wire format carries the seed under, or None)
 MATRIX: dict[str, tuple[str, str | None]] = {
@@ -47,18 +46,14 @@ TOOLS = [{"type": "function", "function": {
 MESSAGES = [{"role": "system", "content": "You are a support agent."}, {"role": "user", "content": "My phone is dead."}]
 
 
-class Capture:
+class Capture(LoopbackServer):
     """A loopback server that records every request and answers 502 (nothing is parsed; not a
     503, nor a 500, which litellm calls unavailable for Bedrock: the client would wait those
     out like a rate limit)."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-        self._ready.wait(10)
+        super().__init__()
 
     async def _handle(self, request: web.Request) -> web.Response:
         raw = await request.read()
@@ -68,22 +63,6 @@ class Capture:
             body = raw.decode(errors="replace")
         self.requests.append({"path": request.path, "body": body})
         return web.json_response({"error": {"message": "captured", "type": "server_error"}}, status=502)
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        runner = web.AppRunner(app)
-        self._loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self._ready.set()
-        self._loop.run_forever()
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,11 @@ import asyncio
 import pytest
 
 from tauray.actors.llm import ModelSpec
-from tauray.actors.llm.client import ModelClient
 from tauray.actors.quota import Limits, ModelQuota, QuotaBook, RateInfo, Settlement, rate_info, reset_gate
 from tauray.endpoint.launcher import start_endpoint
 from tauray.endpoint.quota import busiest_window
 from tauray.pipeline.bench.quota import window_figures
+from tests.pipeline.test_quota import _calls
 
 
 class Clock:
@@ -134,24 +134,6 @@ def test_bench_figures_count_what_the_endpoint_charged():
 
 # --------------------------------------------------------------------------- against the endpoint
 
-
-def _calls(spec: ModelSpec, n: int) -> list:
-    async def main() -> list:
-        # litellm's first call in a process spends a while between admission and sending, more
-        # than a 2 s period allows for: warm it up on another model (another quota) first
-        warm = ModelClient(spec.model_copy(update={"model": "openai/scripted-user", "tpm": None}))
-        await warm.complete([{"role": "user", "content": "hi"}])
-        await warm.aclose()
-        client = ModelClient(spec)
-        try:
-            return await asyncio.gather(*(client.complete([{"role": "user", "content": f"hi {i}"}]) for i in range(n)),
-                                        return_exceptions=True)
-        finally:
-            await client.aclose()
-
-    return asyncio.run(main())
-
-
 @pytest.fixture()
 def short_book():
     reset_gate(QuotaBook(period=2.0))  # the process's own book, metering over the endpoint's 2 s period
@@ -168,7 +150,7 @@ def test_an_up_front_provider_refuses_nothing(declared, short_book):
     with start_endpoint(quota_tpm=500, quota_period_s=2.0, quota_accounting="upfront") as ep:
         spec = ModelSpec(model="openai/scripted-agent-quiet", api_base=ep.base_url, num_retries=0,
                          rate_limit_wait=60, max_tokens=100, **({"tpm": 500} if declared else {}))
-        replies = _calls(spec, 12)
+        replies = _calls(spec, 12, warm=True)
         quota = ep.quota()
     assert all(not isinstance(r, Exception) for r in replies), replies
     rows = [r for r in quota["log"] if r[1] == "scripted-agent-quiet"]
@@ -182,7 +164,7 @@ def test_limits_learned_from_headers_keep_an_undeclared_spec_within_the_quota(sh
     (test_quota's control) is refused 0 times when its answers' headers are read."""
     with start_endpoint(quota_rpm=3, quota_period_s=2.0) as ep:
         replies = _calls(ModelSpec(model="openai/scripted-agent-quiet", api_base=ep.base_url, num_retries=0,
-                                   rate_limit_wait=30), 9)
+                                   rate_limit_wait=30), 9, warm=True)
         refused = ep.quota()["refused"]
     assert all(not isinstance(r, Exception) for r in replies)
     assert refused == 0
