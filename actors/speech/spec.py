@@ -46,6 +46,12 @@ PACKAGED: dict[str, PackagedModel] = {
 
 # Spec fields that say how to reach, pace or price an engine, not what it says or hears:
 # changing them must not change a voice cell's id (as for chat models).
+SPELLING_HOTWORDS = "zero, one, two, three, four, five, six, seven, eight, nine, dash, C, L"
+"""Hotwords for callers who spell identifiers (the digit words, 'dash' and the letters telecom's
+customer and line ids start with). Not the default: through the line they doubled the
+identifiers tiny.en made out exactly, but can turn a sentence without a number into a list of
+digits (docs/voice.md, "Hotwords")."""
+
 OPERATIONAL = frozenset({"api_base", "api_key_env", "rpm", "timeout", "num_retries", "usd_per_million_chars",
                          "usd_per_minute"})
 
@@ -73,6 +79,8 @@ class SpeechModelSpec(BaseModel):
     device: Literal["cpu", "cuda"] = Field("cpu", description="Local recogniser: where it runs ('cuda': a GPU "
                                            "share per speech worker).")
     beam_size: int = Field(1, ge=1, le=10, description="Local recogniser: beam width (1 = greedy).")
+    hotwords: str | None = Field(None, description="Local recogniser: words its decoding is biased toward "
+                                 "(faster-whisper's hotwords), e.g. SPELLING_HOTWORDS; null: none (docs/voice.md).")
 
     @property
     def local(self) -> bool:
@@ -80,7 +88,10 @@ class SpeechModelSpec(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """What of the spec decides what is said or heard (for a voice cell's id)."""
-        return {k: v for k, v in self.model_dump().items() if k not in OPERATIONAL}
+        dump = {k: v for k, v in self.model_dump().items() if k not in OPERATIONAL}
+        if not dump["hotwords"]:  # none: the identity (and the voice cells' ids) as before the option
+            del dump["hotwords"]
+        return dump
 
 
 def as_spec(value: SpeechModelSpec | str | None, role: Role) -> SpeechModelSpec:
@@ -94,6 +105,9 @@ def as_spec(value: SpeechModelSpec | str | None, role: Role) -> SpeechModelSpec:
 
 def check_spec(spec: SpeechModelSpec) -> None:
     """A one-line error, before any model call, for an unknown local engine or a missing package."""
+    if spec.hotwords and (spec.role != "asr" or not spec.local):
+        raise SpeechConfigError(f"{spec.role} model {spec.model!r}: hotwords bias a local recogniser only "
+                                "('local/whisper-...')")
     if not spec.local:
         if "/" not in spec.model:
             raise SpeechConfigError(f"{spec.role} model {spec.model!r}: expected 'local/...' or a litellm model "

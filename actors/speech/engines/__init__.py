@@ -60,7 +60,8 @@ def make_asr(value: SpeechModelSpec | str | None = None, *, cpu_threads: int = 1
     spec = as_spec(value, "asr")
     check_spec(spec)
     if spec.local:
-        return WhisperASR(spec.model, device=spec.device, beam_size=spec.beam_size, cpu_threads=cpu_threads)
+        return WhisperASR(spec.model, device=spec.device, beam_size=spec.beam_size, cpu_threads=cpu_threads,
+                          hotwords=spec.hotwords)
     return HostedASR(spec)
 
 

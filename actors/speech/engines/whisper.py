@@ -73,19 +73,21 @@ class WhisperASR:
     """faster-whisper on a packaged model: ``transcribe(audio_16k)`` returns the text.
 
     Greedy decoding (beam 1 by default, temperature 0, no previous-text conditioning) so the same
-    audio gives the same text; int8 on CPU, float16 on a GPU.
+    audio gives the same text; int8 on CPU, float16 on a GPU. ``hotwords``: words the decoder is
+    biased toward (none by default; :data:`~tauray.actors.speech.spec.SPELLING_HOTWORDS`).
     """
 
     price: tuple[str, float] | None = ("none", 0.0)  # runs here: no money per call
 
     def __init__(self, name: str = "local/whisper-tiny.en", *, device: str = "cpu", beam_size: int = 1,
-                 cpu_threads: int = 1) -> None:
+                 cpu_threads: int = 1, hotwords: str | None = None) -> None:
         path = model_dir(name)
         from faster_whisper import WhisperModel  # lazy: optional extra tauray[voice], ~1 s to import
 
         self.name = name
         self.english_only = PACKAGED[name].english_only
         self.beam_size = beam_size
+        self.hotwords = hotwords
         compute = "float16" if device == "cuda" else "int8"
         self._model = WhisperModel(str(path), device=device, compute_type=compute, cpu_threads=cpu_threads)
         self._lock = threading.Lock()
@@ -101,6 +103,8 @@ class WhisperASR:
                                   "condition_on_previous_text": False, "vad_filter": False}
         if not self.english_only:
             kwargs["language"] = "en"
+        if self.hotwords:
+            kwargs["hotwords"] = self.hotwords
         with self._lock:
             segments, _info = self._model.transcribe(audio.astype(np.float32), **kwargs)
             return " ".join(s.text.strip() for s in segments).strip()
