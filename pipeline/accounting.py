@@ -69,7 +69,15 @@ def fill_costs(result: Any, cfg: SweepConfig, agent_name: str, user_name: str) -
 
 
 def conversation_cost(c: Any) -> float:
-    return sum(float(getattr(c, f"{r}_cost_usd") or 0.0) for r in ROLES)
+    """What a conversation spent against the budget: its model calls and its speech (hosted engines)."""
+    return sum(float(getattr(c, f"{r}_cost_usd") or 0.0) for r in ROLES) + float(getattr(c, "speech_cost_usd", 0) or 0.0)
+
+
+def stored_speech_cost(out: Path, plan: SweepPlan) -> float:
+    """What the run's stored conversations (newest attempts) spent on speech, for a resumed budget."""
+    df = conversations_df(out, columns=["cell_id", "speech_cost_usd"], run=plan.cfg.name)
+    mine = df[df["cell_id"].astype(object).isin([c.cell_id for c in plan.cells])]
+    return float(mine["speech_cost_usd"].fillna(0).sum())
 
 
 class LiveTotals:

@@ -33,11 +33,13 @@ from tauray.actors.llm.probe import ProbeError, probe_models
 from tauray.actors.quota import quota_actor, reset_gate
 from tauray.actors.serving.lifecycle import unserved
 from tauray.actors.speech.spec import check_ready as check_speech_ready
+from tauray.actors.speech.spec import speech_price
 from tauray.actors.voice_pool import start_run_pool, stop_run_pool
 from tauray.pipeline.accounting import (
     LiveTotals,
     ModelTotals,
     fill_costs,
+    stored_speech_cost,
     table_totals,
     write_cells,
 )
@@ -129,7 +131,9 @@ def check_models(cfg: SweepConfig) -> None:
 
     refusal = budget_refusal([(name, str(entry.spec.get("model")), entry.price is not None)
                               for name, entry in cfg.models.items()
-                              if not is_reference(entry.spec.get("model")) and entry.speech is None],
+                              if not is_reference(entry.spec.get("model")) and entry.speech is None]
+                             + [(name, entry.speech.model, speech_price(entry.speech) is not None)
+                                for name, entry in cfg.models.items() if entry.speech is not None],
                              cfg.budget_usd)
     if refusal:  # an unpriced model would count as $0 against the budget
         raise ConfigFileError(cfg.source, refusal)
@@ -261,7 +265,7 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     retried_errors = sum(1 for cell in plan.cells for uid, _, _ in plan.unit_ids(cell) if uid in state.to_retry)
     spent = 0.0
     if cfg.budget_usd is not None and state.rows:  # the budget is the run's, across reruns
-        spent = sum(m.cost_usd or 0.0 for m in table_totals(out, plan)[1].values())
+        spent = sum(m.cost_usd or 0.0 for m in table_totals(out, plan)[1].values()) + stored_speech_cost(out, plan)
     agents, users = sorted({c.agent_name for c in plan.cells}), sorted({c.user_name for c in plan.cells})
     display = SweepProgress(cfg.name, to_run, sorted(set(agents) | set(users)), already=skipped,
                             enabled=drive_kw.pop("progress"), label="run" if cfg.source == COMMAND_LINE else "sweep")

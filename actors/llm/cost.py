@@ -60,7 +60,8 @@ def budget_refusal(models: Iterable[tuple[str, str, bool]], budget_usd: float | 
     if not missing:
         return None
     return (f"budget_usd={budget_usd} is set but litellm has no price for {', '.join(missing)}: "
-            "give each a price (input_per_mtok, output_per_mtok) in [models.NAME.price] or drop the budget")
+            "give each a price (input_per_mtok, output_per_mtok) in [models.NAME.price], a speech model "
+            "usd_per_minute or usd_per_million_chars, or drop the budget")
 
 
 __all__ = ["budget_refusal", "is_priced", "litellm_price", "unpriced_models"]

@@ -129,3 +129,41 @@ def test_models_check_checks_a_speech_spec_offline(capsys, monkeypatch) -> None:
     missing = json.dumps({"role": "tts", "model": "openai/tts-1", "api_key_env": "TAURAY_TEST_SPEECH_KEY"})
     assert main(["models", "check", missing]) == 2
     assert "TAURAY_TEST_SPEECH_KEY (api_key_env) is not set" in capsys.readouterr().out
+
+
+def test_speech_spend_counts_against_the_budget() -> None:
+    """A voice conversation's hosted speech is money like its model calls: the scheduler's budget
+    adds it (before: only the agent's, user's and judge's costs were counted)."""
+    from types import SimpleNamespace
+
+    from tauray.pipeline.accounting import conversation_cost
+
+    row = SimpleNamespace(agent_cost_usd=0.25, user_cost_usd=None, judge_cost_usd=0.0, speech_cost_usd=0.5)
+    assert conversation_cost(row) == pytest.approx(0.75)
+    text = SimpleNamespace(agent_cost_usd=0.25, user_cost_usd=None, judge_cost_usd=0.0, speech_cost_usd=None)
+    assert conversation_cost(text) == pytest.approx(0.25)
+
+
+@pytest.mark.slow  # imports litellm (its model map)
+def test_a_budget_with_an_unpriced_hosted_speech_model_is_refused(tmp_path, monkeypatch) -> None:
+    from tauray.pipeline.driver import check_models
+
+    monkeypatch.setenv("TAURAY_TEST_SPEECH_KEY", "sk-test-not-a-secret")
+    priced = load_sweep(_budgeted(tmp_path, "openai/whisper-1"))
+    check_models(priced)  # litellm prices tts-1 and whisper-1: the budget can count them
+    unpriced = load_sweep(_budgeted(tmp_path, "openai/no-such-recogniser"))
+    with pytest.raises(ConfigFileError, match=r"no price for voice-in.*usd_per_minute"):
+        check_models(unpriced)
+    given = load_sweep(_budgeted(tmp_path, "openai/no-such-recogniser", "usd_per_minute = 0.006\n"))
+    check_models(given)
+    from tauray.pipeline.accounting import stored_speech_cost
+
+    assert stored_speech_cost(tmp_path / "nothing-yet", SweepPlan(given, select(given))) == 0.0  # a resumed budget reads it
+
+
+def _budgeted(tmp_path: Path, asr: str, price: str = "") -> Path:
+    path = _sweep(tmp_path, "http://127.0.0.1:9/v1")
+    text = path.read_text().replace('name = "hosted-voice"', 'name = "hosted-voice"\nbudget_usd = 1.0')
+    text = text.replace('model = "openai/whisper-1"\n', f'model = "{asr}"\n{price}')
+    path.write_text(text)
+    return path
