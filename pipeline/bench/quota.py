@@ -32,12 +32,16 @@ from tauray.scenarios import select_scenarios
 
 
 def quota_sweep(base_url: str, rpm: int | None, tpm: int | None, conversations: int, hosts: int,
-                coordinators: int, domain: str, max_tokens: int | None = None) -> Any:
+                coordinators: int, domain: str, max_tokens: int | None = None,
+                accounting: Accounting | None = None) -> Any:
     """The benchmark's sweep: one model in every role, ``hosts`` hosts per role (``rpm`` and
-    ``tpm`` None: the spec declares no quota)."""
+    ``tpm`` None: the spec declares no quota; ``accounting``: the spec says how the endpoint
+    counts, as a user who knows the provider would; None: the provider's default, up front for
+    ``openai/``)."""
 
     scenarios = len(select_scenarios(None, domain=domain))
     spec = {"model": "openai/all-roles", "api_base": base_url, "concurrency": 256,
+            **({"token_accounting": accounting} if accounting else {}),
             **({"rpm": rpm} if rpm else {}), **({"tpm": tpm} if tpm else {}),
             **({"max_tokens": max_tokens} if max_tokens else {})}
     return SweepConfig.model_validate({
@@ -87,7 +91,7 @@ def run_quota_bench(rpm: int | None, tpm: int | None, conversations: int, latenc
             start_endpoint(latency=latency, latency_jitter=0.2, quota_rpm=rpm, quota_tpm=tpm,
                            quota_retry_after=retry_after, quota_accounting=accounting, quota_headers=headers) as ep:
         cfg = quota_sweep(ep.base_url, rpm if declared else None, tpm if declared else None, conversations, hosts,
-                          coordinators, domain, max_tokens)
+                          coordinators, domain, max_tokens, accounting)
         summary = execute(cfg, out=Path(tmp) / "run", probe=False, progress=progress)
         quota = ep.quota()
     if log_file is not None:  # every arrival: [t, model, prompt tokens, completion tokens, status, charged]
