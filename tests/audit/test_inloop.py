@@ -19,6 +19,7 @@ SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roa
 
 
 def _run(out, endpoint, capsys, *extra):
+    capsys.readouterr()  # what ran before in the test (a model call's log line) is not the command's
     code = main(["run", *SCENARIOS, "--domain", "telecom",
                  "--agent-model", "openai/scripted-agent-writes", "--agent-api-base", endpoint.base_url,
                  "--agent-reference-steps", "--user-model", "openai/faulty-user:different_action:heldout",
