@@ -5,7 +5,7 @@ Speech calls are made from threads that block (a speech worker actor's method, t
 client's worker thread), never from an event loop, so admission blocks that thread: on Ray it
 waits on the cluster's book actor; without Ray, on this process's own book, whose asyncio
 primitives live on one private loop thread (a book's lock belongs to one loop). A 429 from the
-provider pauses the model for every caller (its ``retry-after``, else a short backoff), as the
+provider pauses the model for every caller (its ``retry-after``, else the chat client's backoff), as the
 chat client does, and the call is tried again up to the spec's ``num_retries``.
 """
 
@@ -17,12 +17,11 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tauray.actors.quota import Gate, Limits, gate, quota_key
+from tauray.actors.llm.ratelimit import backoff_s
+from tauray.actors.quota import Limits, Settlement, gate, quota_key
 from tauray.actors.speech.spec import SpeechModelSpec
 
 T = TypeVar("T")
-BACKOFF_S = 2.0
-"""Pause after a 429 that names no retry-after (doubled per retry)."""
 
 _LOOP: asyncio.AbstractEventLoop | None = None
 _LOOP_LOCK = threading.Lock()
@@ -39,6 +38,15 @@ def _private_loop() -> asyncio.AbstractEventLoop:
         return _LOOP
 
 
+def _on_loop(coro: Any) -> Any:
+    """Run ``coro`` on the private loop and wait for it (this thread is not a loop's)."""
+    return asyncio.run_coroutine_threadsafe(coro, _private_loop()).result()
+
+
+async def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    return fn(*args)
+
+
 class SpeechQuota:
     """Admission for one hosted engine's calls (a no-op when its spec sets no ``rpm``)."""
 
@@ -49,33 +57,18 @@ class SpeechQuota:
         self.admitted = 0
         self.waited_s = 0.0
 
-    def _acquire(self, g: Gate) -> Any:
-        if g.actor is not None:
-            import ray  # lazy: only reached on Ray, where it is imported already
-
-            return ray.get(g.actor.acquire.remote(self.key, self.limits, 0, 0))
-        return asyncio.run_coroutine_threadsafe(g.book.acquire(self.key, self.limits, 0, 0), _private_loop()).result()
-
-    def _settle(self, g: Gate, ticket: Any, sent: bool) -> None:
-        if g.actor is not None:
-            g.settle(ticket, None, None, sent=sent)
-        else:
-            _private_loop().call_soon_threadsafe(g.book.settle, ticket.key, ticket.number, None, None, sent, None)
-
-    def _pause(self, g: Gate, seconds: float) -> None:
-        if g.actor is not None:
-            g.pause(self.key, seconds)
-        else:
-            _private_loop().call_soon_threadsafe(g.book.pause, self.key, seconds)
-
     def call(self, send: Callable[[], T], *, is_rate_limit: Callable[[BaseException], float | None]) -> T:
         """``send()`` once admitted; after a 429 (``is_rate_limit`` returns its retry-after, or
-        0 for none, and None for any other error) the model is paused and the call tried again."""
+        0 for none, and None for any other error) the model is paused and the call tried again.
+        Admission, settlement and pauses go through the process's :class:`Gate` (the cluster's
+        book actor on Ray, else this process's book), run on the private loop this thread waits on."""
         for attempt in range(self.retries + 1):
             g = gate() if self.limits.any else None
             ticket = None
             if g is not None:
-                ticket = self._acquire(g)
+                ticket = _on_loop(g.acquire(self.key, self.limits, 0, 0))
+                if ticket.stopped:
+                    raise RuntimeError(f"{self.key}: {ticket.stopped}")
                 self.admitted += 1
                 self.waited_s += ticket.waited_s
             try:
@@ -83,17 +76,17 @@ class SpeechQuota:
             except Exception as exc:
                 retry_after = is_rate_limit(exc)
                 if ticket is not None:
-                    self._settle(g, ticket, sent=retry_after is None)
+                    _on_loop(_call(g.settle, ticket, Settlement(sent=retry_after is None)))
                 if retry_after is None or attempt == self.retries:
                     raise
-                wait = retry_after or BACKOFF_S * 2 ** attempt
+                wait = retry_after or backoff_s(attempt)
                 if g is not None:
-                    self._pause(g, wait)
+                    _on_loop(_call(g.pause, self.key, wait))
                 else:
                     time.sleep(wait)
                 continue
             if ticket is not None:
-                self._settle(g, ticket, sent=True)
+                _on_loop(_call(g.settle, ticket, Settlement(sent=True, replied=True)))
             return result
         raise AssertionError("unreachable")  # the loop returns or raises
 

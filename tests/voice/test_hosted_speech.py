@@ -86,6 +86,8 @@ def test_a_hosted_speech_pair_carries_a_voice_conversation(endpoint, tmp_path, m
     admitted = {key: s["admitted"] for key, s in book.stats().items()}
     assert admitted == {quota_key("openai/tts-1", endpoint.base_url): speech_calls,
                         quota_key("openai/whisper-1", endpoint.base_url): heard_calls}
+    # every admitted call settled: none held (before: the settle call raised on the book's old signature)
+    assert {key: s["in_flight"] for key, s in book.stats().items()} == dict.fromkeys(admitted, 0)
 
 
 def test_a_speech_entry_is_bound_to_its_own_role_only(tmp_path) -> None:
