@@ -169,3 +169,20 @@ def _budgeted(tmp_path: Path, asr: str, price: str = "") -> Path:
     text = text.replace('model = "openai/whisper-1"\n', f'model = "{asr}"\n{price}')
     path.write_text(text)
     return path
+
+
+def test_a_speech_429_is_read_as_the_chat_client_reads_it() -> None:
+    """retry-after-ms and a 429 that is not litellm's RateLimitError count too (before: only
+    litellm.RateLimitError with a retry-after in seconds)."""
+    import httpx
+    import openai
+
+    from tauray.actors.speech.engines.hosted import _rate_limited
+
+    def refused(headers: dict[str, str]) -> openai.RateLimitError:
+        response = httpx.Response(429, headers=headers, request=httpx.Request("POST", "http://127.0.0.1/v1/x"))
+        return openai.RateLimitError("slow down", response=response, body=None)
+
+    assert _rate_limited(refused({"retry-after-ms": "1500"})) == pytest.approx(1.5)
+    assert _rate_limited(refused({})) == 0.0
+    assert _rate_limited(ValueError("not a rate limit")) is None

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from tauray.actors.llm.ratelimit import is_rate_limit, retry_after_s
 from tauray.actors.speech.errors import SpeechConfigError
 from tauray.actors.speech.quota import SpeechQuota
 from tauray.actors.speech.spec import SpeechModelSpec, speech_price
@@ -30,16 +31,11 @@ def _key(env: str | None) -> str | None:
 
 
 def _rate_limited(exc: BaseException) -> float | None:
-    """A 429's retry-after in seconds (0: none given), or None for any other error."""
-    import litellm  # lazy: the slowest import of the stack
-
-    if not isinstance(exc, litellm.RateLimitError):
+    """A 429's retry-after in seconds (0: none given), or None for any other error (read as the
+    chat client reads them: ``retry-after`` or ``retry-after-ms``, seconds or an HTTP date)."""
+    if not is_rate_limit(exc):
         return None
-    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-    try:
-        return max(0.0, float(headers.get("retry-after", 0)))
-    except (TypeError, ValueError):
-        return 0.0
+    return retry_after_s(exc) or 0.0
 
 
 class HostedTTS:
