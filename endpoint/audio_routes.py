@@ -65,9 +65,8 @@ def _admit(state: Any, model: str) -> web.Response | None:
     if admitted is not None:
         state.quota.settle(admitted, 0)
         return None
-    body = {"error": {"message": f"Rate limit reached for {model}: over the test quota (rpm={state.quota.rpm}). "
-                      "Try again later.", "type": "rate_limit_error", "param": None, "code": "rate_limit_exceeded"}}
-    return web.json_response(body, status=429, headers=state.quota.headers(wait))
+    refused, headers = state.quota.refusal(model, wait)  # retry-after and the rate-limit headers, as on chat
+    return web.json_response(refused, status=429, headers=headers)
 
 
 def speech_handler(state_of: Callable[[web.Request], Any]) -> Callable[[web.Request], Any]:

@@ -135,6 +135,13 @@ class EndpointQuota:
             state.tokens += charged - arrival.charged
         arrival.charged = float(charged)
 
+    def refusal(self, model: str, wait: float) -> tuple[dict[str, Any], dict[str, str]]:
+        """The 429 body and headers for a request to ``model`` over the quota (chat and audio routes)."""
+        body = {"error": {"message": f"Rate limit reached for {model}: over the test quota (rpm={self.rpm}, "
+                          f"tpm={self.tpm}). Try again later.", "type": "rate_limit_error", "param": None,
+                          "code": "rate_limit_exceeded"}}
+        return body, self.headers(model, wait)
+
     def headers(self, model: str, wait: float | None = None) -> dict[str, str]:
         """The headers of an answer to ``model``: ``retry-after`` on a refusal (when enabled),
         and the rate-limit headers as OpenAI sends them (limit, remaining, time to a full reset)."""

@@ -271,10 +271,8 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
             admitted, wait = state.quota.admit(model, prompt_tokens_of(body), body.get("max_tokens")
                                                or body.get("max_completion_tokens"))
             if admitted is None:
-                body_ = {"error": {"message": f"Rate limit reached for {model}: over the test quota "
-                                   f"(rpm={state.quota.rpm}, tpm={state.quota.tpm}). Try again later.",
-                                   "type": "rate_limit_error", "param": None, "code": "rate_limit_exceeded"}}
-                return web.json_response(body_, status=429, headers=state.quota.headers(model, wait))
+                refused, headers = state.quota.refusal(model, wait)
+                return web.json_response(refused, status=429, headers=headers)
 
         # Drawn on arrival so that the sequence follows request order, not latency.
         fault = state.draw_fault()

@@ -186,3 +186,20 @@ def test_a_speech_429_is_read_as_the_chat_client_reads_it() -> None:
     assert _rate_limited(refused({"retry-after-ms": "1500"})) == pytest.approx(1.5)
     assert _rate_limited(refused({})) == 0.0
     assert _rate_limited(ValueError("not a rate limit")) is None
+
+
+@pytest.mark.slow  # starts the endpoint (a subprocess)
+def test_the_endpoints_audio_429_says_when_to_retry() -> None:
+    """An audio route over the endpoint's quota answers as its chat route does: retry-after and
+    the rate-limit headers (before: the audio refusal called the headers with the wait as the model)."""
+    import httpx
+
+    from tauray.endpoint.launcher import start_endpoint
+
+    with start_endpoint(quota_rpm=1, quota_period_s=60.0) as ep:
+        body = {"model": "tts-1", "input": "Hello.", "voice": "alloy", "response_format": "wav"}
+        first = httpx.post(f"{ep.base_url}/audio/speech", json=body, timeout=60)
+        second = httpx.post(f"{ep.base_url}/audio/speech", json=body, timeout=60)
+    assert first.status_code == 200 and second.status_code == 429
+    assert int(second.headers["retry-after"]) >= 1 and "x-ratelimit-limit-requests" in second.headers
+    assert "rpm=1" in second.json()["error"]["message"]
