@@ -47,17 +47,26 @@ def _recogniser(param: str | None) -> Any:
         return _RECOGNISERS[name]
 
 
-def transcribe(wav: bytes, asr: Any) -> str:
-    """One WAV part (any rate, PCM or μ-law) to text, resampled to the recogniser's 16 kHz."""
+def decode(wav: bytes) -> np.ndarray:
+    """One WAV part (any rate, PCM or μ-law) as mono float32 at the recognisers' 16 kHz."""
     import soundfile  # lazy: optional extra tauray[voice]
 
     try:
         audio, rate = soundfile.read(io.BytesIO(wav), dtype="float32")
     except Exception as exc:  # libsndfile's own message says what is wrong with the bytes
-        raise BehaviourError(400, f"audio-agent: input_audio is not a readable WAV: {exc}") from None
+        raise BehaviourError(400, f"the audio is not a readable WAV: {exc}") from None
     if audio.ndim > 1:
         audio = audio.mean(axis=1)
-    return asr.transcribe(resample(np.asarray(audio, dtype=np.float32), rate, SAMPLE_RATE)).strip()
+    return resample(np.asarray(audio, dtype=np.float32), rate, SAMPLE_RATE)
+
+
+def transcribe(wav: bytes, asr: Any) -> str:
+    """One WAV part to text (:func:`decode`, then the recogniser)."""
+    try:
+        audio = decode(wav)
+    except BehaviourError as exc:
+        raise BehaviourError(400, f"audio-agent: input_audio: {exc.message}") from None
+    return asr.transcribe(audio).strip()
 
 
 def audio_agent(body: dict[str, Any], settings: BehaviourSettings) -> Reply:

@@ -26,8 +26,8 @@ import numpy as np
 from aiohttp import web
 
 from tauray.actors.speech.engines import SAMPLE_RATE, EspeakTTS
-from tauray.actors.speech.line import resample
-from tauray.endpoint.audio_agent import _recogniser
+from tauray.endpoint.audio_agent import _recogniser, decode
+from tauray.endpoint.replies import BehaviourError
 
 # OpenAI's voice names, spoken by espeak-ng voices of ours (a fixed map: the same name always
 # gives the same voice).
@@ -48,13 +48,8 @@ def _synthesise(text: str, voice: str, speed: float) -> tuple[np.ndarray, int]:
 
 
 def _recognise(data: bytes) -> tuple[str, float]:
-    import soundfile  # lazy: optional extra tauray[voice] (the endpoint serves text without it)
-
-    audio, rate = soundfile.read(io.BytesIO(data), dtype="float32")
-    if audio.ndim > 1:
-        audio = audio.mean(axis=1)
-    duration = audio.size / rate
-    return _recogniser(None).transcribe(resample(np.asarray(audio, dtype=np.float32), rate, SAMPLE_RATE)), duration
+    audio = decode(data)
+    return _recogniser(None).transcribe(audio), audio.size / SAMPLE_RATE
 
 
 def _admit(state: Any, model: str) -> web.Response | None:
@@ -130,8 +125,8 @@ def transcription_handler(state_of: Callable[[web.Request], Any]) -> Callable[[w
         state.by_behaviour[f"audio/transcriptions:{model}"] += 1
         try:
             text, duration = await asyncio.to_thread(_recognise, upload.file.read())
-        except RuntimeError as exc:  # libsndfile's own message says what is wrong with the bytes
-            return _error(400, f"The audio file could not be decoded: {exc}", "file")
+        except BehaviourError as exc:  # unreadable bytes (libsndfile's own words), or no recogniser
+            return _error(exc.status, f"The audio file could not be transcribed: {exc.message}", "file")
         if fmt == "text":
             return web.Response(text=text, content_type="text/plain")
         if fmt == "verbose_json":
