@@ -34,6 +34,7 @@ import random
 from typing import Any, Callable
 
 from aiohttp import web
+from tauray.scenarios.conventions import HARNESS_TOOLS
 
 PLAIN = "I have checked that for you; everything looks fine now."
 """What every named reply says to a tool result (and any other model name, always)."""
@@ -74,10 +75,9 @@ def _anthropic_tool_result(body: dict[str, Any]) -> bool:
                for p in _last_parts(body.get("messages") or [], "content"))
 
 
-def _first_tool(tools: list[Any], key: str = "name") -> str:
-    names = [str(t[key]) for t in tools if isinstance(t, dict) and t.get(key)]
-    return next((n for n in names if n not in ("end_conversation", "transfer_to_human_agents")),
-                names[0] if names else "no_such_tool")
+def _first_tool(tools: list[Any]) -> str:
+    names = [str(t["name"]) for t in tools if isinstance(t, dict) and t.get("name")]
+    return next((n for n in names if n not in HARNESS_TOOLS), names[0] if names else "no_such_tool")
 
 
 ANTHROPIC: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
