@@ -148,3 +148,36 @@ def test_voice_rules_are_versioned_and_identifiers_spelled() -> None:
     assert spell("C1001") == "C, 1, 0, 0, 1"
     assert spell_identifiers("my number is 555-123-4567, 2 lines") == \
         "my number is 5, 5, 5, dash, 1, 2, 3, dash, 4, 5, 6, 7, 2 lines"
+
+
+def _voice_cell(tmp_path, voice: str, models: str = "") -> str:
+    path = tmp_path / "v.toml"
+    path.write_text('name = "v"\nagents = ["oracle"]\nusers = ["scripted"]\n[[scenarios]]\ndomain = "mock"\n'
+                    f'{models}[voice]\nprofiles = ["control"]\n{voice}')
+    cfg = load_sweep(path)
+    return SweepPlan(cfg, select(cfg)).cells[0].cell_id
+
+
+# the control cell of the sweep _voice_cell writes with no other [voice] option (an unset
+# hotwords option leaves the identity as it was before the option): a changed key or value of the
+# voice identity changes it, and a voice run would no longer resume
+CONTROL_CELL = "ee89c4f07425"
+
+
+def test_every_part_of_a_voice_identity_and_nothing_else_makes_another_cell(tmp_path) -> None:
+    plain = _voice_cell(tmp_path, "")
+    assert plain == CONTROL_CELL
+    asr = '[models.ears]\nrole = "asr"\nmodel = "local/whisper-tiny.en"\n'
+    changed = {
+        "tts": _voice_cell(tmp_path, 'tts = "local/espeak-ng"\nasr = "local/whisper-base"\n'),
+        "hear_agent": _voice_cell(tmp_path, "hear_agent = true\n"),
+        "asr entry": _voice_cell(tmp_path, 'asr = "ears"\n', asr),
+        "hotwords": _voice_cell(tmp_path, 'asr = "ears"\n', asr + 'hotwords = "five"\n'),
+        "beam": _voice_cell(tmp_path, 'asr = "ears"\n', asr + "beam_size = 2\n"),
+    }
+    assert len({plain, *changed.values()}) == len(changed) + 1, changed
+    same = {  # how audio is kept, or how a hosted engine is reached, paced or priced: the same cell
+        "keep_audio": _voice_cell(tmp_path, 'keep_audio = "all"\n'),
+        "entry address": _voice_cell(tmp_path, 'asr = "ears"\n', asr + 'api_base = "http://127.0.0.1:9/v1"\n'),
+    }
+    assert same["keep_audio"] == plain and same["entry address"] == changed["asr entry"]
