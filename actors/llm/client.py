@@ -99,6 +99,10 @@ def allowed_fails_policy() -> Any:
     )
 
 
+_ZERO_RATES = dict.fromkeys(("input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost",
+                             "cache_creation_input_token_cost"), 0.0)
+
+
 def _attempted_retries(hidden: Mapping[str, Any]) -> int:
     """The Router's retry count for a reply, from the header it stamps on every response."""
     headers = hidden.get("additional_headers") or {}
@@ -123,6 +127,7 @@ class ModelClient:
         main_provider, fallback_providers = provider_names(spec)
         self.spec = spec
         self._key_env = spec.api_key_env
+        self._priced = {model: is_priced(model) for model in [spec.model, *spec.fallbacks]}
 
         def deployment(model: str, provider: str, is_main: bool) -> dict[str, Any]:
             params: dict[str, Any] = {"model": model, "timeout": spec.timeout}
@@ -135,6 +140,14 @@ class ModelClient:
             base = spec.api_base if spec.api_base and shares_endpoint else env_api_base(provider)
             if base and not spec.api_key_env and (is_loopback(base) or missing_env(litellm, model)):
                 params["api_key"] = _PLACEHOLDER_KEY
+            if not self._priced[model]:
+                # The Router files an empty price entry (about 200 keys) for a deployment litellm
+                # cannot price, and after every reply scans it all for a rate to explain a $0 cost:
+                # about 2.5 ms of CPU a call, more than the Router's own work (docs/benchmarks.md).
+                # Explicit zero rates end that scan at its first test (the cache rates too, or
+                # litellm warns that it defaults them). The cost stays unknown to tauray (None,
+                # from self._priced), never $0 against a budget.
+                params.update(_ZERO_RATES)
             return {"model_name": model, "litellm_params": params}
 
         model_list = [deployment(spec.model, main_provider, True)]
@@ -161,7 +174,6 @@ class ModelClient:
         # Built once: per call only messages, tools, seed and the key are added.
         self.request = request_params(spec, [main_provider, *fallback_providers])
         self._base_kwargs = dict(self.request.params)
-        self._priced = {model: is_priced(model) for model in [spec.model, *spec.fallbacks]}
         self._providers = {spec.model: main_provider, **dict(zip(spec.fallbacks, fallback_providers))}
         self._semaphore: asyncio.Semaphore | None = None
         self._semaphore_loop: asyncio.AbstractEventLoop | None = None

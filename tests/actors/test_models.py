@@ -174,6 +174,25 @@ def test_tool_call_reply(loop, endpoints):
 
 
 @pytest.mark.slow
+def test_an_unpriced_models_reply_skips_litellms_zero_cost_scan(loop, endpoints, monkeypatch):
+    # litellm's Router files a ~200-key empty price entry for a deployment it cannot price and,
+    # after every reply, scans all of it for a rate (twice a call, about 2.5 ms of CPU: the largest
+    # part of what tauray's hosts spent over bare litellm in `bench engine`). Explicit zero rates
+    # on the deployment end that scan at its first test; the reply's cost stays unknown (None).
+    logging_module = pytest.importorskip("litellm.litellm_core_utils.litellm_logging")
+    if not hasattr(logging_module, "diagnose_zero_cost"):
+        pytest.skip("this litellm has no zero-cost diagnostic")
+    from litellm.litellm_core_utils.llm_cost_calc import zero_cost_diagnostic
+
+    scans = []
+    real = zero_cost_diagnostic._declares_a_rate
+    monkeypatch.setattr(zero_cost_diagnostic, "_declares_a_rate", lambda entry: scans.append(1) or real(entry))
+    reply = _call(loop, _spec(endpoints["plain"]))
+    assert reply.content or reply.tool_calls
+    assert reply.cost_usd is None and scans == []
+
+
+@pytest.mark.slow
 def test_text_reply_without_tools(loop, endpoints):
     reply = _call(loop, _spec(endpoints["plain"]), tools=None)
     assert reply.content and not reply.tool_calls
