@@ -40,6 +40,7 @@ on: an assistant turn without reasoning gets a single space as its reasoning).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
@@ -160,29 +161,34 @@ def with_reasoning(messages: list[dict[str, Any]], providers: list[str],
     return out, tuple(sorted(marks))
 
 
+@functools.lru_cache(maxsize=256)
+def _litellm_says(question: str, bare: str, provider: str) -> bool:
+    """litellm's answer to ``supports_system_messages`` or ``supports_reasoning`` for a model, asked
+    once per process: it walks litellm's model table each time (about 7% of a host's CPU in
+    ``bench engine`` when asked on every call), and a model's entry does not change during a run."""
+    from litellm import utils  # lazy: litellm is heavy
+
+    try:
+        if question == "system":
+            return bool(utils.supports_system_messages(bare, provider))
+        return bool(utils.supports_reasoning(model=bare, custom_llm_provider=provider))
+    except Exception:
+        return question == "system"  # unknown: litellm sends a system message as it is, and adds no reasoning
+
+
 def litellm_adaptations(messages: list[dict[str, Any]], model: str, provider: str,
                         params: Mapping[str, Any]) -> tuple[str, ...]:
     """The changes litellm itself makes to these messages on the way out (see the module
     docstring), asked of litellm's own tables; empty when it makes none."""
-    from litellm.utils import supports_reasoning, supports_system_messages  # lazy: litellm is heavy
-
     bare = model.split("/", 1)[1] if model.startswith(f"{provider}/") else model
     marks = []
     if provider in ("openai", "azure") and any(m.get("role") == "system" for m in messages):
-        try:
-            takes_system = supports_system_messages(bare, provider)
-        except Exception:
-            takes_system = True
-        if not takes_system:
+        if not _litellm_says("system", bare, provider):
             marks.append("system_as_user")
     thinking = params.get("thinking")
     if (provider in REASONING_FAMILIES and isinstance(thinking, dict) and thinking.get("type") == "enabled"
             and any(m.get("role") == "assistant" and not m.get("reasoning_content") for m in messages)):
-        try:
-            reasoning = supports_reasoning(model=bare, custom_llm_provider=provider)
-        except Exception:
-            reasoning = False
-        if reasoning:
+        if _litellm_says("reasoning", bare, provider):
             marks.append("reasoning_placeholder")
     return tuple(marks)
 
