@@ -97,24 +97,39 @@ def start_run_pool(run_id: str, *, tts: SpeechModelSpec, asr: SpeechModelSpec, s
     """Start run ``run_id``'s speech workers (one per CPU that the run's other actors, which take
     ``reserved_cpus``, leave; one per GPU for a recogniser on ``cuda``) and their directory;
     returns what :func:`stop_run_pool` takes. Bad engine specs fail here, once, before any
-    conversation."""
+    conversation. A recogniser with ``serve`` is deployed on Ray Serve first (its replicas take
+    their own CPUs or GPUs); the workers then send it their audio and hold no recogniser."""
     import ray  # lazy: Ray: about 0.7 s to import
 
-    client = start_pool(tts=tts, asr=asr, seed=seed, gpu=1.0 if asr.device == "cuda" else 0.0,
-                        reserved_cpus=reserved_cpus)
-    directory = ray.remote(num_cpus=0)(SpeechDirectory).options(
-        name=directory_name(run_id), namespace=NAMESPACE).remote(client, (tts, asr))
-    ray.get(directory.client.remote())
-    return client, directory
+    served = None
+    if asr.serve is not None:
+        from tauray.actors.serving.recogniser import ServedRecogniser  # lazy: Ray Serve, only when asked for
+
+        served = ServedRecogniser(asr)
+        served.start()
+        reserved_cpus += asr.serve.replicas * asr.serve.num_cpus
+    try:
+        gpu = 1.0 if asr.device == "cuda" and served is None else 0.0
+        client = start_pool(tts=tts, asr=asr, seed=seed, gpu=gpu, reserved_cpus=reserved_cpus)
+        directory = ray.remote(num_cpus=0)(SpeechDirectory).options(
+            name=directory_name(run_id), namespace=NAMESPACE).remote(client, (tts, asr))
+        ray.get(directory.client.remote())
+    except BaseException:
+        if served is not None:
+            served.stop()
+        raise
+    return client, directory, served
 
 
 def stop_run_pool(started: Any) -> None:
-    """Stop the workers and the directory :func:`start_run_pool` started."""
+    """Stop the workers, the directory and the served recogniser :func:`start_run_pool` started."""
     import ray  # lazy: Ray: about 0.7 s to import
 
-    client, directory = started
+    client, directory, served = started
     for actor in [directory, *client.workers]:
         try:
             ray.kill(actor)
         except Exception:  # already gone
             pass
+    if served is not None:
+        served.stop()

@@ -20,14 +20,15 @@ def serve_for_sweep(cfg: SweepConfig, probe: bool = True) -> tuple[Any, ServedMo
     With ``probe``, each served model then gets the same one-call probe as every other model
     (which ran before Ray started, when these had no address yet).
     """
-    served = ServedModels(entry.spec for entry in cfg.models.values())
+    # A served recogniser (a speech entry with serve) is the speech pool's (actors/voice_pool.py).
+    served = ServedModels(entry.spec for entry in cfg.models.values() if entry.speech is None)
     if not served:
         return cfg, served
     served.start()
     try:
         models = {}
         for name, entry in cfg.models.items():
-            if entry.spec.get("serve"):
+            if entry.spec.get("serve") and entry.speech is None:
                 price = {"price": entry.price} if entry.price is not None else {}
                 entry = ModelEntry.model_validate({**served.resolve(entry.spec), **price})
             models[name] = entry

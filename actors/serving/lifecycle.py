@@ -133,6 +133,40 @@ def start_serve() -> tuple[int, bool]:
     return port, started
 
 
+def placement(spec: Any) -> str:
+    """What a deployment's replicas ask of a node, in the words of its spec."""
+    return f"num_cpus={spec.num_cpus:g}, num_gpus={spec.num_gpus:g}, resources={spec.resources}"
+
+
+def deploy(app_name: str, target: Any, route_prefix: str | None, what: str, asks: str, timeout_s: float) -> str:
+    """Start ``target`` as Serve application ``app_name`` and wait until it runs; returns Serve's
+    account of it. A deployment that fails, or is not running after ``timeout_s`` (one that waits
+    for a node offering ``asks`` never is), raises :class:`ServeStartError` naming ``what``; the
+    caller deletes the application then as after a normal run."""
+    from ray import serve
+
+    serve.run_many([serve.RunTarget(target=target, name=app_name, route_prefix=route_prefix, logging_config=_QUIET)],
+                   wait_for_ingress_deployment_creation=False, wait_for_applications_running=False)
+    deadline = time.monotonic() + timeout_s
+    detail = "not reported yet"
+    while True:
+        app = serve.status().applications.get(app_name)
+        if app is not None:
+            status = str(getattr(app.status, "value", app.status))
+            notes = [f"{d}: {s.message}" for d, s in app.deployments.items() if s.message]
+            detail = "; ".join([f"status {status}", *([app.message] if app.message else []), *notes])
+            if status == "RUNNING":
+                return detail
+            if status in ("DEPLOY_FAILED", "UNHEALTHY"):
+                if (crash := crash_line(detail)) is not None:
+                    raise ServeStartError(crash)  # it names the model, its deployment and its file
+                raise ServeStartError(f"{what} failed to start: {detail}")
+        if time.monotonic() >= deadline:
+            raise ServeStartError(f"{what} not running after startup_timeout_s={timeout_s:g} ({detail}); if it "
+                                  f"waits for resources, no node offers {asks}")
+        time.sleep(0.5)
+
+
 class ServedModels:
     """The served models of one run; a context manager (``with ServedModels(specs) as s:``)."""
 
@@ -169,17 +203,13 @@ class ServedModels:
         self.port, self._own_serve = start_serve()
 
     def _deploy(self, name: str, spec: ServeSpec) -> None:
-        from ray import serve
-
         build = llamacpp_app if spec.backend == "llamacpp" else vllm_app
         app_name = APP_PREFIX + name
         base = f"http://127.0.0.1:{self.port}/{app_name}/v1"
-        serve.run_many([serve.RunTarget(target=build(name, spec), name=app_name, route_prefix=f"/{app_name}",
-                                        logging_config=_QUIET)],
-                       wait_for_ingress_deployment_creation=False, wait_for_applications_running=False)
-        self._apps.append(app_name)
         deadline = time.monotonic() + spec.startup_timeout_s
-        last = self._wait_running(name, app_name, spec, deadline)
+        self._apps.append(app_name)  # deleted by stop() however the start ends
+        last = deploy(app_name, build(name, spec), f"/{app_name}", f"served model 'openai/{name}' ({spec.backend})",
+                      placement(spec), spec.startup_timeout_s)
         # The application is running; the proxy learns its route a moment later.
         while time.monotonic() < deadline:
             if _get(f"{base}/models", timeout=5.0) == 200:
@@ -188,29 +218,6 @@ class ServedModels:
             time.sleep(0.25)
         raise ServeStartError(f"served model 'openai/{name}': running in Serve ({last}) but {base}/models "
                               f"did not answer within startup_timeout_s={spec.startup_timeout_s:g}")
-
-    def _wait_running(self, name: str, app_name: str, spec: ServeSpec, deadline: float) -> str:
-        from ray import serve
-
-        detail = "not reported yet"
-        while True:
-            app = serve.status().applications.get(app_name)
-            if app is not None:
-                status = str(getattr(app.status, "value", app.status))
-                notes = [f"{d}: {s.message}" for d, s in app.deployments.items() if s.message]
-                detail = "; ".join([f"status {status}", *([app.message] if app.message else []), *notes])
-                if status == "RUNNING":
-                    return detail
-                if status in ("DEPLOY_FAILED", "UNHEALTHY"):
-                    if (crash := crash_line(detail)) is not None:
-                        raise ServeStartError(crash)  # it names the model, its deployment and its file
-                    raise ServeStartError(f"served model 'openai/{name}' ({spec.backend}) failed to start: {detail}")
-            if time.monotonic() >= deadline:
-                raise ServeStartError(
-                    f"served model 'openai/{name}' ({spec.backend}) not running after startup_timeout_s="
-                    f"{spec.startup_timeout_s:g} ({detail}); if it waits for resources, no node offers "
-                    f"num_cpus={spec.num_cpus:g}, num_gpus={spec.num_gpus:g}, resources={spec.resources}")
-            time.sleep(0.5)
 
     # ------------------------------------------------------------------ use
 
@@ -273,4 +280,5 @@ def unserved(specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, A
     return {k: v for k, v in specs.items() if not (v.get("serve") and not v.get("api_base"))}
 
 
-__all__ = ["APP_PREFIX", "ServeStartError", "ServedModels", "check_backend", "collect", "unserved"]
+__all__ = ["APP_PREFIX", "ServeStartError", "ServedModels", "check_backend", "collect", "deploy", "placement",
+           "start_serve", "unserved"]

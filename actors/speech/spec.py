@@ -50,10 +50,26 @@ customer and line ids start with). Not the default: through the line they double
 identifiers tiny.en made out exactly, but can turn a sentence without a number into a list of
 digits (docs/voice.md, "Hotwords")."""
 
-# Spec fields that say how to reach, pace or price an engine, not what it says or hears:
+# Spec fields that say how to reach, pace, price or place an engine, not what it says or hears:
 # changing them must not change a voice cell's id (as for chat models).
 OPERATIONAL = frozenset({"api_base", "api_key_env", "rpm", "timeout", "num_retries", "usd_per_million_chars",
-                         "usd_per_minute"})
+                         "usd_per_minute", "serve"})
+
+
+class RecogniserServe(BaseModel):
+    """Where a served local recogniser runs: a Ray Serve application for the run, its replicas
+    placed like a served chat model's (``[models.NAME.serve]``); the speech workers send it audio."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    replicas: int = Field(1, ge=1, description="Serve replicas of the recogniser; Serve replaces one that dies.")
+    num_cpus: float = Field(1.0, ge=0, description="CPUs reserved per replica (its decoding threads: at least 1).")
+    num_gpus: float = Field(0.0, ge=0, description="GPUs per replica; more than 0 needs device = 'cuda'.")
+    resources: dict[str, float] = Field(default_factory=dict, description="Custom Ray node resources each "
+                                        "replica needs, e.g. {'asr_node': 1} to pin replicas to labelled nodes.")
+    max_ongoing_requests: int = Field(8, ge=1, description="Utterances one replica accepts at once; it decodes "
+                                      "them one at a time, the others wait in Serve's queue.")
+    startup_timeout_s: float = Field(300.0, gt=0, description="Seconds the replicas may take to load the model "
+                                     "before the run is refused.")
 
 
 class SpeechModelSpec(BaseModel):
@@ -81,6 +97,9 @@ class SpeechModelSpec(BaseModel):
     beam_size: int = Field(1, ge=1, le=10, description="Local recogniser: beam width (1 = greedy).")
     hotwords: str | None = Field(None, description="Local recogniser: words its decoding is biased toward "
                                  "(faster-whisper's hotwords), e.g. SPELLING_HOTWORDS; null: none (docs/voice.md).")
+    serve: RecogniserServe | None = Field(None, description="Local recogniser: run it as a Ray Serve "
+                                         "application for the run (replicas, CPUs, GPUs) instead of inside "
+                                         "every speech worker; null: in the workers (docs/voice.md).")
 
     @property
     def local(self) -> bool:
@@ -108,6 +127,16 @@ def check_spec(spec: SpeechModelSpec) -> None:
     if spec.hotwords and (spec.role != "asr" or not spec.local):
         raise SpeechConfigError(f"{spec.role} model {spec.model!r}: hotwords bias a local recogniser only "
                                 "('local/whisper-...')")
+    if spec.serve is not None:
+        if spec.role != "asr" or not spec.local:
+            raise SpeechConfigError(f"{spec.role} model {spec.model!r}: serve runs a local recogniser "
+                                    "('local/whisper-...') on Ray Serve; a hosted engine is served by its provider")
+        if spec.serve.num_gpus > 0 and spec.device != "cuda":
+            raise SpeechConfigError(f"asr model {spec.model!r}: serve.num_gpus={spec.serve.num_gpus:g} but "
+                                    "device='cpu' would leave the GPU idle: set device = 'cuda'")
+        if spec.device == "cuda" and spec.serve.num_gpus <= 0:
+            raise SpeechConfigError(f"asr model {spec.model!r}: device='cuda' on Ray Serve needs serve.num_gpus > 0 "
+                                    "(a GPU share per replica)")
     if not spec.local:
         if "/" not in spec.model:
             raise SpeechConfigError(f"{spec.role} model {spec.model!r}: expected 'local/...' or a litellm model "
@@ -167,8 +196,8 @@ class SpeechCheck(BaseModel):
     model_config = ConfigDict(frozen=True)
     model: str = Field(description="The model as given.")
     role: Role = Field(description="The role it is bound to.")
-    engine: str = Field(description="'espeak-ng', 'faster-whisper' (packaged model) or 'litellm speech' / "
-                        "'litellm transcription' (hosted).")
+    engine: str = Field(description="'espeak-ng', 'faster-whisper' (packaged model; '... on Ray Serve' when "
+                        "served) or 'litellm speech' / 'litellm transcription' (hosted).")
     provider: str | None = Field(None, description="Hosted: the provider litellm resolves.")
     mode: str | None = Field(None, description="Hosted: litellm's mode for the model (audio_speech, "
                              "audio_transcription); None when litellm has no entry.")
@@ -191,6 +220,8 @@ def check_speech_model(value: str | dict[str, Any] | SpeechModelSpec) -> SpeechC
         return SpeechCheck(model=model, role=role, engine="?", error=f"invalid speech spec: {where}: {first['msg']}")
     engine = ("espeak-ng" if spec.role == "tts" else "faster-whisper") if spec.local else \
         ("litellm speech" if spec.role == "tts" else "litellm transcription")
+    if spec.serve is not None and spec.local:
+        engine += f" on Ray Serve ({spec.serve.replicas} replica(s), {spec.serve.num_gpus:g} GPU each)"
     try:
         check_ready(spec)
     except SpeechConfigError as exc:
@@ -234,6 +265,6 @@ def is_speech_spec(value: Any) -> bool:
     return isinstance(value, dict) and value.get("role") in ("tts", "asr")
 
 
-__all__ = ["DEFAULT_ASR", "DEFAULT_TTS", "ESPEAK", "OPERATIONAL", "PACKAGED", "PackagedModel", "SpeechCheck",
-           "SpeechModelSpec", "as_spec", "check_ready", "check_spec", "check_speech_model", "describe_speech",
+__all__ = ["DEFAULT_ASR", "DEFAULT_TTS", "ESPEAK", "OPERATIONAL", "PACKAGED", "PackagedModel", "RecogniserServe",
+           "SpeechCheck", "SpeechModelSpec", "as_spec", "check_ready", "check_spec", "check_speech_model", "describe_speech",
            "is_speech_spec", "speech_price"]

@@ -179,5 +179,7 @@ def test_every_part_of_a_voice_identity_and_nothing_else_makes_another_cell(tmp_
     same = {  # how audio is kept, or how a hosted engine is reached, paced or priced: the same cell
         "keep_audio": _voice_cell(tmp_path, 'keep_audio = "all"\n'),
         "entry address": _voice_cell(tmp_path, 'asr = "ears"\n', asr + 'api_base = "http://127.0.0.1:9/v1"\n'),
+        "served": _voice_cell(tmp_path, 'asr = "ears"\n', asr + "serve = { replicas = 2, num_cpus = 0 }\n"),
     }
     assert same["keep_audio"] == plain and same["entry address"] == changed["asr entry"]
+    assert same["served"] == changed["asr entry"]  # where the recogniser runs is not what it hears

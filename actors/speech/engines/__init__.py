@@ -14,6 +14,7 @@ import numpy as np
 
 from tauray.actors.speech.engines.espeak import EspeakTTS
 from tauray.actors.speech.engines.hosted import HostedASR, HostedTTS
+from tauray.actors.speech.engines.served import ServedASR
 from tauray.actors.speech.engines.whisper import SAMPLE_RATE, WhisperASR
 from tauray.actors.speech.spec import (
     DEFAULT_ASR,
@@ -59,6 +60,8 @@ def make_asr(value: SpeechModelSpec | str | None = None, *, cpu_threads: int = 1
     """The recogniser a spec (or model string) names; the default is the best packaged Whisper."""
     spec = as_spec(value, "asr")
     check_spec(spec)
+    if spec.serve is not None:  # the run's Serve application hears it (tauray.actors.serving.recogniser)
+        return ServedASR(spec)
     if spec.local:
         return WhisperASR(spec.model, device=spec.device, beam_size=spec.beam_size, cpu_threads=cpu_threads,
                           hotwords=spec.hotwords)
@@ -66,4 +69,4 @@ def make_asr(value: SpeechModelSpec | str | None = None, *, cpu_threads: int = 1
 
 
 __all__ = ["ASR", "DEFAULT_ASR", "DEFAULT_TTS", "ESPEAK", "PACKAGED", "SAMPLE_RATE", "TTS", "EspeakTTS", "HostedASR",
-           "HostedTTS", "SpeechModelSpec", "WhisperASR", "check_spec", "make_asr", "make_tts"]
+           "HostedTTS", "ServedASR", "SpeechModelSpec", "WhisperASR", "check_spec", "make_asr", "make_tts"]

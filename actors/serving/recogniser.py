@@ -1,0 +1,123 @@
+"""A local recogniser served on Ray Serve for one run: an ``asr`` spec with a ``serve`` block.
+
+Without ``serve`` every speech worker loads its own recogniser (one per CPU, or a GPU share
+each). With it, the run deploys one Serve application, :class:`RecogniserReplica` ×
+``replicas``, placed by ``num_cpus``/``num_gpus``/``resources`` as a served chat model is, and
+the speech workers send it each utterance's audio through a Serve handle (Ray's object store,
+no HTTP, no re-encoding): the recogniser scales with its replicas, the workers with the CPUs
+that synthesis and the line effects need, and a GPU node serves every worker of the cluster.
+
+The application is named after what it hears with and where it runs
+(:func:`~tauray.actors.speech.engines.served.app_name`), so every worker finds it without
+being told; :class:`ServedRecogniser` brings it up (bounded by ``startup_timeout_s``, with
+Serve's reason when it fails) and down again, and shuts Serve down only when it started it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+from typing import Any
+
+import numpy as np
+
+from tauray.actors.serving.lifecycle import ServeStartError, deploy, placement, start_serve
+from tauray.actors.speech.engines.served import app_name
+from tauray.actors.speech.engines.whisper import WhisperASR
+from tauray.actors.speech.spec import SpeechModelSpec
+
+log = logging.getLogger(__name__)
+
+
+class RecogniserReplica:
+    """One Serve replica: the packaged Whisper model, decoding one utterance at a time (off the
+    replica's event loop, so Serve's health checks are answered while it decodes)."""
+
+    def __init__(self, spec_json: str) -> None:
+        spec = SpeechModelSpec.model_validate_json(spec_json)
+        assert spec.serve is not None
+        self._asr = WhisperASR(spec.model, device=spec.device, beam_size=spec.beam_size,
+                               cpu_threads=max(1, int(spec.serve.num_cpus)), hotwords=spec.hotwords)
+
+    async def transcribe(self, audio: np.ndarray) -> str:
+        return await asyncio.to_thread(self._asr.transcribe, audio)
+
+
+def recogniser_app(spec: SpeechModelSpec) -> Any:
+    """The Serve application for ``spec`` (not yet running)."""
+    from ray import serve
+
+    serving = spec.serve
+    assert serving is not None
+    actor_options: dict[str, Any] = {"num_cpus": serving.num_cpus}
+    if serving.num_gpus:
+        actor_options["num_gpus"] = serving.num_gpus
+    if serving.resources:
+        actor_options["resources"] = dict(serving.resources)
+    deployment = serve.deployment(
+        RecogniserReplica, name="recogniser", num_replicas=serving.replicas, ray_actor_options=actor_options,
+        max_ongoing_requests=serving.max_ongoing_requests, graceful_shutdown_timeout_s=5.0,
+        graceful_shutdown_wait_loop_s=0.5,
+    )
+    return deployment.bind(spec.model_dump_json())
+
+
+class ServedRecogniser:
+    """The run's served recogniser; a context manager. ``start()`` returns the application's name."""
+
+    def __init__(self, spec: SpeechModelSpec) -> None:
+        if spec.serve is None:
+            raise ValueError(f"asr model {spec.model!r} has no serve block")
+        self.spec = spec
+        self.app = app_name(spec)
+        self._deployed = False
+        self._own_serve = False
+        self._stopped = False
+
+    def start(self) -> str:
+        serving = self.spec.serve
+        assert serving is not None
+        atexit.register(self.stop)
+        try:
+            _port, self._own_serve = start_serve()
+            self._deployed = True  # deleted by stop() however the start ends
+            deploy(self.app, recogniser_app(self.spec), None, f"served recogniser {self.spec.model!r}",
+                   placement(serving), serving.startup_timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self.app
+
+    def stop(self) -> None:
+        """Delete the application (and Serve, when this run started it); safe to call twice."""
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            atexit.unregister(self.stop)
+        except Exception:
+            pass
+        try:
+            import ray
+
+            if not ray.is_initialized():
+                return
+            from ray import serve
+
+            if self._deployed:
+                serve.delete(self.app)
+            if self._own_serve:
+                serve.shutdown()
+        except Exception as exc:  # teardown must not hide what ended the run
+            log.warning("could not tear down the served recogniser %s: %s", self.app, exc)
+
+    def __enter__(self) -> ServedRecogniser:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+__all__ = ["RecogniserReplica", "ServeStartError", "ServedRecogniser", "recogniser_app"]
