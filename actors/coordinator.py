@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from typing import Any
 
 from tauray.actors.conversation import Traffic, run_conversation
@@ -97,7 +98,10 @@ class CoordinatorHost:
             return result.model_copy(update={"conversation": updated})
 
     async def stats(self) -> dict[str, Any]:
+        # loop_cpu_s: CPU seconds of the thread that runs this event loop, i.e. the conversations'
+        # own work, without Ray's other threads (which spend CPU even while the actor only waits).
         return {"in_flight": self.in_flight, "done": self.done, "traffic": self.traffic.snapshot(),
+                "loop_cpu_s": time.thread_time(),
                 "speech": self.speech.stats() if self.speech is not None else None,
                 "speech_pool": self.pooled.stats() if self.pooled is not None else None}
 

@@ -138,6 +138,16 @@ def _threads_delta(before: dict[int, tuple[float, float]], after: dict[int, tupl
     return own, other
 
 
+def coordinators_loop_cpu() -> float:
+    """CPU seconds of the kept coordinators' event-loop threads, summed (their ``stats``): the
+    conversations' own work, which costs next to nothing while the loop waits."""
+    import ray  # lazy: Ray: about 0.7 s to import
+
+    pool = KEPT.pool
+    coordinators = [c for group in (pool.groups if pool is not None else []) for c in group.coordinators]
+    return sum(s["loop_cpu_s"] for s in ray.get([c.stats.remote() for c in coordinators]))
+
+
 IDLE_S = 10.0
 """Seconds the coordinators' idle CPU is measured for (Ray's own threads spend CPU in every
 process while it waits, so a run that lasts longer costs more CPU doing nothing)."""
@@ -164,16 +174,20 @@ def coordinator_cpu(conversations: int, *, profile: str = "control", asr: str = 
                                   patterns=names[:1], seed=99, audit=False, **knobs)
                 execute(warm, out=Path(tmp) / warm.name, probe=False, progress=False, keep_actors=True)
                 if "idle_coordinator_cpu_ms_per_s" not in figures:
-                    before, threads = process_cpu(set()), coordinator_threads_cpu()
+                    before, threads, loop = process_cpu(set()), coordinator_threads_cpu(), coordinators_loop_cpu()
                     time.sleep(IDLE_S)
                     idle = _cpu_by_kind(before, process_cpu(set())).get("CoordinatorHost", 0.0) / IDLE_S
                     idle_own = _threads_delta(threads, coordinator_threads_cpu())[0] / IDLE_S
+                    idle_loop = (coordinators_loop_cpu() - loop) / IDLE_S
                     figures["idle_coordinator_cpu_ms_per_s"] = round(1000 * idle, 3)
                     figures["idle_coordinator_task_threads_cpu_ms_per_s"] = round(1000 * idle_own, 3)
+                    figures["idle_coordinator_loop_cpu_ms_per_s"] = round(1000 * idle_loop, 3)
                 cfg = run_config(name=f"cpu-{mode}", agent={"model": "oracle"}, user={"model": "scripted"},
                                  patterns=names, audit=False, **knobs)
                 before, threads, started = process_cpu(set()), coordinator_threads_cpu(), time.perf_counter()
+                loop = coordinators_loop_cpu()
                 execute(cfg, out=Path(tmp) / cfg.name, probe=False, progress=False, keep_actors=True)
+                loop = coordinators_loop_cpu() - loop
                 cpu = _cpu_by_kind(before, process_cpu(set()))
                 own, other = _threads_delta(threads, coordinator_threads_cpu())
                 wall = time.perf_counter() - started
@@ -187,6 +201,10 @@ def coordinator_cpu(conversations: int, *, profile: str = "control", asr: str = 
                 figures[f"{mode}_coordinator_task_threads_cpu_ms_per_conversation_net_of_idle"] = round(
                     1000 * (own - idle_own * wall) / n, 2)
                 figures[f"{mode}_coordinator_ray_threads_cpu_ms_per_conversation"] = round(1000 * other / n, 2)
+                figures[f"{mode}_coordinator_loop_cpu_ms_per_conversation"] = round(1000 * loop / n, 2)
+                figures[f"{mode}_coordinator_loop_cpu_ms_per_conversation_net_of_idle"] = round(
+                    1000 * (loop - idle_loop * wall) / n, 2)
+                figures[f"{mode}_coordinator_loop_cpu_ms_per_turn"] = round(1000 * loop / turns, 3)
                 figures[f"{mode}_wall_s"] = round(wall, 1)
                 figures[f"{mode}_turns_per_conversation"] = round(turns / n, 2)
                 if mode == "voice":
@@ -203,7 +221,9 @@ def coordinator_cpu(conversations: int, *, profile: str = "control", asr: str = 
     figures["coordinator_cpu_per_turn_voice_vs_text"] = round(voice / text, 3) if text else None
     for name in ("coordinator_cpu_s_per_conversation", "coordinator_cpu_s_per_conversation_net_of_idle",
                  "coordinator_task_threads_cpu_ms_per_conversation",
-                 "coordinator_task_threads_cpu_ms_per_conversation_net_of_idle"):
+                 "coordinator_task_threads_cpu_ms_per_conversation_net_of_idle",
+                 "coordinator_loop_cpu_ms_per_conversation", "coordinator_loop_cpu_ms_per_conversation_net_of_idle",
+                 "coordinator_loop_cpu_ms_per_turn"):
         text, voice = (figures[f"{m}_{name}"] for m in ("text", "voice"))
         figures[f"{name}_voice_vs_text"] = round(voice / text, 3) if text > 0 else None
     return figures

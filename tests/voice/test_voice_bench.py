@@ -31,6 +31,10 @@ def test_the_voice_bench_measures_coordinator_cpu_cost_and_voices(ray_local) -> 
     cpu = result["coordinator"]
     assert cpu["conversations"] == 1 and cpu["text_coordinator_cpu_s_per_conversation"] > 0
     assert cpu["voice_coordinator_cpu_s_per_conversation"] > 0 and cpu["coordinator_cpu_per_turn_voice_vs_text"] > 0
+    # the event-loop thread alone: the conversations' own work, read inside each coordinator
+    assert cpu["text_coordinator_loop_cpu_ms_per_conversation"] > 0
+    assert cpu["voice_coordinator_loop_cpu_ms_per_conversation"] > 0
+    assert cpu["coordinator_loop_cpu_ms_per_conversation_voice_vs_text"] > 0 and "idle_coordinator_loop_cpu_ms_per_s" in cpu
     assert cpu["speech_cost_usd_per_conversation"] == 0.0  # local engines cost no money
     assert cpu["speech_compute_s_per_conversation"] > 0 and cpu["utterances_per_conversation"] > 0
     assert result["corpus_seed"] == 99 and [a["profile"] for a in result["accuracy"]] == ["control"]
