@@ -87,8 +87,8 @@ def test_the_served_recogniser_hears_what_the_workers_own_would_and_goes_away(ra
     from tauray.actors.serving.recogniser import ServedRecogniser
     from tauray.actors.speech.engines import WhisperASR
 
-    # Heard from a Ray task, as a speech worker hears: a Serve handle made in this process would
-    # leave its router thread in pytest's worker (CPython 3.11.7 then fails other tests' ast.parse).
+    # Heard from a Ray task, as a speech worker hears, so that no Serve handle (and its router
+    # thread) is left behind in pytest's process for the tests that follow.
     @ray_local.remote(num_cpus=0)
     def hear(spec_json: str, audio: np.ndarray) -> str:
         return ServedASR(SpeechModelSpec.model_validate_json(spec_json), timeout_s=20).transcribe(audio)
