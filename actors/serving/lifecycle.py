@@ -167,6 +167,29 @@ def deploy(app_name: str, target: Any, route_prefix: str | None, what: str, asks
         time.sleep(0.5)
 
 
+def teardown(apps: list[str], own_serve: bool) -> None:
+    """Delete Serve applications ``apps`` and, when ``own_serve`` (the run started it), Serve
+    itself; every failure is a warning, so teardown never hides what ended the run."""
+    if not apps and not own_serve:  # nothing deployed: Serve need not even import
+        return
+    try:
+        import ray
+
+        if not ray.is_initialized():
+            return
+        from ray import serve
+
+        for app in apps:
+            try:
+                serve.delete(app)
+            except Exception as exc:  # teardown goes on with the others
+                log.warning("could not delete Serve application %s: %s", app, exc)
+        if own_serve:
+            serve.shutdown()
+    except Exception as exc:
+        log.warning("Ray Serve teardown failed: %s", exc)
+
+
 class ServedModels:
     """The served models of one run; a context manager (``with ServedModels(specs) as s:``)."""
 
@@ -248,24 +271,7 @@ class ServedModels:
             atexit.unregister(self.stop)
         except Exception:
             pass
-        if not self._apps and not self._own_serve:  # nothing deployed: Serve need not even import
-            return
-        try:
-            import ray
-
-            if not ray.is_initialized():
-                return
-            from ray import serve
-
-            for app in self._apps:
-                try:
-                    serve.delete(app)
-                except Exception as exc:  # teardown goes on with the others
-                    log.warning("could not delete Serve application %s: %s", app, exc)
-            if self._own_serve:
-                serve.shutdown()
-        except Exception as exc:
-            log.warning("Ray Serve teardown failed: %s", exc)
+        teardown(self._apps, self._own_serve)
 
     def __enter__(self) -> ServedModels:
         self.start()
@@ -281,4 +287,4 @@ def unserved(specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, A
 
 
 __all__ = ["APP_PREFIX", "ServeStartError", "ServedModels", "check_backend", "collect", "deploy", "placement",
-           "start_serve", "unserved"]
+           "start_serve", "teardown", "unserved"]

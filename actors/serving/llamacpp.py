@@ -24,7 +24,7 @@ import threading
 from typing import Any
 
 from tauray.actors.serving.llama_worker import LlamaWorker, WorkerCrashed
-from tauray.actors.serving.spec import ServeSpec, resolve_weights
+from tauray.actors.serving.spec import ServeSpec, replica_options, resolve_weights
 from tauray.actors.serving.toolcalls import parse_reply, render_messages
 
 # OpenAI chat parameters handed to llama-cpp-python as they are.
@@ -185,13 +185,8 @@ def llamacpp_app(served: str, spec: ServeSpec) -> Any:
     """The Serve application for ``spec`` (not yet running)."""
     from ray import serve
 
-    actor_options: dict[str, Any] = {"num_cpus": spec.num_cpus}
-    if spec.num_gpus:
-        actor_options["num_gpus"] = spec.num_gpus
-    if spec.resources:
-        actor_options["resources"] = dict(spec.resources)
     deployment = serve.deployment(
-        LlamaCppServer, name=f"llamacpp-{served}", num_replicas=spec.replicas, ray_actor_options=actor_options,
+        LlamaCppServer, name=f"llamacpp-{served}", num_replicas=spec.replicas, ray_actor_options=replica_options(spec),
         max_ongoing_requests=spec.max_ongoing_requests, health_check_period_s=spec.health_check_period_s,
         health_check_timeout_s=spec.health_check_timeout_s, **spec.shutdown_options(),
     )

@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import logging
 from typing import Any
 
 import numpy as np
 
-from tauray.actors.serving.lifecycle import ServeStartError, deploy, placement, start_serve
+from tauray.actors.serving.lifecycle import ServeStartError, deploy, placement, start_serve, teardown
+from tauray.actors.serving.spec import replica_options
 from tauray.actors.speech.engines.served import app_name
 from tauray.actors.speech.engines.whisper import WhisperASR
 from tauray.actors.speech.spec import SpeechModelSpec
-
-log = logging.getLogger(__name__)
 
 
 class RecogniserReplica:
@@ -50,15 +48,10 @@ def recogniser_app(spec: SpeechModelSpec) -> Any:
 
     serving = spec.serve
     assert serving is not None
-    actor_options: dict[str, Any] = {"num_cpus": serving.num_cpus}
-    if serving.num_gpus:
-        actor_options["num_gpus"] = serving.num_gpus
-    if serving.resources:
-        actor_options["resources"] = dict(serving.resources)
     deployment = serve.deployment(
-        RecogniserReplica, name="recogniser", num_replicas=serving.replicas, ray_actor_options=actor_options,
-        max_ongoing_requests=serving.max_ongoing_requests, graceful_shutdown_timeout_s=5.0,
-        graceful_shutdown_wait_loop_s=0.5,
+        RecogniserReplica, name="recogniser", num_replicas=serving.replicas,
+        ray_actor_options=replica_options(serving), max_ongoing_requests=serving.max_ongoing_requests,
+        graceful_shutdown_timeout_s=5.0, graceful_shutdown_wait_loop_s=0.5,
     )
     return deployment.bind(spec.model_dump_json())
 
@@ -98,19 +91,7 @@ class ServedRecogniser:
             atexit.unregister(self.stop)
         except Exception:
             pass
-        try:
-            import ray
-
-            if not ray.is_initialized():
-                return
-            from ray import serve
-
-            if self._deployed:
-                serve.delete(self.app)
-            if self._own_serve:
-                serve.shutdown()
-        except Exception as exc:  # teardown must not hide what ended the run
-            log.warning("could not tear down the served recogniser %s: %s", self.app, exc)
+        teardown([self.app] if self._deployed else [], self._own_serve)
 
     def __enter__(self) -> ServedRecogniser:
         self.start()

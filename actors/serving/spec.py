@@ -150,6 +150,17 @@ class ServeSpec(BaseModel):
         return {k: v for k, v in self.model_dump().items() if k not in OPERATIONAL_SERVE_FIELDS}
 
 
+def replica_options(spec: Any) -> dict[str, Any]:
+    """Ray actor options of one replica of a served deployment (a :class:`ServeSpec`, or a served
+    recogniser's placement): its CPUs, and its GPUs and custom resources when it asks for any."""
+    options: dict[str, Any] = {"num_cpus": spec.num_cpus}
+    if spec.num_gpus:
+        options["num_gpus"] = spec.num_gpus
+    if spec.resources:
+        options["resources"] = dict(spec.resources)
+    return options
+
+
 def served_name(model: str) -> str:
     """The name the deployment answers to: the model string after ``openai/``.
 
@@ -163,5 +174,5 @@ def served_name(model: str) -> str:
     return name
 
 
-__all__ = ["OPERATIONAL_SERVE_FIELDS", "PACKAGE_PREFIX", "ServeSpec", "ServeSpecError", "resolve_weights",
-           "served_name"]
+__all__ = ["OPERATIONAL_SERVE_FIELDS", "PACKAGE_PREFIX", "ServeSpec", "ServeSpecError", "replica_options",
+           "resolve_weights", "served_name"]
