@@ -60,6 +60,14 @@ def resolve_weights(ref: str) -> Path:
     return path.resolve()
 
 
+def positive_resources(value: dict[str, float]) -> dict[str, float]:
+    """A replica's custom resources, each named and asked for in a positive amount (a validator)."""
+    bad = sorted(k for k, v in value.items() if v <= 0 or not k)
+    if bad:
+        raise ValueError(f"resources {bad}: expected a positive amount per named resource")
+    return value
+
+
 class ServeSpec(BaseModel):
     """A model tauray deploys with Ray Serve for the run (backend, weights, placement, timeouts)."""
 
@@ -102,13 +110,7 @@ class ServeSpec(BaseModel):
                                           "(e.g. max_model_len, tensor_parallel_size), passed to LLMConfig.")
     accelerator_type: str | None = Field(None, description="vllm: GPU type the replicas need, e.g. 'A10G'.")
 
-    @field_validator("resources")
-    @classmethod
-    def _positive_resources(cls, value: dict[str, float]) -> dict[str, float]:
-        bad = sorted(k for k, v in value.items() if v <= 0 or not k)
-        if bad:
-            raise ValueError(f"resources {bad}: expected a positive amount per named resource")
-        return value
+    _positive_resources = field_validator("resources")(positive_resources)
 
     @field_validator("gguf")
     @classmethod
@@ -174,5 +176,5 @@ def served_name(model: str) -> str:
     return name
 
 
-__all__ = ["OPERATIONAL_SERVE_FIELDS", "PACKAGE_PREFIX", "ServeSpec", "ServeSpecError", "replica_options",
-           "resolve_weights", "served_name"]
+__all__ = ["OPERATIONAL_SERVE_FIELDS", "PACKAGE_PREFIX", "ServeSpec", "ServeSpecError", "positive_resources",
+           "replica_options", "resolve_weights", "served_name"]

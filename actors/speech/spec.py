@@ -17,8 +17,9 @@ import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tauray.actors.serving.spec import positive_resources
 from tauray.actors.speech.errors import INSTALL_HINT, SpeechConfigError
 
 ESPEAK = "local/espeak-ng"
@@ -70,6 +71,8 @@ class RecogniserServe(BaseModel):
                                       "them one at a time, the others wait in Serve's queue.")
     startup_timeout_s: float = Field(300.0, gt=0, description="Seconds the replicas may take to load the model "
                                      "before the run is refused.")
+
+    _positive_resources = field_validator("resources")(positive_resources)
 
 
 class SpeechModelSpec(BaseModel):

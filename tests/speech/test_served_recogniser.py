@@ -35,6 +35,11 @@ def test_a_serve_block_that_cannot_work_is_refused_in_one_line(spec, words):
     assert words in str(info.value) and "\n" not in str(info.value)
 
 
+def test_a_resource_amount_that_is_not_positive_is_refused_as_for_a_served_chat_model():
+    check = check_speech_model({"role": "asr", "model": TINY, "serve": {"resources": {"asr_node": 0}}})
+    assert check.error is not None and "serve.resources" in check.error and "positive amount" in check.error
+
+
 def test_an_unknown_serve_field_names_the_field():
     check = check_speech_model({"role": "asr", "model": TINY, "serve": {"replica": 2}})
     assert check.error is not None and "serve.replica" in check.error
