@@ -32,6 +32,7 @@ import traceback
 from datetime import datetime, timezone
 from typing import Any
 
+from tauray.actors import heap
 from tauray.actors.failures import CONFIG, classify
 from tauray.actors.llm import ModelConfigError
 from tauray.actors.policies import GREETING
@@ -296,6 +297,7 @@ async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any,
     t0 = time.perf_counter()
     agent, user = SideClient(agent_host, traffic), SideClient(user_host, traffic)
     scenario = default_registry().get(unit.scenario)
+    heap.loaded(f"domain:{scenario.domain}")  # the domain's scenarios stay for the process's life
     conv = Conversation(unit, scenario, agent, user, speech)
     reason, error_kind, error_message = Termination.INTERNAL_ERROR, None, None
     try:

@@ -10,6 +10,7 @@ import socket
 import time
 from typing import Any
 
+from tauray.actors import heap
 from tauray.actors.conversation import Traffic, run_conversation
 from tauray.actors.failures import classify
 from tauray.actors.judge import (
@@ -121,4 +122,4 @@ class CoordinatorHost:
 def coordinator_class() -> Any:
     import ray
 
-    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=4096)(CoordinatorHost)
+    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=4096)(heap.long_lived(CoordinatorHost))

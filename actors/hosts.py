@@ -17,6 +17,7 @@ import os
 import socket
 from typing import Any
 
+from tauray.actors import heap
 from tauray.actors.llm import get_client
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.policies import make_policy
@@ -55,6 +56,7 @@ class SideHost:
         scenario = default_registry().get(scenario_name)
         dom = domain_spec(scenario.domain)
         db = initial_db(scenario, self.side)
+        heap.loaded(f"domain:{scenario.domain}")  # the domain's scenarios stay for the process's life
         # a user without phone tools (airline, retail) has no state of its own
         state = dom.side_from_db(self.side, db) if db is not None else None
         policy = (voice and make_voice_policy(self.side, spec.model, scenario)) or \
@@ -105,6 +107,6 @@ def remote_classes() -> tuple[Any, Any]:
     """Ray actor classes (created lazily so importing this module needs no Ray)."""
     import ray
 
-    agent = ray.remote(num_cpus=0, max_restarts=0)(AgentHost)
-    user = ray.remote(num_cpus=0, max_restarts=0)(UserSimHost)
+    agent = ray.remote(num_cpus=0, max_restarts=0)(heap.long_lived(AgentHost))
+    user = ray.remote(num_cpus=0, max_restarts=0)(heap.long_lived(UserSimHost))
     return agent, user

@@ -15,6 +15,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
+from tauray.actors import heap
 from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, public_api_base
 from tauray.results.metrics import tally_votes
 from tauray.actors.judge.parse import ParsedVerdict
@@ -169,7 +170,7 @@ def judge_actor_class() -> Any:
     """The :class:`JudgeHost` as a Ray actor class (async, many items at once)."""
     import ray
 
-    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=4096)(JudgeHost)
+    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=4096)(heap.long_lived(JudgeHost))
 
 
 async def call_judge(judge: Any, item: JudgeItem) -> JudgeOutcome:
