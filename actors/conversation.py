@@ -115,8 +115,10 @@ class Conversation:
                  speech: Any = None):
         self.unit = unit
         self.voice = unit.voice  # None: a text conversation
-        self.speech = speech  # the speech pool's client (voice cells): carries one utterance per call
+        self.speech = speech  # voice cells: the speech client the speaking hosts carry utterances on
+        self.carried: Any = None  # what the channel made of the last words a side said (its host carried them)
         self.utterances: list[Any] = []  # UtteranceRecords, in the order spoken
+        self.audio: dict[str, bytes] = {}  # the utterances' audio files, from the hosts at close
         self.clock_s = 0.0  # the simulated clock: the end of the last utterance, seconds
         self.id = unit.unit_id
         self.scenario = scenario
@@ -203,10 +205,11 @@ class Conversation:
             self.views = dict(init.views)
         # a task's own opening replaces the greeting; on a call the caller speaks first
         greeting = None if s.message_history or self.voice else GREETING
-        voice = (True,) if self.voice is not None else ()  # a text cell opens the hosts as before
         await asyncio.gather(
-            self.agent("open", self.id, self.unit.run_id, s.name, self.unit.agent, self.unit.seed, greeting, *voice),
-            self.user("open", self.id, self.unit.run_id, s.name, self.unit.user, self.unit.seed, None, *voice),
+            self.agent("open", self.id, self.unit.run_id, s.name, self.unit.agent, self.unit.seed, greeting,
+                       *self._voice_args("agent")),
+            self.user("open", self.id, self.unit.run_id, s.name, self.unit.user, self.unit.seed, None,
+                      *self._voice_args("user")),
         )
         for m in s.message_history or ():
             calls = [{"id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)} for c in m.tool_calls] or None
@@ -217,6 +220,17 @@ class Conversation:
             self._message("agent", "assistant", GREETING)
             self.agent_texts.append(GREETING)
 
+    def _voice_args(self, side: str) -> tuple[Any, ...]:
+        """A voice cell's host gets the voice settings, and the speech client where the side
+        speaks through the channel (the caller always; the agent where the caller hears it);
+        a text cell opens the hosts as before."""
+        if self.voice is None:
+            return ()
+        if self.speech is None:  # a bug of ours: a voice unit must never run as text
+            raise RuntimeError("a voice cell's conversation was started without a speech client")
+        speaks = side == "user" or self.voice.hear_agent
+        return self.voice, self.speech if speaks else None, self.unit.attempt
+
     async def side_turn(self, side: str, incoming: str | None) -> str:
         """Run one side until it says something to the other side; return that text."""
         self.turn += 1
@@ -226,8 +240,8 @@ class Conversation:
             if budget <= 0:
                 raise _Stop(Termination.MAX_STEPS)
             try:
-                result: StepResult = await client("step", self.id, incoming, budget,
-                                                  self.unit.max_errors - self.errors, self.turn, len(self.messages))
+                result: StepResult = await client("step", self.id, incoming, budget, self.unit.max_errors - self.errors,
+                                                  self.turn, len(self.messages), *self._clock())
             except Exception as exc:
                 raise _failure(exc) from exc
             incoming = None
@@ -244,24 +258,24 @@ class Conversation:
             if self.errors >= self.unit.max_errors:
                 raise _Stop(Termination.TOO_MANY_ERRORS)
             if result.kind == "text":
+                self.carried = result.carried
                 return (result.rounds[-1].message.content or "") if result.rounds else ""
+
+    def _clock(self) -> tuple[float, ...]:
+        return (self.clock_s,) if self.voice is not None else ()
 
     async def carry(self, side: str, text: str) -> str:
         """What the other side hears of ``text``: the text itself in a text cell; in a voice
-        cell the recognised text, after one trip through the speech channel (on the speech
-        pool, never on this event loop), its utterance record kept. The simulated clock
-        moves on by the utterance's length."""
-        if self.voice is None or not text.strip():
+        cell the recognised text, after one trip through the speech channel (carried by the
+        speaker's host in the step that said it, never on this event loop), its utterance
+        record kept. The simulated clock moves on by the utterance's length."""
+        carried, self.carried = self.carried, None
+        if self.voice is None or carried is None:  # a text cell, or nothing said aloud
             return text
-        if self.speech is None:  # a bug of ours: a voice unit must never run as text
-            raise RuntimeError("a voice cell's conversation was started without a speech pool")
         try:
-            carried = await self.speech.carry(text, unit_id=self.id, attempt=self.unit.attempt, turn=self.turn,
-                                              side=side, clock_s=self.clock_s, voice=self.voice,
-                                              task_id=self.scenario.name)
+            record, heard = await deliver(self.voice, side, carried)  # text, or the audio to an audio-in agent
         except Exception as exc:
             raise _failure(exc) from exc
-        record, heard = await deliver(self.voice, side, carried)  # text, or the audio to an audio-in agent
         self.utterances.append(record)
         self.clock_s = max(self.clock_s, record.end_s)
         return heard
@@ -313,6 +327,7 @@ async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any,
     for side, client in (("agent", agent), ("user", user)):
         try:  # each host scores its own final DB, unless the conversation failed
             finals[side] = await client("close", conv.id, error_kind is None)
+            conv.audio.update(finals[side].audio if finals[side] is not None else {})
         except Exception as exc:
             finals[side] = None
             if error_kind is None:

@@ -20,8 +20,7 @@ from tauray.actors.judge import (
     with_judge_verdict,
 )
 from tauray.actors.unit import WorkUnit
-from tauray.actors.voice_client import ThreadSpeechClient
-from tauray.actors.voice_pool import PooledSpeech, PoolLookup
+from tauray.actors.voice_pool import PoolRef
 from tauray.results.audit import audit_result
 from tauray.results.records import INFRA, INTERNAL, MODEL, ConversationResult
 from tauray.scenarios.registry import default_registry
@@ -39,9 +38,6 @@ class CoordinatorHost:
         self.in_flight = 0
         self.done = 0
         self.traffic = Traffic()
-        self.speech: Any = None  # the in-process speech client, made on the first voice unit without a pool
-        self.pools = PoolLookup()  # the runs' speech pools (Ray runs): found by name, per run
-        self.pooled: PooledSpeech | None = None
 
     def _pick(self, hosts: list[Any], unit_id: str) -> Any:
         return hosts[hash(unit_id) % len(hosts)]
@@ -56,7 +52,7 @@ class CoordinatorHost:
         try:
             uid = unit.unit_id
             measuring = self.traffic.enabled
-            speech = await self._speech(unit)
+            speech = self._speech(unit)
             result = await run_conversation(unit, self._pick(self.agent_hosts, uid), self._pick(self.user_hosts, uid),
                                             self.traffic, speech)
             self.traffic.conversations += measuring
@@ -69,18 +65,11 @@ class CoordinatorHost:
             self.in_flight -= 1
             self.done += 1
 
-    async def _speech(self, unit: WorkUnit) -> Any:
-        """The speech client a voice unit's utterances cross by (None for a text unit): the
-        run's Ray speech pool where the driver started one, else an in-process client."""
-        if unit.voice is None:
-            return None
-        pooled = await self.pools.find(unit.run_id)
-        if pooled is not None:
-            self.pooled = pooled
-            return pooled
-        if self.speech is None:
-            self.speech = ThreadSpeechClient()
-        return self.speech
+    def _speech(self, unit: WorkUnit) -> Any:
+        """What a voice unit's speaking hosts carry its utterances on (None for a text unit):
+        the run's name, by which each host finds the run's Ray speech pool itself (else its own
+        thread client), so this loop makes no lookup and no speech call."""
+        return PoolRef(unit.run_id) if unit.voice is not None else None
 
     async def _judged(self, unit: WorkUnit, result: ConversationResult) -> ConversationResult:
         scenario = default_registry().get(unit.scenario)
@@ -102,9 +91,7 @@ class CoordinatorHost:
         # loop_cpu_s: CPU seconds of the thread that runs this event loop, i.e. the conversations'
         # own work, without Ray's other threads (which spend CPU even while the actor only waits).
         return {"in_flight": self.in_flight, "done": self.done, "traffic": self.traffic.snapshot(),
-                "loop_cpu_s": time.thread_time(),
-                "speech": self.speech.stats() if self.speech is not None else None,
-                "speech_pool": self.pooled.stats() if self.pooled is not None else None}
+                "loop_cpu_s": time.thread_time()}
 
     async def measure_traffic(self, enabled: bool) -> dict[str, Any]:
         """Start (counters reset) or stop weighing the host calls; returns the counts so far."""

@@ -22,7 +22,10 @@ from tauray.actors.llm import get_client
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.policies import make_policy
 from tauray.actors.session import SideFinal, SideSession, StepResult
+from tauray.actors.unit import VoiceSettings
+from tauray.actors.voice_client import Speaker
 from tauray.actors.voice_policies import make_voice_policy
+from tauray.actors.voice_pool import speech_client
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.initial import initial_db
 from tauray.scenarios.model import Side
@@ -38,7 +41,9 @@ class SideHost:
     def __init__(self) -> None:
         silence_upstream_logging()
         self.sessions: dict[str, SideSession] = {}
+        self.speakers: dict[str, Speaker] = {}  # voice cells: the conversations this side speaks aloud
         self.opened = 0
+        self.carried = 0  # utterances this host carried across the speech channel
 
     def _session(self, conv_id: str) -> SideSession:
         try:
@@ -47,11 +52,14 @@ class SideHost:
             raise KeyError(f"{self.side} host has no conversation {conv_id!r}") from None
 
     async def open(self, conv_id: str, run_id: str, scenario_name: str, spec: ModelSpec, seed: int | None,
-                   greeting: str | None = None, voice: bool = False) -> None:
+                   greeting: str | None = None, voice: VoiceSettings | None = None, speech: Any = None,
+                   attempt: int = 0) -> None:
         """Start this side of a conversation on its initialised DB (initialization data and
         actions, each followed by sync), built here from the scenario; ``run_id`` and
         ``conv_id`` key the side's message records; ``voice`` (a voice cell) gives the side
-        its voice rules and, for a reference policy, the one that speaks plain words."""
+        its voice rules and, for a reference policy, the one that speaks plain words. With
+        ``speech`` (a speech client) this side speaks through the channel: each step that ends
+        in words carries them (:meth:`step`), here and not on the coordinator's loop."""
 
         scenario = default_registry().get(scenario_name)
         dom = domain_spec(scenario.domain)
@@ -72,12 +80,25 @@ class SideHost:
             session.view[0]["content"] += "\n\n" + voice_prompt(self.side).text
         if greeting:
             session.say(greeting)
+        if voice and speech is not None:
+            self.speakers[conv_id] = Speaker(await speech_client(speech), voice, unit_id=conv_id, attempt=attempt, side=self.side,
+                                             task_id=scenario_name)
         self.sessions[conv_id] = session
         self.opened += 1
 
     async def step(self, conv_id: str, incoming: str | None, max_rounds: int = 1,
-                   max_errors: int = 1, turn: int = 0, seq: int = 0) -> StepResult:
-        return await self._session(conv_id).step(incoming, max_rounds, max_errors, turn=turn, seq=seq)
+                   max_errors: int = 1, turn: int = 0, seq: int = 0, clock_s: float = 0.0) -> StepResult:
+        """One step of this side; where the side speaks through the channel and the step ends in
+        words, the result carries what the channel made of them, starting at ``clock_s``."""
+        result = await self._session(conv_id).step(incoming, max_rounds, max_errors, turn=turn, seq=seq)
+        speaker = self.speakers.get(conv_id)
+        if speaker is None or result.kind != "text" or not result.rounds:
+            return result
+        text = result.rounds[-1].message.content or ""
+        if not speaker.says_aloud(text):
+            return result
+        self.carried += 1
+        return result.model_copy(update={"carried": await speaker.carry(text, turn=turn, clock_s=clock_s)})
 
     async def apply_sync(self, conv_id: str, updates: dict[str, Any], domain: str) -> dict[str, Any] | None:
         """Apply this side's half of a sync; returns the side's sync view if that changed it."""
@@ -86,10 +107,15 @@ class SideHost:
     async def close(self, conv_id: str, check: bool = True) -> SideFinal | None:
         """End this side; with ``check``, score its final DB here (hash, assertion verdicts)."""
         session = self.sessions.pop(conv_id, None)
-        return session.final(check) if session is not None else None
+        speaker = self.speakers.pop(conv_id, None)
+        if session is None:
+            return None
+        final = session.final(check)
+        audio = speaker.take_audio() if speaker is not None else {}
+        return final.model_copy(update={"audio": audio}) if audio else final
 
     async def stats(self) -> dict[str, Any]:
-        return {"side": self.side, "open": len(self.sessions), "opened": self.opened}
+        return {"side": self.side, "open": len(self.sessions), "opened": self.opened, "carried": self.carried}
 
     async def ping(self) -> str:
         return f"{socket.gethostname()}:{os.getpid()}"

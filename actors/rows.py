@@ -140,9 +140,7 @@ def _kept_audio(conv: Conversation, utterances: list[Any], *, failed: bool) -> t
     """The verdict is in: the audio files the keep policy keeps (both sides of every utterance) go
     with the result to the writer; under a policy that drops them their refs are cleared, so no
     row names a file the run folder does not hold. (A judge gate's later verdict does not revisit it.)"""
-    voice, speech = getattr(conv, "voice", None), getattr(conv, "speech", None)
-    take = getattr(speech, "take_audio", None)
-    held: dict[str, bytes] = take(conv.id) if voice is not None and take is not None else {}
+    voice, held = getattr(conv, "voice", None), getattr(conv, "audio", {})
     if voice is not None and kept(voice.keep_audio, failed=failed):
         named = {ref for u in utterances for ref in (u.audio_ref, u.spoken_audio_ref) if ref}
         return utterances, {ref: data for ref, data in held.items() if ref in named}

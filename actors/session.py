@@ -74,6 +74,10 @@ class StepResult(Frozen):
     sync_view: dict[str, Any] | None = Field(
         default=None, description="This side's sync view, when it changed since the coordinator last got it "
         "(domains with sync only); None: unchanged.")
+    carried: Any = Field(default=None, description="In a voice cell, when this side speaks through the channel: "
+                         "what the speech client made of the step's words, (utterance record, line audio or its "
+                         "ObjectRef, or None); carried by the speaker's host, so no speech call runs on the "
+                         "coordinator's loop. None otherwise.")
 
 
 class SideCounters(Frozen):
@@ -107,6 +111,9 @@ class SideFinal(Frozen):
     check: SideCheck | None = Field(default=None, description="What scoring needs of the side's final DB; None "
                                     "for a side without state, or when not asked for (the conversation failed).")
     check_error: str | None = Field(default=None, description="Why the check could not be made.")
+    audio: dict[str, bytes] = Field(default_factory=dict, description="Voice cells: the audio files of the "
+                                    "utterances this side carried (content hash -> FLAC bytes), held until the "
+                                    "verdict decides which are kept.")
 
 
 def seed_applied(*values: bool | None) -> bool | None:

@@ -1,14 +1,20 @@
-"""The coordinator's way to the speech channel: carry one utterance of a voice cell, off
-the coordinator's event loop.
+"""The way to the speech channel: carry one utterance of a voice cell, off every event loop.
 
-Synthesis and recognition are CPU-bound (espeak-ng, a CTranslate2 Whisper): run on the
-asyncio loop they would stall every other conversation the coordinator holds. This client
+The host of the side that speaks carries its words (:class:`Speaker`, held per conversation
+by ``actors/hosts.py``): the step that produced the words returns what the channel made of
+them, so the coordinator makes no speech call of its own, only one host call per turn, as in
+a text cell. The coordinator chooses the client (the run's Ray pool, else this thread
+client) and hands it to the speaking hosts when the conversation opens.
+
+Synthesis and recognition are CPU-bound (espeak-ng, a CTranslate2 Whisper): run on an
+asyncio loop they would stall every other conversation it holds. This client
 hands each utterance to one worker thread of its own (the engines release the GIL while
 they compute), so the loop only awaits. One engine pair is loaded per (tts, asr) and
 shared by every profile's channel, so a sweep of six profiles holds one recogniser, not
 six. Speech worker actors on other cores (``tauray.actors.speech.pool``) take the same
-``carry`` call when a cluster has cores to spare; this one is what a coordinator uses
-when none are given.
+``carry`` call when a cluster has cores to spare; this one is what a process uses when
+none are given. Sent to another process (a host actor), it arrives as that process's own
+thread client (:func:`process_client`): engines are loaded once per process, not per call.
 """
 
 from __future__ import annotations
@@ -22,6 +28,16 @@ from tauray.actors.speech.channel import SpeechChannel
 from tauray.actors.speech.engines import make_asr, make_tts
 from tauray.actors.unit import VoiceSettings
 from tauray.results.records.utterance import UtteranceRecord
+from tauray.scenarios.conventions import STOP_TOKENS
+
+_PROCESS_CLIENTS: dict[int, ThreadSpeechClient] = {}
+
+
+def process_client(cpu_threads: int = 1) -> ThreadSpeechClient:
+    """This process's thread client (one per ``cpu_threads``): where a pickled one lands."""
+    if cpu_threads not in _PROCESS_CLIENTS:
+        _PROCESS_CLIENTS[cpu_threads] = ThreadSpeechClient(cpu_threads)
+    return _PROCESS_CLIENTS[cpu_threads]
 
 
 class ThreadSpeechClient:
@@ -35,6 +51,9 @@ class ThreadSpeechClient:
         self.carried = 0
         self.audio = HeldAudio()  # each conversation's audio files until its verdict (rows.build_result)
         self.compute_s = 0.0  # wall time the worker thread spent, apart from the simulated clock
+
+    def __reduce__(self) -> tuple[Any, tuple[int]]:
+        return process_client, (self.cpu_threads,)
 
     def channel(self, voice: VoiceSettings) -> SpeechChannel:
         """The channel of ``voice``'s profile and engines (built on the worker thread's first use)."""
@@ -67,3 +86,27 @@ class ThreadSpeechClient:
 
     def stats(self) -> dict[str, Any]:
         return {"carried": self.carried, "compute_s": round(self.compute_s, 3)}
+
+
+class Speaker:
+    """One side of one voice conversation as its host speaks it: carries each utterance the
+    side says across ``speech`` (a thread client or the Ray pool's client) and gives back the
+    conversation's audio files when the side closes."""
+
+    def __init__(self, speech: Any, voice: VoiceSettings, *, unit_id: str, attempt: int, side: str,
+                 task_id: str) -> None:
+        self.speech, self.voice, self.side = speech, voice, side
+        self.keys = dict(unit_id=unit_id, attempt=attempt, task_id=task_id)
+
+    def says_aloud(self, text: str) -> bool:
+        """Whether ``text`` crosses the channel: words, and not the user simulator's stop."""
+        return bool(text.strip()) and not (self.side == "user" and any(t in text for t in STOP_TOKENS))
+
+    async def carry(self, text: str, *, turn: int, clock_s: float) -> tuple[UtteranceRecord, Any]:
+        """``text`` across the channel: (its record, its line audio or the audio's ObjectRef)."""
+        return await self.speech.carry(text, turn=turn, side=self.side, clock_s=clock_s, voice=self.voice,
+                                       **self.keys)
+
+    def take_audio(self) -> dict[str, bytes]:
+        take = getattr(self.speech, "take_audio", None)
+        return take(self.keys["unit_id"]) if take is not None else {}

@@ -1,16 +1,17 @@
-"""How a Ray run's coordinators reach the speech pool (``tauray.actors.speech.pool``).
+"""How a Ray run's speaking hosts reach the speech pool (``tauray.actors.speech.pool``).
 
 The driver starts the run's :class:`~tauray.actors.speech.pool.SpeechWorker` actors (one per
 CPU of the cluster) and registers their client in a named actor, :class:`SpeechDirectory`,
-one per run. A coordinator looks the directory up on its first voice conversation of a run
-(off its event loop) and carries every utterance on the pool through :class:`PooledSpeech`,
-so speech never runs on the coordinator's loop and the audio comes back as an ``ObjectRef``
-of the object store. Without a directory (a coordinator used in process, or a run started
-without Ray workers) the coordinator keeps the in-process ``ThreadSpeechClient``.
+one per run. A coordinator hands the hosts of a voice conversation only the run's name
+(:class:`PoolRef`); the host of each side that speaks aloud looks the directory up (off its
+event loop) and carries that side's utterances on the pool through :class:`PooledSpeech`, in
+the step that said them, so no speech call runs on the coordinator's loop and the audio comes
+back as an ``ObjectRef`` of the object store. Without a directory (a run started without Ray
+workers, or a coordinator used in process) the host uses its process's ``ThreadSpeechClient``.
 
 The directory is looked up by name on every voice conversation (a GCS call, on a thread),
 and its client cached by the directory's actor id: a later run under the same name, with
-the same kept coordinators, gets the new pool, never the stopped one.
+the same kept hosts, gets the new pool, never the stopped one.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from tauray.actors.speech.pool import start_pool
 from tauray.actors.speech.spec import SpeechModelSpec, as_spec
 from tauray.actors.unit import VoiceSettings
+from tauray.actors.voice_client import process_client
 
 NAMESPACE = "tauray"
 
@@ -90,6 +92,35 @@ class PoolLookup:
             if key not in self._by_directory:  # another conversation may have cached it while this one awaited
                 self._by_directory = {key: PooledSpeech(client, tuple(engines))}  # older runs' pools are stopped
         return self._by_directory[key]
+
+
+class PoolRef:
+    """What a coordinator hands the speaking hosts of a voice conversation: the run's name, no
+    handles. The host finds the run's pool itself (:func:`speech_client`), so the coordinator's
+    loop neither looks the pool up nor pickles its client per conversation."""
+
+    __slots__ = ("run_id",)
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return PoolRef, (self.run_id,)
+
+    def __repr__(self) -> str:
+        return f"PoolRef({self.run_id!r})"
+
+
+_LOOKUP = PoolLookup()  # this process's pooled clients (a host's), by directory
+
+
+async def speech_client(speech: Any) -> Any:
+    """The client a speaking host carries utterances on: ``speech`` itself (a client a test
+    or script gave), or for a :class:`PoolRef` the run's pool, else this process's thread
+    client (no pool: a run without Ray workers, or a coordinator used in process)."""
+    if not isinstance(speech, PoolRef):
+        return speech
+    return await _LOOKUP.find(speech.run_id) or process_client()
 
 
 def start_run_pool(run_id: str, *, tts: SpeechModelSpec, asr: SpeechModelSpec, seed: int = 0,
