@@ -81,8 +81,8 @@ class SideHost:
         if greeting:
             session.say(greeting)
         if voice and speech is not None:
-            self.speakers[conv_id] = Speaker(await speech_client(speech), voice, unit_id=conv_id, attempt=attempt, side=self.side,
-                                             task_id=scenario_name)
+            self.speakers[conv_id] = Speaker(await speech_client(speech), voice, unit_id=conv_id, attempt=attempt,
+                                             side=self.side, task_id=scenario_name)
         self.sessions[conv_id] = session
         self.opened += 1
 
@@ -97,8 +97,9 @@ class SideHost:
         text = result.rounds[-1].message.content or ""
         if not speaker.says_aloud(text):
             return result
+        carried = await speaker.carry(text, turn=turn, clock_s=clock_s)
         self.carried += 1
-        return result.model_copy(update={"carried": await speaker.carry(text, turn=turn, clock_s=clock_s)})
+        return result.model_copy(update={"carried": carried})
 
     async def apply_sync(self, conv_id: str, updates: dict[str, Any], domain: str) -> dict[str, Any] | None:
         """Apply this side's half of a sync; returns the side's sync view if that changed it."""

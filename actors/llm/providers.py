@@ -13,6 +13,7 @@ import os
 from typing import Any
 from urllib.parse import urlparse
 
+from tauray.actors import heap
 from tauray.actors.llm.errors import ModelConfigError
 from tauray.actors.llm.spec import ModelSpec
 
@@ -23,6 +24,8 @@ _PLACEHOLDER_KEY = "tauray-no-key-needed"
 def litellm_module() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
+
+    heap.loaded("litellm")  # its model table stays for the process's life (a long-lived actor freezes it)
 
     # Stops litellm printing a provider list to stdout on every unknown model; a
     # display setting, set where clients are built, never at import.

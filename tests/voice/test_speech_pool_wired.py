@@ -37,3 +37,26 @@ def test_a_voice_run_on_ray_speaks_through_the_speech_pool(ray_local, tmp_path) 
     assert sum(h["carried"] for h in hosts) == len(said)  # the speaking hosts carried every one
     with pytest.raises(ValueError):  # the run's pool directory is stopped with the run
         ray_local.get_actor(directory_name(cfg.name), namespace=NAMESPACE)
+
+
+def test_an_audio_in_agent_on_ray_hears_the_line_audio_its_user_host_carried(ray_local, endpoint, tmp_path) -> None:
+    """The line audio's ObjectRef goes from the speech worker through the caller's host and the
+    coordinator to the agent's host, which sends it to the model as an audio part."""
+    from tauray.endpoint.audio_agent import HEARD_PREFIX
+    from tauray.results import messages_df
+    from tauray.scenarios import select_scenarios
+
+    names = [e.name for e in select_scenarios(None, domain="telecom", split="base")[:1]]
+    cfg = run_config(name="voice-pool-audio-in", patterns=names, domain="telecom",
+                     agent={"model": "openai/audio-agent", "api_base": endpoint.base_url, "num_retries": 0},
+                     user={"model": "openai/scripted-user:2", "api_base": endpoint.base_url, "num_retries": 0},
+                     voice={"profiles": ["control"], "asr": "local/whisper-tiny.en",
+                            "audio_agents": ["openai/audio-agent"], "keep_audio": "none"})
+    summary = execute(cfg, out=tmp_path / cfg.name, probe=False, progress=False)
+    assert summary.ran == 1 and summary.internal_errors == 0, summary
+    said = utterances_df(tmp_path / cfg.name)
+    caller = said[said["side"] == "user"]
+    assert len(caller) > 0 and (caller["heard_as"] == "audio").all()
+    messages = messages_df(tmp_path / cfg.name)
+    replies = messages[(messages["side"] == "agent") & (messages["role"] == "assistant")]["content"].dropna()
+    assert len(replies) > 0 and all(r.startswith(HEARD_PREFIX) for r in replies)
