@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from tauray.actors import heap
-from tauray.actors.failures import CONFIG, classify
+from tauray.actors.failures import CONFIG, Failure, classify
 from tauray.actors.llm import ModelConfigError
 from tauray.actors.policies import GREETING
 from tauray.actors.rows import REASONS, Termination, build_result
@@ -102,9 +102,10 @@ class _Stop(Exception):
         self.reason, self.kind, self.message = reason, kind, message
 
 
-def _failure(exc: BaseException) -> _Stop:
-    """The stop an exception means (classified in one place, ``tauray.actors.failures``)."""
-    failure = classify(exc)
+def _failure(exc: BaseException | Failure) -> _Stop:
+    """The stop an exception means (classified in one place, ``tauray.actors.failures``), or a
+    failure a host classified already (a carry that failed in its step)."""
+    failure = exc if isinstance(exc, Failure) else classify(exc)
     return _Stop(REASONS.get(failure.kind, Termination.INTERNAL_ERROR), failure.kind, failure.message)
 
 
@@ -205,12 +206,15 @@ class Conversation:
             self.views = dict(init.views)
         # a task's own opening replaces the greeting; on a call the caller speaks first
         greeting = None if s.message_history or self.voice else GREETING
-        await asyncio.gather(
+        opened = await asyncio.gather(  # both opens end before a failure counts: `close` must not overtake one
             self.agent("open", self.id, self.unit.run_id, s.name, self.unit.agent, self.unit.seed, greeting,
                        *self._voice_args("agent")),
             self.user("open", self.id, self.unit.run_id, s.name, self.unit.user, self.unit.seed, None,
                       *self._voice_args("user")),
-        )
+            return_exceptions=True)
+        for outcome in opened:
+            if isinstance(outcome, BaseException):
+                raise outcome
         for m in s.message_history or ():
             calls = [{"id": c.id, "name": c.name, "arguments": json.dumps(c.arguments)} for c in m.tool_calls] or None
             self._message(m.side, m.role, m.content, calls, tool_call_id=m.tool_call_id)
@@ -272,6 +276,8 @@ class Conversation:
         carried, self.carried = self.carried, None
         if self.voice is None or carried is None:  # a text cell, or nothing said aloud
             return text
+        if isinstance(carried, Failure):  # the host's carry failed; its step is recorded already
+            raise _failure(carried)
         try:
             record, heard = await deliver(self.voice, side, carried)  # text, or the audio to an audio-in agent
         except Exception as exc:

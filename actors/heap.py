@@ -12,8 +12,11 @@ first threshold (fewer young collections; a young collection's cost does not gro
 the heap) the collector's share fell to 2-3% in the same run.
 
 Freezing is safe for state that lives as long as the process: frozen objects are still
-freed by reference counting, only a cycle among them would never be collected. So a
-process settles only where its long-lived state has just grown (its start, litellm's first
+freed by reference counting, only a cycle among them would never be collected. A settle
+during a run also freezes what the conversations in flight hold at that moment (and any
+cyclic garbage an older collection left): their cycles are never collected, a one-off cost
+bounded by one settle per key, not one that grows. So a process settles only where its
+long-lived state has just grown (its start, litellm's first
 import, a domain's first load), and only in Ray actors (:func:`long_lived`): a test process
 or a user's script keeps Python's defaults. Settling costs a young collection and the
 freeze, not a full collection (which would cost a host 0.3-0.45 s each time), and nothing is

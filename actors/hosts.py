@@ -18,6 +18,7 @@ import socket
 from typing import Any
 
 from tauray.actors import heap
+from tauray.actors.failures import classify
 from tauray.actors.llm import get_client
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.policies import make_policy
@@ -97,8 +98,11 @@ class SideHost:
         text = result.rounds[-1].message.content or ""
         if not speaker.says_aloud(text):
             return result
-        carried = await speaker.carry(text, turn=turn, clock_s=clock_s)
-        self.carried += 1
+        try:
+            carried: Any = await speaker.carry(text, turn=turn, clock_s=clock_s)
+            self.carried += 1
+        except Exception as exc:  # handed back with the step, so the coordinator records the step first
+            carried = classify(exc)
         return result.model_copy(update={"carried": carried})
 
     async def apply_sync(self, conv_id: str, updates: dict[str, Any], domain: str) -> dict[str, Any] | None:

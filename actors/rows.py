@@ -143,9 +143,17 @@ def _kept_audio(conv: Conversation, utterances: list[Any], *, failed: bool) -> t
     voice, held = getattr(conv, "voice", None), getattr(conv, "audio", {})
     if voice is not None and kept(voice.keep_audio, failed=failed):
         named = {ref for u in utterances for ref in (u.audio_ref, u.spoken_audio_ref) if ref}
-        return utterances, {ref: data for ref, data in held.items() if ref in named}
+        # a file that never came back (its host's close failed) is named by no row
+        return [_without_missing(u, held) for u in utterances], {ref: data for ref, data in held.items()
+                                                                 if ref in named}
     cleared = {"audio_ref": None, "spoken_audio_ref": None}
     return [u.model_copy(update=cleared) if (u.audio_ref or u.spoken_audio_ref) else u for u in utterances], {}
+
+
+def _without_missing(utterance: Any, held: dict[str, bytes]) -> Any:
+    missing = {f: None for f in ("audio_ref", "spoken_audio_ref") if getattr(utterance, f) and
+               getattr(utterance, f) not in held}
+    return utterance.model_copy(update=missing) if missing else utterance
 
 
 def _voice_columns(conv: Conversation) -> dict[str, Any]:

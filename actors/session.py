@@ -76,7 +76,8 @@ class StepResult(Frozen):
         "(domains with sync only); None: unchanged.")
     carried: Any = Field(default=None, description="In a voice cell, when this side speaks through the channel: "
                          "what the speech client made of the step's words, (utterance record, line audio or its "
-                         "ObjectRef, or None); carried by the speaker's host, so no speech call runs on the "
+                         "ObjectRef, or None), or the classified failure (actors/failures.py Failure) when the "
+                         "carry failed; carried by the speaker's host, so no speech call runs on the "
                          "coordinator's loop. None otherwise.")
 
 

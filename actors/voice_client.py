@@ -103,9 +103,11 @@ class Speaker:
         return bool(text.strip()) and not (self.side == "user" and any(t in text for t in STOP_TOKENS))
 
     async def carry(self, text: str, *, turn: int, clock_s: float) -> tuple[UtteranceRecord, Any]:
-        """``text`` across the channel: (its record, its line audio or the audio's ObjectRef)."""
-        return await self.speech.carry(text, turn=turn, side=self.side, clock_s=clock_s, voice=self.voice,
-                                       **self.keys)
+        """``text`` across the channel: (its record, its line audio or the audio's ObjectRef where
+        the listener is an audio-in agent, else None: the audio does not travel for nothing)."""
+        record, audio = await self.speech.carry(text, turn=turn, side=self.side, clock_s=clock_s,
+                                                voice=self.voice, **self.keys)
+        return record, audio if (self.voice.audio_in and self.side == "user") else None
 
     def take_audio(self) -> dict[str, bytes]:
         take = getattr(self.speech, "take_audio", None)

@@ -19,7 +19,16 @@ pytest.importorskip("faster_whisper")
 pytestmark = pytest.mark.slow
 
 
+def _carried_by_hosts(ray_local) -> dict[str, int]:
+    """Utterances each kept host has carried so far (the kept hosts serve other tests too)."""
+    if KEPT.pool is None:
+        return {}
+    hosts = [h for g in KEPT.pool.groups for h in (*g.agents, *g.users)]
+    return {h._actor_id.hex(): ray_local.get(h.stats.remote())["carried"] for h in hosts}
+
+
 def test_a_voice_run_on_ray_speaks_through_the_speech_pool(ray_local, tmp_path) -> None:
+    before = _carried_by_hosts(ray_local)
     cfg = run_config(name="voice-pool", domain="mock", limit=2, agent={"model": "oracle"},
                      user={"model": "scripted"}, voice={"profiles": ["control"], "asr": "local/whisper-tiny.en",
                                                         "keep_audio": "all"})
@@ -33,8 +42,9 @@ def test_a_voice_run_on_ray_speaks_through_the_speech_pool(ray_local, tmp_path) 
             assert hashlib.sha256(audio_path(tmp_path / cfg.name, ref).read_bytes()).hexdigest() == ref
     stats = [ray_local.get(c.stats.remote()) for g in KEPT.pool.groups for c in g.coordinators]
     assert all(set(s) >= {"done", "loop_cpu_s"} and "speech" not in s for s in stats)  # no speech on coordinators
-    hosts = [ray_local.get(h.stats.remote()) for g in KEPT.pool.groups for h in (*g.agents, *g.users)]
-    assert sum(h["carried"] for h in hosts) == len(said)  # the speaking hosts carried every one
+    after = _carried_by_hosts(ray_local)
+    carried = sum(n - before.get(host, 0) for host, n in after.items())
+    assert carried == len(said)  # the speaking hosts carried every one
     with pytest.raises(ValueError):  # the run's pool directory is stopped with the run
         ray_local.get_actor(directory_name(cfg.name), namespace=NAMESPACE)
 
