@@ -190,16 +190,46 @@ def teardown(apps: list[str], own_serve: bool) -> None:
         log.warning("Ray Serve teardown failed: %s", exc)
 
 
-class ServedModels:
-    """The served models of one run; a context manager (``with ServedModels(specs) as s:``)."""
+class ServeRun:
+    """What one run deployed on Ray Serve, deleted by :meth:`stop` (with Serve, when this run
+    started it; safe to call twice, and at exit); a context manager around ``start()``.
+    Subclasses name each application in ``_apps`` before deploying it."""
 
-    def __init__(self, specs: Iterable[Mapping[str, Any]]) -> None:
-        self.models = collect(specs)
-        self.port: int | None = None
-        self.bases: dict[str, str] = {}
+    def __init__(self) -> None:
         self._apps: list[str] = []
         self._own_serve = False
         self._stopped = False
+
+    def start(self) -> Any:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Delete this run's applications (and Serve, when this run started it); safe to call twice."""
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            atexit.unregister(self.stop)
+        except Exception:
+            pass
+        teardown(self._apps, self._own_serve)
+
+    def __enter__(self) -> Any:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+class ServedModels(ServeRun):
+    """The served models of one run; a context manager (``with ServedModels(specs) as s:``)."""
+
+    def __init__(self, specs: Iterable[Mapping[str, Any]]) -> None:
+        super().__init__()
+        self.models = collect(specs)
+        self.port: int | None = None
+        self.bases: dict[str, str] = {}
 
     def __bool__(self) -> bool:
         return bool(self.models)
@@ -260,25 +290,6 @@ class ServedModels:
                              and a["name"].startswith(f"SERVE_REPLICA::{APP_PREFIX}{name}#"))
                 for name in self.models}
 
-    # ------------------------------------------------------------------ stop
-
-    def stop(self) -> None:
-        """Delete this run's applications (and Serve, when this run started it); safe to call twice."""
-        if self._stopped:
-            return
-        self._stopped = True
-        try:
-            atexit.unregister(self.stop)
-        except Exception:
-            pass
-        teardown(self._apps, self._own_serve)
-
-    def __enter__(self) -> ServedModels:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
 
 def unserved(specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -286,5 +297,5 @@ def unserved(specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, A
     return {k: v for k, v in specs.items() if not (v.get("serve") and not v.get("api_base"))}
 
 
-__all__ = ["APP_PREFIX", "ServeStartError", "ServedModels", "check_backend", "collect", "deploy", "placement",
+__all__ = ["APP_PREFIX", "ServeRun", "ServeStartError", "ServedModels", "check_backend", "collect", "deploy", "placement",
            "start_serve", "teardown", "unserved"]

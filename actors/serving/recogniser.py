@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from tauray.actors.serving.lifecycle import ServeStartError, deploy, placement, start_serve, teardown
+from tauray.actors.serving.lifecycle import ServeRun, ServeStartError, deploy, placement, start_serve
 from tauray.actors.serving.spec import replica_options
 from tauray.actors.speech.engines.served import app_name
 from tauray.actors.speech.engines.whisper import WhisperASR
@@ -56,17 +56,15 @@ def recogniser_app(spec: SpeechModelSpec) -> Any:
     return deployment.bind(spec.model_dump_json())
 
 
-class ServedRecogniser:
+class ServedRecogniser(ServeRun):
     """The run's served recogniser; a context manager. ``start()`` returns the application's name."""
 
     def __init__(self, spec: SpeechModelSpec) -> None:
         if spec.serve is None:
             raise ValueError(f"asr model {spec.model!r} has no serve block")
+        super().__init__()
         self.spec = spec
         self.app = app_name(spec)
-        self._deployed = False
-        self._own_serve = False
-        self._stopped = False
 
     def start(self) -> str:
         serving = self.spec.serve
@@ -74,31 +72,13 @@ class ServedRecogniser:
         atexit.register(self.stop)
         try:
             _port, self._own_serve = start_serve()
-            self._deployed = True  # deleted by stop() however the start ends
+            self._apps = [self.app]  # deleted by stop() however the start ends
             deploy(self.app, recogniser_app(self.spec), None, f"served recogniser {self.spec.model!r}",
                    placement(serving), serving.startup_timeout_s)
         except BaseException:
             self.stop()
             raise
         return self.app
-
-    def stop(self) -> None:
-        """Delete the application (and Serve, when this run started it); safe to call twice."""
-        if self._stopped:
-            return
-        self._stopped = True
-        try:
-            atexit.unregister(self.stop)
-        except Exception:
-            pass
-        teardown([self.app] if self._deployed else [], self._own_serve)
-
-    def __enter__(self) -> ServedRecogniser:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
 
 __all__ = ["RecogniserReplica", "ServeStartError", "ServedRecogniser", "recogniser_app"]
