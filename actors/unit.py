@@ -44,6 +44,11 @@ class VoiceSettings(Frozen):
     def _spec(cls, value: Any, info: Any) -> Any:
         return as_spec(value, info.field_name) if isinstance(value, str) else value
 
+    def heard_as_audio(self, side: str) -> bool:
+        """Whether what ``side`` says reaches its listener as the line audio itself (the caller's
+        words to an audio-in agent), not as the recognised text."""
+        return self.audio_in and side == "user"
+
 
 class WorkUnit(Frozen):
     """One conversation to run: what the driver sends a coordinator (a record, read by attribute)."""

@@ -48,9 +48,7 @@ class ThreadSpeechClient:
         self._engines: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._channels: dict[tuple[str, str, str], SpeechChannel] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speech")
-        self.carried = 0
         self.audio = HeldAudio()  # each conversation's audio files until its verdict (rows.build_result)
-        self.compute_s = 0.0  # wall time the worker thread spent, apart from the simulated clock
 
     def __reduce__(self) -> tuple[Any, tuple[int]]:
         return process_client, (self.cpu_threads,)
@@ -69,8 +67,6 @@ class ThreadSpeechClient:
     def _carry(self, text: str, kwargs: dict[str, Any], voice: VoiceSettings) -> tuple[UtteranceRecord, bytes]:
         record, wav, files = self.channel(voice).carry_kept(text, keep=voice.keep_audio != "none", **kwargs)
         self.audio.hold_all(kwargs["unit_id"], files)  # both sides, held until the verdict decides
-        self.compute_s += record.tts_seconds + record.effects_seconds + record.asr_seconds
-        self.carried += 1
         return record, wav
 
     async def carry(self, text: str, *, unit_id: str, attempt: int, turn: int, side: str, clock_s: float,
@@ -83,9 +79,6 @@ class ThreadSpeechClient:
     def take_audio(self, conversation: str) -> dict[str, bytes]:
         """The conversation's audio files (content hash -> FLAC bytes), handed over once."""
         return self.audio.take(conversation)
-
-    def stats(self) -> dict[str, Any]:
-        return {"carried": self.carried, "compute_s": round(self.compute_s, 3)}
 
 
 class Speaker:
@@ -107,7 +100,7 @@ class Speaker:
         the listener is an audio-in agent, else None: the audio does not travel for nothing)."""
         record, audio = await self.speech.carry(text, turn=turn, side=self.side, clock_s=clock_s,
                                                 voice=self.voice, **self.keys)
-        return record, audio if (self.voice.audio_in and self.side == "user") else None
+        return record, audio if self.voice.heard_as_audio(self.side) else None
 
     def take_audio(self) -> dict[str, bytes]:
         take = getattr(self.speech, "take_audio", None)

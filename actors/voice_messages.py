@@ -86,7 +86,7 @@ async def deliver(voice: VoiceSettings, side: str, carried: Any) -> tuple[Any, s
     audio. ``carried`` is a speech client's ``(record, audio)``: the audio as bytes, or the Ray
     pool's ObjectRef of them (awaited only here, where an agent needs the audio)."""
     record, wav = carried if isinstance(carried, tuple) else (carried, None)
-    if voice.audio_in and side == "user":
+    if voice.heard_as_audio(side):
         if wav is None:
             raise RuntimeError("an audio-in agent's speech client returned no line audio")
         if not isinstance(wav, bytes):  # an ObjectRef of the pool's object store

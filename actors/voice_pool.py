@@ -33,7 +33,7 @@ def directory_name(run_id: str) -> str:
 
 
 class SpeechDirectory:
-    """A run's speech pool client, held where every coordinator can find it (a named actor)."""
+    """A run's speech pool client, held where every speaking host can find it (a named actor)."""
 
     def __init__(self, client: Any, engines: tuple[Any, Any]) -> None:
         self._client = client
@@ -44,34 +44,29 @@ class SpeechDirectory:
 
 
 class PooledSpeech:
-    """The coordinator's speech client on the pool: the ``ThreadSpeechClient`` call, carried
+    """A speaking host's speech client on the pool: the ``ThreadSpeechClient`` call, carried
     by the pool's workers (the audio as an ``ObjectRef``)."""
 
     def __init__(self, client: Any, engines: tuple[Any, Any]) -> None:
         self.client = client
         self.engines = (as_spec(engines[0], "tts"), as_spec(engines[1], "asr"))  # specs (a model string: its spec)
-        self.carried = 0
 
     async def carry(self, text: str, *, unit_id: str, attempt: int, turn: int, side: str, clock_s: float,
                     voice: VoiceSettings, task_id: str | None = None) -> tuple[Any, Any]:
         if (voice.tts, voice.asr) != self.engines:  # one pool per run, with the run's engines
             raise RuntimeError(f"the speech pool runs {self.engines}, the unit asks for {(voice.tts, voice.asr)}")
-        self.carried += 1
         # the line audio comes back (by reference) only where the listener takes audio
         return await self.client.carry(voice.custom or voice.profile, text, keep=voice.keep_audio != "none",
-                                       audio=voice.audio_in and side == "user", unit_id=unit_id,
+                                       audio=voice.heard_as_audio(side), unit_id=unit_id,
                                        attempt=attempt, turn=turn, side=side, clock_s=clock_s, task_id=task_id)
 
     def take_audio(self, conversation: str) -> dict[str, bytes]:
         """The conversation's audio files, handed over once (``actors/rows.py`` keeps them by policy)."""
         return self.client.take_audio(conversation)
 
-    def stats(self) -> dict[str, Any]:
-        return {"carried": self.carried, "pool_workers": len(self.client.workers)}
-
 
 class PoolLookup:
-    """A coordinator's cache of the runs' pooled clients, keyed by each directory's actor id."""
+    """A host's cache of the runs' pooled clients, keyed by each directory's actor id."""
 
     def __init__(self) -> None:
         self._by_directory: dict[str, PooledSpeech] = {}
