@@ -32,6 +32,12 @@ with nothing but litellm in between: its wall time over the same ideal
 the engine's wall over the baseline's (``ratio_vs_litellm``) is what the
 engine itself adds. When the ideal asks for more CPU than the machine has,
 both ratios exceed 1 by the same bound, which ``ratio`` alone would hide.
+
+The Ray floor (:mod:`tauray.pipeline.bench.ray_floor`; ``--no-floor`` skips it) replays the
+same requests with bare litellm inside Ray actors, one actor call per model call as the
+engine makes them, before Ray stops: its CPU over the baseline's is the price of making the
+calls behind Ray actors at all, and the engine's CPU over the floor's is what tauray's own
+work costs.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from typing import Any
 import psutil
 from pydantic import BaseModel, Field
 from tauray.endpoint import start_endpoint
+from tauray.pipeline.bench.ray_floor import ray_floor
 from tauray.pipeline.config import run_config
 from tauray.pipeline.driver import execute
 from tauray.pipeline.plan import SweepPlan
@@ -96,6 +103,18 @@ class EngineBench(BaseModel):
     successes: int = Field(description="Conversations scored successful (the scripted pair follows the gold path).")
     terminations: dict[str, int]
     cpu_seconds_by_process: dict[str, float]
+    ray_floor_cpu_ms_per_call: float | None = Field(
+        None, description="CPU ms per call of the Ray floor: the same requests sent by bare litellm from Ray actors, "
+        "one actor call per model call (pipeline/bench/ray_floor.py), every process counted as for the engine; "
+        "None with --no-floor.")
+    ray_floor_cpu_ratio_vs_litellm: float | None = Field(
+        None, description="ray_floor_cpu_ms_per_call / litellm_cpu_ms_per_call: what making the calls behind Ray "
+        "actors costs before tauray does anything.")
+    cpu_ratio_vs_ray_floor: float | None = Field(
+        None, description="cpu_ms_per_call / ray_floor_cpu_ms_per_call: what tauray's own work costs.")
+    ray_floor_wall_seconds: float | None = Field(None, description="Wall time of the Ray floor's replay.")
+    ray_floor_cpu_seconds_by_process: dict[str, float] | None = Field(
+        None, description="The Ray floor's CPU seconds by process kind.")
     domain: str = Field(description="Domain of the scenarios.")
     bytes_per_conversation: float = Field(
         description="Bytes crossing between the coordinator and the hosts per conversation (pickled arguments and "
@@ -142,8 +161,8 @@ def process_cpu(exclude: set[int]) -> dict[int, tuple[str, float]]:
 
 
 def _label(cmd: str) -> str:
-    for key in ("AgentHost", "UserSimHost", "CoordinatorHost", "raylet", "gcs_server", "driver", "default_worker",
-                "log_monitor", "dashboard", "ray::"):
+    for key in ("AgentHost", "UserSimHost", "CoordinatorHost", "FloorSide", "FloorCoordinator", "raylet",
+                "gcs_server", "driver", "default_worker", "log_monitor", "dashboard", "ray::"):
         if key in cmd:
             return key
     return "other"
@@ -309,7 +328,8 @@ def measure_bytes(pool: Any, cfg: Any, out: Path) -> tuple[float, dict[str, floa
 
 def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations: int = 500,
                      baseline_processes: int = 2, progress: bool = False,
-                     scenarios: list[str] | None = None, domain: str = "telecom", audit: bool = True) -> EngineBench:
+                     scenarios: list[str] | None = None, domain: str = "telecom", audit: bool = True,
+                     floor: bool = True) -> EngineBench:
 
     with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-bench-") as tmp:
         names = scenarios or bench_scenarios(domain=domain)
@@ -339,6 +359,16 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
                             max_in_flight=concurrency)
         per_conv, by_method, weighed = measure_bytes(KEPT.pool, sample, Path(tmp) / "bytes")
         KEPT.drop()
+        replayed = baseline_conversations(out, agent, user)
+        floor_figures: dict[str, Any] = {}
+        if floor:
+            ep.reset_stats()
+            floor_wall, floor_before, floor_after, floor_calls, floor_warm = ray_floor(
+                ep.base_url, replayed, agent["model"], concurrency, lambda: process_cpu(exclude))
+            if int(ep.stats().get("requests", 0)) != floor_calls + floor_warm:
+                raise RuntimeError("the Ray floor's requests do not match the calls it replayed")
+            floor_figures = {"ray_floor_wall_seconds": round(floor_wall, 3),
+                             "ray_floor_cpu_seconds_by_process": cpu_delta(floor_before, floor_after)}
         if started_ray:
             ray.shutdown()  # the baseline below runs in a driver without Ray's threads
         df = conversations_df(out)
@@ -352,7 +382,6 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         seen = df["conversation_id"].value_counts()
         writes = int(((actions["kind"] == "tool_call") & actions["is_write"]).sum())
         syncs = int(((actions["kind"] == "sync") & (actions["result"] != "sync after init")).sum())
-        replayed = baseline_conversations(out, agent, user)
         baseline_calls = sum(len(c) for c in replayed)
         ep.reset_stats()
         litellm_wall, litellm_cpu, warm_calls = litellm_baseline(ep.base_url, replayed, concurrency,
@@ -362,6 +391,11 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         litellm_ms = litellm_cpu * 1000 / max(baseline_calls, 1)
         cpu_ms = cpu_total * 1000 / max(llm_calls, 1)
         requests_served = int(stats.get("requests", 0))
+        if floor_figures:
+            floor_ms = sum(floor_figures["ray_floor_cpu_seconds_by_process"].values()) * 1000 / max(baseline_calls, 1)
+            floor_figures.update(ray_floor_cpu_ms_per_call=round(floor_ms, 3),
+                                 ray_floor_cpu_ratio_vs_litellm=round(floor_ms / litellm_ms, 2),
+                                 cpu_ratio_vs_ray_floor=round(cpu_ms / floor_ms, 2))
         return EngineBench(
             conversations=len(ids), audit=audit, concurrency=concurrency, llm_calls=llm_calls,
             endpoint_requests=requests_served, requests_match=requests_served == llm_calls, latency_s=latency,
@@ -378,6 +412,7 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
             terminations=summary.by_termination, cpu_seconds_by_process=by_proc,
             domain=domain if not scenarios else _domain_of(names),
             bytes_per_conversation=per_conv, bytes_by_method=by_method, bytes_conversations=weighed,
+            **floor_figures,
         )
 
 

@@ -17,7 +17,7 @@ def cmd_bench_engine(args: argparse.Namespace) -> int:
     result = run_engine_bench(latency=args.latency, concurrency=args.concurrency,
                               conversations=args.conversations, baseline_processes=args.baseline_processes,
                               progress=not args.json and sys.stderr.isatty(), domain=args.domain,
-                              audit=not args.no_audit)
+                              audit=not args.no_audit, floor=not args.no_floor)
     print_figures(result, args.json)
     ok = (result.lost == 0 and result.duplicated == 0 and result.requests_match
           and (result.syncs_per_conversation > 0 or result.domain != "telecom")
@@ -120,6 +120,9 @@ def register(sub: Any) -> None:
                    "models from an agent host and a user host)")
     p.add_argument("--no-audit", action="store_true",
                    help="run the conversations without the in-loop audit (to measure what the audit costs)")
+    p.add_argument("--no-floor", action="store_true",
+                   help="skip the Ray floor (the same requests by bare litellm inside Ray actors, one actor call "
+                   "per model call: what Ray costs before tauray does anything)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_engine)
     p = bench_sub.add_parser("judge", help="re-judging throughput against the latency-bound ideal")

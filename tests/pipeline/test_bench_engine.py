@@ -80,3 +80,8 @@ def test_small_engine_bench_writes_syncs_and_counts_every_call(ray_local):
     # what crossed between the coordinator and the hosts, weighed: words, calls and sync views, no DB
     assert bench.bytes_conversations == 8 and set(bench.bytes_by_method) == {"open", "step", "apply_sync", "close"}
     assert 0 < bench.bytes_per_conversation < 20_000
+    # the Ray floor replayed the same requests from Ray actors, its own processes counted
+    assert bench.ray_floor_cpu_ms_per_call > 0 and bench.ray_floor_wall_seconds >= bench.ideal_seconds * 0.99
+    assert {"FloorSide", "FloorCoordinator"} <= set(bench.ray_floor_cpu_seconds_by_process)
+    assert bench.cpu_ratio_vs_ray_floor == pytest.approx(bench.cpu_ms_per_call / bench.ray_floor_cpu_ms_per_call,
+                                                         rel=0.02)
