@@ -98,6 +98,11 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
                                  asr=tuple(args.asr.split(",")), accuracy_utterances=args.accuracy,
                                  profiles=tuple(args.profiles.split(",")), seed=args.seed,
                                  voices=tuple(v for v in args.voices.split(",") if v), conversations=args.conversations)
+        if args.paced:
+            from tauray.pipeline.bench.voice_paced import paced_coordinator_cpu
+
+            result["paced_coordinator"] = paced_coordinator_cpu(args.paced, rounds=args.paced_rounds,
+                                                                asr=tuple(args.asr.split(","))[0])
     except SpeechConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -197,5 +202,11 @@ def register(sub: Any) -> None:
     p.add_argument("--conversations", type=int, default=0, metavar="N",
                    help="also the coordinator's CPU per conversation, voice (control) vs text, and the speech cost "
                    "per conversation, on N telecom tasks with the reference policies on Ray")
+    p.add_argument("--paced", type=int, default=0, metavar="N",
+                   help="also the coordinator's CPU per conversation, voice (control) vs text, on the same "
+                   "conversations at the same pace: the endpoint's writing pair on N telecom tasks, each text run's "
+                   "latency set so it lasts as long as the voice run before it")
+    p.add_argument("--paced-rounds", type=int, default=2, metavar="R",
+                   help="voice-then-text alternations of --paced (default 2)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_voice)

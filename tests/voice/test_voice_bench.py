@@ -40,3 +40,21 @@ def test_the_voice_bench_measures_coordinator_cpu_cost_and_voices(ray_local) -> 
     assert result["corpus_seed"] == 99 and [a["profile"] for a in result["accuracy"]] == ["control"]
     assert [v["voice"] for v in result["voices"]] == ["en-us+f2"] and result["voices"][0]["utterances"] == 2
     assert "throughput_utterances_per_s" not in result
+
+
+@pytest.mark.slow  # Ray, the endpoint, one voice and one text run of one conversation, a packaged Whisper
+def test_the_paced_comparison_runs_the_same_conversation_in_voice_and_text_at_one_pace(ray_local) -> None:
+    from tauray.pipeline.bench.voice_paced import paced_coordinator_cpu
+
+    result = paced_coordinator_cpu(1, latency=0.05, rounds=1)
+    (only,) = result["rounds"]
+    voice, text = only["voice"], only["text"]
+    # the writing pair follows the reference steps whatever it hears: the same calls and turns
+    assert voice["successes"] == text["successes"] == 1
+    assert voice["calls_per_conversation"] == text["calls_per_conversation"] > 0
+    assert voice["turns_per_conversation"] == text["turns_per_conversation"]
+    # the text run is paced to last as long as the voice run: its latency is the voice wall over its calls
+    assert text["latency_s"] == pytest.approx(voice["wall_s"] / voice["most_calls"], abs=0.002)
+    assert text["latency_s"] > voice["latency_s"]  # speech makes each voice call take longer than its latency
+    assert voice["loop_cpu_ms_per_conversation"] > 0 and text["loop_cpu_ms_per_conversation"] > 0
+    assert result["median_per_conversation_voice_vs_text"] == only["per_conversation_voice_vs_text"] > 0
