@@ -291,11 +291,10 @@ class ServedModels(ServeRun):
                 for name in self.models}
 
 
-
 def unserved(specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     """``specs`` without the served models that have no address yet (probed once deployed)."""
     return {k: v for k, v in specs.items() if not (v.get("serve") and not v.get("api_base"))}
 
 
-__all__ = ["APP_PREFIX", "ServeRun", "ServeStartError", "ServedModels", "check_backend", "collect", "deploy", "placement",
-           "start_serve", "teardown", "unserved"]
+__all__ = ["APP_PREFIX", "ServeRun", "ServeStartError", "ServedModels", "check_backend", "collect", "deploy",
+           "placement", "start_serve", "teardown", "unserved"]

@@ -20,9 +20,8 @@ import asyncio
 import time
 from typing import Any
 
-import ray
-
 from tauray.actors import heap
+from tauray.actors.llm.providers import litellm_module
 
 Request = tuple[str, list[dict], list[dict]]
 """(model, messages, tools) of one recorded call."""
@@ -32,10 +31,7 @@ class FloorSide:
     """One side's model calls: the recorded request the coordinator names, sent as it was."""
 
     def __init__(self, base_url: str, conversations: list[list[Request]]) -> None:
-        import litellm  # lazy: the slowest import of the stack, in this actor only
-
-        heap.loaded("litellm")
-        self._acompletion = litellm.acompletion
+        self._acompletion = litellm_module().acompletion  # as a host's model client imports it
         self.base_url, self.conversations = base_url, conversations
 
     async def call(self, conversation: int, index: int) -> int:
@@ -70,6 +66,8 @@ def ray_floor(base_url: str, conversations: list[list[Request]], agent_model: st
     ``agent_model`` goes to the agent-side actor, any other to the user side). ``snapshot()``
     reads every process's CPU: it is taken after the actors are up and warm (one call each) and
     again at the end. Returns (wall seconds, CPU snapshot before, after, calls made, warm-up calls)."""
+
+    import ray  # lazy: Ray: about 0.7 s to import; `bench engine`'s other readers never start it
 
     shape = [[0 if model == agent_model else 1 for model, _, _ in c] for c in conversations]
     held = ray.put(conversations)
