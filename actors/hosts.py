@@ -36,6 +36,10 @@ from tauray.scenarios.upstream import silence_upstream_logging
 from tauray.scenarios.voice import voice_prompt
 
 
+HOST_CALLS = ("open", "step", "apply_sync", "close")
+"""What a coordinator calls on a host, through :meth:`SideHost.call`."""
+
+
 class SideHost:
     side: Side = "agent"
 
@@ -118,6 +122,14 @@ class SideHost:
         final = session.final(check)
         audio = speaker.take_audio() if speaker is not None else {}
         return final.model_copy(update={"audio": audio}) if audio else final
+
+    async def call(self, request: tuple[Any, ...] | list[Any]) -> Any:
+        """A coordinator's host call, packed in one Ray argument: ``(method, *args)``, where
+        ``method`` is one of :data:`HOST_CALLS` (``conversation.SideClient`` says why)."""
+        method, *args = request
+        if method not in HOST_CALLS:
+            raise ValueError(f"request[0]: {method!r} is not a host call (expected one of {', '.join(HOST_CALLS)})")
+        return await getattr(self, method)(*args)
 
     async def stats(self) -> dict[str, Any]:
         return {"side": self.side, "open": len(self.sessions), "opened": self.opened, "carried": self.carried}
