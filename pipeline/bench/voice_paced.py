@@ -69,7 +69,7 @@ def paced_coordinator_cpu(conversations: int, *, latency: float = 3.0, rounds: i
             # warm once per mode on a latency-free endpoint (imports, registry, speech pool): the kept
             # actor pool, and so the coordinators read around each timed run, stay the same throughout.
             # Text warms every task: a coordinator caches each task's initial state and gold replay
-            # (2-4 ms a conversation, the same in both modes), which the first timed run would pay alone
+            # (3 ms a conversation under cProfile, the same in both modes), which the first timed run paid alone
             for mode, knobs, warmed in (("text", {}, names), ("voice", voice, names[:1])):
                 with start_endpoint(latency=0.0) as ep:
                     agent, user = bench_models(ep.base_url, max(8, len(warmed)))
