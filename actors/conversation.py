@@ -81,7 +81,7 @@ class SideClient:
     (and weighs what crosses, when ``traffic`` measures). On a Ray actor the call travels
     packed, ``(method, *args)`` as the one argument of the host's ``call``
     (:meth:`~tauray.actors.hosts.SideHost.call`): Ray binds and serializes each argument of
-    an actor call apart, so one argument costs the coordinator's loop less than the six to
+    an actor call apart, so one argument costs the coordinator's loop less than the two to
     nine a host call has, and a voice cell's extra ones (the simulated clock, the voice
     settings) almost nothing."""
 

@@ -35,7 +35,6 @@ from tauray.scenarios.registry import default_registry
 from tauray.scenarios.upstream import silence_upstream_logging
 from tauray.scenarios.voice import voice_prompt
 
-
 HOST_CALLS = ("open", "step", "apply_sync", "close")
 """What a coordinator calls on a host, through :meth:`SideHost.call`."""
 
