@@ -119,12 +119,13 @@ async def speech_client(speech: Any) -> Any:
 
 
 def start_run_pool(run_id: str, *, tts: SpeechModelSpec, asr: SpeechModelSpec, seed: int = 0,
-                   reserved_cpus: float = 0.0) -> Any:
+                   reserved_cpus: float = 0.0, worker: tuple[type, dict[str, Any]] | None = None) -> Any:
     """Start run ``run_id``'s speech workers (one per CPU that the run's other actors, which take
     ``reserved_cpus``, leave; one per GPU for a recogniser on ``cuda``) and their directory;
     returns what :func:`stop_run_pool` takes. Bad engine specs fail here, once, before any
     conversation. A recogniser with ``serve`` is deployed on Ray Serve first (its replicas take
-    their own CPUs or GPUs); the workers then send it their audio and hold no recogniser."""
+    their own CPUs or GPUs); the workers then send it their audio and hold no recogniser.
+    ``worker``: what :func:`~tauray.actors.speech.pool.start_pool` starts instead of the plain worker."""
     import ray  # lazy: Ray: about 0.7 s to import
 
     served = None
@@ -136,7 +137,7 @@ def start_run_pool(run_id: str, *, tts: SpeechModelSpec, asr: SpeechModelSpec, s
         reserved_cpus += asr.serve.replicas * asr.serve.num_cpus
     try:
         gpu = 1.0 if asr.device == "cuda" and served is None else 0.0
-        client = start_pool(tts=tts, asr=asr, seed=seed, gpu=gpu, reserved_cpus=reserved_cpus)
+        client = start_pool(tts=tts, asr=asr, seed=seed, gpu=gpu, reserved_cpus=reserved_cpus, worker=worker)
         directory = ray.remote(num_cpus=0)(SpeechDirectory).options(
             name=directory_name(run_id), namespace=NAMESPACE).remote(client, (tts, asr))
         ray.get(directory.client.remote())

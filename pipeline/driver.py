@@ -277,7 +277,8 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     try:
         if to_run and cfg.voice.speaks:  # voice cells: the run's speech workers, found by the coordinators
             speech = start_run_pool(cfg.name, tts=cfg.speech_spec("tts"), asr=cfg.speech_spec("asr"),
-                                    reserved_cpus=reserved_cpus(counts, cfg.cluster.actor_cpus))
+                                    reserved_cpus=reserved_cpus(counts, cfg.cluster.actor_cpus),
+                                    worker=getattr(drive_kw.get("hooks"), "speech_worker", None))
         if to_run:
             sched, generations = drive(
                 queues, limits, out=out, run_id=cfg.name, live=LiveTotals(plan), counts=counts,

@@ -73,10 +73,12 @@ class Hooks:
 
     def __init__(self, on_submit: Callable[[ActorPool, int], None] | None = None,
                  on_result: Callable[[Any], None] | None = None,
-                 on_retry: Callable[[WorkUnit, str], None] | None = None):
+                 on_retry: Callable[[WorkUnit, str], None] | None = None,
+                 speech_worker: tuple[type, dict[str, Any]] | None = None):
         self.on_submit = on_submit
         self.on_result = on_result
         self.on_retry = on_retry
+        self.speech_worker = speech_worker  # a voice run's speech workers: (SpeechWorker subclass, its kwargs)
 
 
 class SchedulerBounds(BaseModel):

@@ -31,6 +31,9 @@ CPUS_PER_WORKER = 1
 class SpeechWorker:
     """One process's speech engines and channels (a Ray actor: :func:`remote_worker`)."""
 
+    MAX_RESTARTS = 1
+    """Times Ray restarts a worker that died (its engines are loaded again from the package)."""
+
     def __init__(self, *, tts: SpeechModelSpec | str | None = None, asr: SpeechModelSpec | str | None = None,
                  seed: int = 0, cpu_threads: int = 1) -> None:
         self._first = SpeechChannel("control", tts=tts, asr=asr, seed=seed, cpu_threads=cpu_threads)
@@ -60,11 +63,12 @@ class SpeechWorker:
         return f"{self._first.tts.name} + {self._first.asr.name}"
 
 
-def remote_worker(*, gpu: float = 0.0, cpus: float = CPUS_PER_WORKER) -> Any:
-    """The Ray actor class of :class:`SpeechWorker` (``cpus`` each; a GPU share for a GPU recogniser)."""
+def remote_worker(*, gpu: float = 0.0, cpus: float = CPUS_PER_WORKER, worker: type = SpeechWorker) -> Any:
+    """The Ray actor class of ``worker`` (:class:`SpeechWorker` or a subclass; ``cpus`` each, a
+    GPU share for a GPU recogniser)."""
     import ray  # lazy: Ray: about 0.7 s to import
 
-    return ray.remote(num_cpus=cpus, num_gpus=gpu, max_restarts=1)(SpeechWorker)
+    return ray.remote(num_cpus=cpus, num_gpus=gpu, max_restarts=worker.MAX_RESTARTS)(worker)
 
 
 def pool_size(reserved_cpus: float = 0.0, *, gpu: bool = False) -> tuple[int, float]:
@@ -128,15 +132,18 @@ READY_TIMEOUT_S = 600.0
 
 def start_pool(size: int | None = None, *, tts: SpeechModelSpec | str | None = None,
                asr: SpeechModelSpec | str | None = None, seed: int = 0, gpu: float = 0.0,
-               reserved_cpus: float = 0.0) -> SpeechClient:
+               reserved_cpus: float = 0.0, worker: tuple[type, dict[str, Any]] | None = None) -> SpeechClient:
     """Start ``size`` workers (default :func:`pool_size`, leaving ``reserved_cpus`` to the run's
     other actors), wait until each has loaded its engines, and return the client. Bad specs fail
-    here, once, before any conversation starts; workers that cannot be placed fail in one line."""
+    here, once, before any conversation starts; workers that cannot be placed fail in one line.
+    ``worker``: (a :class:`SpeechWorker` subclass, its extra keyword arguments) instead of the
+    plain worker (a benchmark's replay: ``pipeline/bench/voice_replay.py``)."""
     import ray  # lazy: Ray: about 0.7 s to import
 
     count, cpus = (size, float(CPUS_PER_WORKER)) if size else pool_size(reserved_cpus, gpu=gpu > 0)
-    cls = remote_worker(gpu=gpu, cpus=cpus)
-    workers = [cls.remote(tts=tts, asr=asr, seed=seed) for _ in range(count)]
+    kind, extra = worker or (SpeechWorker, {})
+    cls = remote_worker(gpu=gpu, cpus=cpus, worker=kind)
+    workers = [cls.remote(tts=tts, asr=asr, seed=seed, **extra) for _ in range(count)]
     try:
         ray.get([w.ready.remote() for w in workers], timeout=READY_TIMEOUT_S)
     except ray.exceptions.GetTimeoutError:
