@@ -8,8 +8,9 @@
   (the reference policies on Ray, speech on the run's speech pool; ``--conversations``), and
   the voice run's speech cost per conversation (money, from the conversation rows, and compute
   seconds, from the utterance rows);
-* with ``--paced N``: the same comparison on the same conversations at the same pace
-  (:mod:`tauray.pipeline.bench.voice_paced`, which says why it is needed);
+* with ``--paced N``: the same comparison on the same conversations at the same pace, and with
+  the same timing (speech replayed at once: :mod:`tauray.pipeline.bench.voice_replay`)
+  (:mod:`tauray.pipeline.bench.voice_paced`, which says why both are needed);
 * with ``--accuracy N``: WER and identifier error rate per recogniser (``--asr``, one or more)
   and profile on N telecom caller utterances (:mod:`tauray.actors.speech.corpus`, drawn with
   ``--seed``), with Wilson intervals; with ``--voices`` the same per caller voice (``control``).

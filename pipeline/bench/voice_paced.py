@@ -14,7 +14,12 @@ Here both runs use the endpoint's writing pair (the agent follows the scenario's
 steps whatever it hears, so a voice conversation makes the same calls and turns as its text
 twin), the voice run first at ``latency``, then the text run with its latency set so that it
 lasts as long: the voice run's wall time over the most calls any of its conversations made.
-``rounds`` alternations; each figure per round, and their paired ratios.
+
+At the same wall time the voice run's calls are still spread differently (each user step waits
+for its speech, in the pool's queue), so each round also runs a replay
+(:mod:`tauray.pipeline.bench.voice_replay`): the same voice conversations with their speech
+replayed at once, and text, both at ``latency``, so that voice and text differ in nothing but
+voice (``same_timing``). ``rounds`` rounds; each figure per round, and their paired ratios.
 """
 
 from __future__ import annotations
@@ -29,21 +34,24 @@ from tauray.actors.speech.spec import DEFAULT_ASR
 from tauray.endpoint import start_endpoint
 from tauray.pipeline.bench.engine import bench_models, bench_scenarios
 from tauray.pipeline.bench.voice import coordinators_loop_cpu
+from tauray.pipeline.bench.voice_replay import ReplayedSpeech, recorded_utterances, replayed_count
 from tauray.pipeline.config import run_config
 from tauray.pipeline.driver import execute
 from tauray.pipeline.pool import KEPT
 from tauray.pipeline.ray_runtime import ensure_ray
+from tauray.pipeline.scheduler import Hooks
 from tauray.results.readers import conversations_df
 
 
-def _leg(tmp: Path, name: str, names: list[str], latency: float, knobs: dict[str, Any]) -> dict[str, Any]:
+def _leg(tmp: Path, name: str, names: list[str], latency: float, knobs: dict[str, Any],
+         hooks: Hooks | None = None) -> dict[str, Any]:
     """One timed run of ``names`` on an endpoint of ``latency``: the coordinators' loop CPU and the run's shape."""
     with start_endpoint(latency=latency) as ep:
         agent, user = bench_models(ep.base_url, max(64, len(names)))
         cfg = run_config(name=name, agent=agent, user=user, patterns=names, audit=False, max_in_flight=len(names),
                          **knobs)
         loop, started = coordinators_loop_cpu(), time.perf_counter()
-        execute(cfg, out=tmp / name, probe=False, progress=False, keep_actors=True)
+        execute(cfg, out=tmp / name, probe=False, progress=False, keep_actors=True, hooks=hooks)
         loop, wall = coordinators_loop_cpu() - loop, time.perf_counter() - started
     rows = conversations_df(tmp / name)
     calls = rows["agent_llm_calls"] + rows["user_llm_calls"]
@@ -80,16 +88,32 @@ def paced_coordinator_cpu(conversations: int, *, latency: float = 3.0, rounds: i
                 said = _leg(Path(tmp), f"voice-{r}", names, latency, voice)
                 paced = said["wall_s"] / max(1, said["most_calls"])
                 typed = _leg(Path(tmp), f"text-{r}", names, paced, {})
+                # the replay (voice_replay.py): the same voice conversations, speech replayed at once,
+                # against text at the same latency; which of the two goes first alternates by round
+                recorded = recorded_utterances(Path(tmp) / f"voice-{r}")
+                replay = Hooks(speech_worker=(ReplayedSpeech, {"recorded": recorded}))
+                same: dict[str, dict[str, Any]] = {}
+                for mode in (("replayed", "text") if r % 2 == 0 else ("text", "replayed")):
+                    same[mode] = _leg(Path(tmp), f"same-{mode}-{r}", names, latency,
+                                      voice if mode == "replayed" else {}, replay if mode == "replayed" else None)
+                same["replayed"]["utterances_replayed"], same["replayed"]["utterances_carried"] = replayed_count(
+                    recorded, Path(tmp) / f"same-replayed-{r}")
                 figures["rounds"].append({
-                    "voice": said, "text": typed,
-                    "per_conversation_voice_vs_text": round(
-                        said["loop_cpu_ms_per_conversation"] / typed["loop_cpu_ms_per_conversation"], 3),
-                    "per_turn_voice_vs_text": round(said["loop_cpu_ms_per_turn"] / typed["loop_cpu_ms_per_turn"], 3)})
+                    "voice": said, "text": typed, **_ratios(said, typed),
+                    "same_timing": {"voice_replayed": same["replayed"], "text": same["text"],
+                                    **_ratios(same["replayed"], same["text"])}})
         finally:
             KEPT.drop()
     for key in ("per_conversation_voice_vs_text", "per_turn_voice_vs_text"):
         figures[f"median_{key}"] = round(statistics.median(r[key] for r in figures["rounds"]), 3)
+        controls = [r["same_timing"][key] for r in figures["rounds"]]
+        figures[f"median_same_timing_{key}"] = round(statistics.median(controls), 3)
     return figures
+
+
+def _ratios(voice: dict[str, Any], text: dict[str, Any]) -> dict[str, float]:
+    return {f"per_{unit}_voice_vs_text": round(voice[f"loop_cpu_ms_per_{unit}"] / text[f"loop_cpu_ms_per_{unit}"], 3)
+            for unit in ("conversation", "turn")}
 
 
 __all__ = ["paced_coordinator_cpu"]

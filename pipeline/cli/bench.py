@@ -205,8 +205,9 @@ def register(sub: Any) -> None:
     p.add_argument("--paced", type=int, default=0, metavar="N",
                    help="also the coordinator's CPU per conversation, voice (control) vs text, on the same "
                    "conversations at the same pace: the endpoint's writing pair on N telecom tasks, each text run's "
-                   "latency set so it lasts as long as the voice run before it")
+                   "latency set so it lasts as long as the voice run before it; and the same voice conversations "
+                   "with their speech replayed at once against text, both at one latency")
     p.add_argument("--paced-rounds", type=int, default=2, metavar="R",
-                   help="voice-then-text alternations of --paced (default 2)")
+                   help="rounds of --paced, each a voice, a paced text, a replayed voice and a text run (default 2)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_voice)

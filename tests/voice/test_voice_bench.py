@@ -58,3 +58,10 @@ def test_the_paced_comparison_runs_the_same_conversation_in_voice_and_text_at_on
     assert text["latency_s"] > voice["latency_s"]  # speech makes each voice call take longer than its latency
     assert voice["loop_cpu_ms_per_conversation"] > 0 and text["loop_cpu_ms_per_conversation"] > 0
     assert result["median_per_conversation_voice_vs_text"] == only["per_conversation_voice_vs_text"] > 0
+    # the replay: the same voice conversation, every utterance replayed at once, and text at the same latency
+    same = only["same_timing"]
+    replayed, typed = same["voice_replayed"], same["text"]
+    assert replayed["utterances_replayed"] > 0 and replayed["utterances_carried"] == 0
+    assert replayed["calls_per_conversation"] == typed["calls_per_conversation"] == voice["calls_per_conversation"]
+    assert replayed["latency_s"] == typed["latency_s"] == voice["latency_s"]
+    assert result["median_same_timing_per_conversation_voice_vs_text"] == same["per_conversation_voice_vs_text"] > 0

@@ -1,0 +1,77 @@
+"""The replay of ``tauray bench voice --paced``: speech workers that hand back the utterances an
+earlier run of the same conversations produced, at once, instead of computing them again.
+
+Why a replay. A voice conversation waits for speech between its turns, and a coordinator's
+loop spends more CPU on the same host call when the calls arrive spread out in time than in
+step (docs/voice.md: pace alone moved text 1.14–1.32×). So voice against text at the same wall
+time still mixes two things: what voice makes a coordinator do, and what waiting for speech does
+to the timing of its calls. Replayed speech takes the second away: the conversations are the
+voice run's (voice settings, the speaking hosts' pool calls, the same heard text, utterance
+records and rows), but each utterance comes back as soon as it is asked for, so the voice run has
+the timing of a text run at the same endpoint latency, and the two can be set side by side.
+
+Replayed is the record of the same (unit, attempt, turn, side) when it said the same words; any
+other utterance is carried for real (counted by :func:`replayed_count`). Only the bench uses
+this worker: a run that replayed speech would say nothing about what was heard.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from tauray.actors.speech.pool import SpeechWorker
+from tauray.results.readers import utterances_df
+from tauray.results.records.utterance import UtteranceRecord
+
+Key = tuple[str, int, int, str]
+"""(unit id, attempt, turn, side): one utterance of one conversation."""
+
+
+def _key(row: Any) -> Key:
+    return (str(row["unit_id"]), int(row["attempt"]), int(row["turn"]), str(row["side"]))
+
+
+def recorded_utterances(out: Path) -> dict[Key, dict[str, Any]]:
+    """The utterances a voice run in folder ``out`` wrote, by :data:`Key` (each a record's fields)."""
+    fields = set(UtteranceRecord.model_fields)
+    frame = utterances_df(out)
+    rows = frame[[c for c in frame.columns if c in fields]].astype(object).to_dict("records")
+    return {_key(row): {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+            for row in rows}
+
+
+def replayed_count(recorded: dict[Key, dict[str, Any]], out: Path) -> tuple[int, int]:
+    """(replayed, carried for real) of the utterances a replayed run in ``out`` wrote: a replayed
+    row has its recording's compute times to the bit, which a second computation never has."""
+    replayed = carried = 0
+    for row in utterances_df(out).to_dict("records"):
+        then = recorded.get(_key(row))
+        same = then is not None and all(row[f] == then[f] for f in ("tts_seconds", "asr_seconds", "heard_text"))
+        replayed, carried = replayed + same, carried + (not same)
+    return replayed, carried
+
+
+class ReplayedSpeech(SpeechWorker):
+    """A speech worker that hands back ``recorded`` utterances (:func:`recorded_utterances`) at
+    once, moved to the conversation's clock, and carries any other for real."""
+
+    MAX_RESTARTS = 0  # its recordings travel in the object store: a bench that lost a worker is run again
+
+    def __init__(self, *, recorded: dict[Key, dict[str, Any]], **engines: Any) -> None:
+        super().__init__(**engines)
+        self._recorded = recorded
+
+    def carry(self, profile: Any, text: str, *, keep: bool = False, audio: bool = True, unit_id: str,
+              attempt: int = 0, turn: int, side: Any, clock_s: float = 0.0,
+              task_id: str | None = None) -> tuple[Any, Any, Any]:
+        then = self._recorded.get((unit_id, attempt, turn, side))
+        if then is None or then["spoken_text"] != text or audio or keep:  # not these words, or audio wanted
+            return super().carry(profile, text, keep=keep, audio=audio, unit_id=unit_id, attempt=attempt, turn=turn,
+                                 side=side, clock_s=clock_s, task_id=task_id)
+        moved = {"start_s": clock_s, "end_s": clock_s + then["audio_seconds"]}
+        return UtteranceRecord.model_validate({**then, **moved}), None, None
+
+
+__all__ = ["Key", "ReplayedSpeech", "recorded_utterances", "replayed_count"]
