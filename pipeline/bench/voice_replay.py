@@ -10,9 +10,9 @@ voice run's (voice settings, the speaking hosts' pool calls, the same heard text
 records and rows), but each utterance comes back as soon as it is asked for, so the voice run has
 the timing of a text run at the same endpoint latency, and the two can be set side by side.
 
-Replayed is the record of the same (unit, attempt, turn, side) when it said the same words; any
-other utterance is carried for real (counted by :func:`replayed_count`). Only the bench uses
-this worker: a run that replayed speech would say nothing about what was heard.
+Replayed is the record of the same (unit, attempt, turn, side) when it said the same words in the
+same profile; any other utterance is carried for real (counted by :func:`replayed_count`). Only
+the bench uses this worker: a run that replayed speech would say nothing about what was heard.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ class ReplayedSpeech(SpeechWorker):
               attempt: int = 0, turn: int, side: Any, clock_s: float = 0.0,
               task_id: str | None = None) -> tuple[Any, Any, Any]:
         then = self._recorded.get((unit_id, attempt, turn, side))
-        if then is None or then["spoken_text"] != text or audio or keep:  # not these words, or audio wanted
+        said = then is not None and then["spoken_text"] == text and then["profile"] == getattr(profile, "name", profile)
+        if not said or audio or keep:  # not these words in this profile, or audio wanted
             return super().carry(profile, text, keep=keep, audio=audio, unit_id=unit_id, attempt=attempt, turn=turn,
                                  side=side, clock_s=clock_s, task_id=task_id)
         moved = {"start_s": clock_s, "end_s": clock_s + then["audio_seconds"]}

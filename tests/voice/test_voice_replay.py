@@ -34,5 +34,7 @@ def test_a_recorded_utterance_comes_back_at_once_on_the_new_clock_and_others_are
 
     other_words, _, _ = _carry(worker, "Hold on a second.", turn=2, clock_s=40.0)  # same turn, other words
     other_turn, _, _ = _carry(worker, _SAID, turn=3, clock_s=40.0)  # no recording of that turn
-    assert other_words.heard_text != "recorded words" and other_words.asr_seconds < 123.0
-    assert other_turn.heard_text != "recorded words" and other_turn.asr_seconds < 123.0
+    other_profile, _, _ = worker.carry("regular", _SAID, audio=False, unit_id="u-1", attempt=0, turn=2, side="user",
+                                       clock_s=40.0, task_id="task-1")  # recorded in control, asked in regular
+    for carried in (other_words, other_turn, other_profile):
+        assert carried.heard_text != "recorded words" and carried.asr_seconds < 123.0
