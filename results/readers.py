@@ -345,6 +345,14 @@ utterances_df = _api("utterances", "Utterances carried over the speech channel (
                      "what was heard, per turn and side, in the order spoken.")
 
 
+def plain_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as plain dicts, missing values as None (categoricals and nullable dtypes included)."""
+    if frame.empty:
+        return []
+    plain = frame.astype(object)
+    return plain.where(plain.notna(), None).to_dict("records")
+
+
 def table_df(path: Path | str, table: str, **kwargs: Any) -> pd.DataFrame:
     """Any table by its name (the same as its function above)."""
     schema_for(table)

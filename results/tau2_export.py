@@ -28,7 +28,7 @@ import pandas as pd
 
 from tauray import __version__
 from tauray.results.layout import run_dirs
-from tauray.results.readers import actions_df, conversations_df, messages_df, predicates_df
+from tauray.results.readers import actions_df, conversations_df, messages_df, plain_records, predicates_df
 from tauray.results.tau2_records import (
     AGENT_STOP_TEXT,
     call_arguments,
@@ -48,17 +48,9 @@ from tauray.results.tau2_records import (
 )
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as plain dicts, missing values as None (categoricals and nullable dtypes included)."""
-    if frame.empty:
-        return []
-    plain = frame.astype(object)
-    return plain.where(plain.notna(), None).to_dict("records")
-
-
 def _by_conversation(frame: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in _records(frame.sort_values(["conversation_id", "seq"]) if "seq" in frame else frame):
+    for row in plain_records(frame.sort_values(["conversation_id", "seq"]) if "seq" in frame else frame):
         grouped[row["conversation_id"]].append(row)
     return grouped
 
@@ -235,7 +227,7 @@ def export_tau2(source: Path | str, out: Path | str, cells: list[str] | None = N
     preds = _by_conversation(predicates_df(source, cell=cells))
     settings = _run_settings(source)
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-    for row in _records(conv.sort_values(["agent_model", "user_model", "scenario", "trial"])):
+    for row in plain_records(conv.sort_values(["agent_model", "user_model", "scenario", "trial"])):
         groups[(row["agent_model"], row["user_model"], tau2_domain(row["domain"], row["policy_variant"]))].append(row)
     out.mkdir(parents=True, exist_ok=True)
     files = []

@@ -91,11 +91,10 @@ def paced_coordinator_cpu(conversations: int, *, latency: float = 3.0, rounds: i
                 # the replay (voice_replay.py): the same voice conversations, speech replayed at once,
                 # against text at the same latency; which of the two goes first alternates by round
                 recorded = recorded_utterances(Path(tmp) / f"voice-{r}")
-                replay = Hooks(speech_worker=(ReplayedSpeech, {"recorded": recorded}))
-                same: dict[str, dict[str, Any]] = {}
-                for mode in (("replayed", "text") if r % 2 == 0 else ("text", "replayed")):
-                    same[mode] = _leg(Path(tmp), f"same-{mode}-{r}", names, latency,
-                                      voice if mode == "replayed" else {}, replay if mode == "replayed" else None)
+                legs = {"replayed": (voice, Hooks(speech_worker=(ReplayedSpeech, {"recorded": recorded}))),
+                        "text": ({}, None)}
+                order = ("replayed", "text") if r % 2 == 0 else ("text", "replayed")
+                same = {mode: _leg(Path(tmp), f"same-{mode}-{r}", names, latency, *legs[mode]) for mode in order}
                 same["replayed"]["utterances_replayed"], same["replayed"]["utterances_carried"] = replayed_count(
                     recorded, Path(tmp) / f"same-replayed-{r}")
                 figures["rounds"].append({

@@ -17,12 +17,11 @@ the bench uses this worker: a run that replayed speech would say nothing about w
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from tauray.actors.speech.pool import SpeechWorker
-from tauray.results.readers import utterances_df
+from tauray.results.readers import plain_records, utterances_df
 from tauray.results.records.utterance import UtteranceRecord
 
 Key = tuple[str, int, int, str]
@@ -34,12 +33,9 @@ def _key(row: Any) -> Key:
 
 
 def recorded_utterances(out: Path) -> dict[Key, dict[str, Any]]:
-    """The utterances a voice run in folder ``out`` wrote, by :data:`Key` (each a record's fields)."""
-    fields = set(UtteranceRecord.model_fields)
-    frame = utterances_df(out)
-    rows = frame[[c for c in frame.columns if c in fields]].astype(object).to_dict("records")
-    return {_key(row): {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-            for row in rows}
+    """The utterances a voice run in folder ``out`` wrote, by :data:`Key` (each a record's fields:
+    the table's columns are :class:`UtteranceRecord`'s)."""
+    return {_key(row): row for row in plain_records(utterances_df(out))}
 
 
 def replayed_count(recorded: dict[Key, dict[str, Any]], out: Path) -> tuple[int, int]:
