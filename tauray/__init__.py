@@ -1,8 +1,9 @@
 """tauray: dual-control agent evaluation at sweep scale.
 
-The sub-packages live in the repository's top-level folders and are installed
-as ``tauray.scenarios``, ``tauray.actors``, ``tauray.pipeline``,
-``tauray.results`` and ``tauray.data``.
+This folder is the package as installed: its rooms are ``tauray.scenarios`` (what is
+evaluated), ``tauray.actors`` (what runs a conversation), ``tauray.pipeline`` (how a run
+goes), ``tauray.results`` (where it lands), ``tauray.endpoint`` (the local test endpoint)
+and ``tauray.data`` (prompts, NL packs, example sweeps).
 """
 
 __version__ = "0.1.0"

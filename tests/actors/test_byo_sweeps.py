@@ -8,7 +8,7 @@ from pathlib import Path
 from tauray.actors.llm import ModelSpec, request_params
 from tauray.pipeline.sweep_file import load_sweep
 
-SWEEPS = Path(__file__).resolve().parents[2] / "data" / "sweeps"
+SWEEPS = Path(__file__).resolve().parents[2] / "tauray" / "data" / "sweeps"
 
 
 def test_hosted_sweep(monkeypatch):

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_shipped_accuracy_is_the_documented_holdout_measurement():
-    record = json.loads((ROOT / "data" / "audit_accuracy.json").read_text(encoding="utf-8"))
+    record = json.loads((ROOT / "tauray" / "data" / "audit_accuracy.json").read_text(encoding="utf-8"))
     doc = (ROOT / "docs" / "audit.md").read_text(encoding="utf-8")
     assert record["split"] == "holdout" and record["date"] in doc
     assert "--split holdout" in record["command"]

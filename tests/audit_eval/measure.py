@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("--accuracy", type=Path, metavar="PATH",
                    help="also write the audit's accuracy record (the report's audit page reads "
-                        "data/audit_accuracy.json; write it there from a holdout run)")
+                        "tauray/data/audit_accuracy.json; write it there from a holdout run)")
     a = p.parse_args(argv)
     families, agents, classes = a.families.split(","), a.agents.split(","), a.classes.split(",")
     for value, known, what in ((families, FAMILIES, "--families"), (agents, AGENTS, "--agents"),

@@ -1,7 +1,6 @@
 """The product's import graph read from its source (ast): which module imports which, where.
 
-The folders are installed under ``tauray`` by a package-dir mapping (pyproject.toml), so
-module names are derived from that mapping, not from the file tree.
+The package is the folder ``tauray/`` as it is installed, so a module's name is its path.
 """
 
 from __future__ import annotations
@@ -13,9 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = {"tauray": "tauray", "scenarios": "tauray.scenarios", "actors": "tauray.actors",
-           "pipeline": "tauray.pipeline", "results": "tauray.results", "endpoint": "tauray.endpoint",
-           "data": "tauray.data"}
+PACKAGE = ROOT / "tauray"
 
 
 @dataclass(frozen=True)
@@ -32,11 +29,9 @@ class Import:
 @functools.cache
 def modules() -> dict[str, Path]:
     found = {}
-    for folder, package in FOLDERS.items():
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            parts = path.relative_to(ROOT / folder).with_suffix("").parts
-            name = ".".join((package, *parts))
-            found[name.removesuffix(".__init__")] = path
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        found[name.removesuffix(".__init__")] = path
     return found
 
 

@@ -46,7 +46,7 @@ def _refused(path: Path | str, reason: str | None = None, *, kind: str | None = 
 
 
 def test_repository_sweep_files_read_as_tomllib_reads_them():
-    files = sorted((REPO / "data" / "sweeps").glob("*.toml"))
+    files = sorted((REPO / "tauray" / "data" / "sweeps").glob("*.toml"))
     assert files
     for path in files:
         assert read_config_file(path) == tomllib.loads(path.read_text(encoding="utf-8")), path

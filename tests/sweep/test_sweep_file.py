@@ -30,7 +30,7 @@ def test_example_file_loads_and_expands(monkeypatch):
     monkeypatch.setenv("TAURAY_ENDPOINT", "http://127.0.0.1:9/v1")
     from pathlib import Path
 
-    cfg = load_sweep(Path(__file__).parents[2] / "data" / "sweeps" / "example.toml")
+    cfg = load_sweep(Path(__file__).parents[2] / "tauray" / "data" / "sweeps" / "example.toml")
     plan = _plan(cfg)
     assert len(plan.cells) == 4 and len(plan.scenarios) == 114  # telecom base, manual variant
     assert plan.total == 4 * 114 * 2

@@ -25,7 +25,7 @@ def _ids(plan: SweepPlan) -> list[str]:
 
 def test_an_existing_text_sweeps_unit_ids_are_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TAURAY_ENDPOINT", "http://127.0.0.1:8765/v1")
-    cfg = load_sweep("data/sweeps/example.toml")
+    cfg = load_sweep("tauray/data/sweeps/example.toml")
     plan = SweepPlan(cfg, select(cfg))
     assert [c.cell_id for c in plan.cells] == EXAMPLE_CELLS
     ids = _ids(plan)

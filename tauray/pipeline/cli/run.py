@@ -101,7 +101,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from tauray.pipeline.config import new_run_id
 
     cfg = run_config(name=f"demo-{new_run_id()}", agent={"model": "oracle"}, user={"model": "scripted"},
-                     domain="telecom", split=args.split, **given(args, ["max_in_flight"]))
+                     domain="telecom", split=args.split, limit=args.limit, **given(args, ["max_in_flight"]))
     drive_options(args)  # a bad option is refused before the banner
     if not args.json:
         print(f"tauray demo: oracle agent + scripted user (reference policies, no model needed) on the telecom "
@@ -140,6 +140,7 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("demo", help="offline demo: reference policies on the telecom base split, both variants")
     p.add_argument("--split", default="base", help="telecom split (default: base)")
+    add_fields(p, Selection, ["limit"])
     add_fields(p, SweepConfig, ["max_in_flight"])
     add_drive_arguments(p)
     p.set_defaults(func=cmd_demo)

@@ -9,8 +9,6 @@ local instance instead of joining whatever cluster a crashed run left behind.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,8 @@ LOOPBACK_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",
 }
+SHIP_EXCLUDES = ("__pycache__", "*.pyc")
+"""What a run does not ship to a cluster's workers: bytecode caches (each node writes its own)."""
 
 
 def loopback_env() -> None:
@@ -63,21 +63,16 @@ def connect(address: str | None = None, ship_project: bool = True, runtime_env: 
 
 
 def project_runtime_env(extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A runtime env that ships the installed ``tauray`` package to every worker."""
-
-    stage = Path(tempfile.mkdtemp(prefix="tauray-ship-")) / "tauray"
-    shutil.copytree(Path(tauray.__path__[0]), stage, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for sub in ("scenarios", "actors", "pipeline", "results", "data"):
-        mod = __import__(f"tauray.{sub}", fromlist=["_"])
-        shutil.copytree(Path(mod.__path__[0]), stage / sub, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    env: dict[str, Any] = {"py_modules": [str(stage)],
-                           "env_vars": {k: LOOPBACK_ENV[k] for k in ("LITELLM_LOCAL_MODEL_COST_MAP", "RAY_USAGE_STATS_ENABLED")}}
+    """A runtime env that ships the running ``tauray`` package to every worker: its folder as it
+    is, whether installed from a wheel or a checkout (they are the same tree), without caches."""
+    env: dict[str, Any] = {"py_modules": [str(Path(tauray.__path__[0]))], "excludes": list(SHIP_EXCLUDES),
+                           "env_vars": {k: LOOPBACK_ENV[k] for k in ("LITELLM_LOCAL_MODEL_COST_MAP",
+                                                                     "RAY_USAGE_STATS_ENABLED")}}
     for key, value in (extra or {}).items():
         if key == "env_vars":
             env["env_vars"].update(value)
-        elif key == "py_modules":
-            env["py_modules"] += list(value)
+        elif key in ("py_modules", "excludes"):
+            env[key] += list(value)
         else:
             env[key] = value
     return env
