@@ -11,7 +11,8 @@ export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER := 0
 export RAY_AUTH_MODE := disabled
 export RAY_USAGE_STATS_ENABLED := 0
 
-.PHONY: install llamacpp demo test test-fast validate docs clean mutate
+.PHONY: install llamacpp demo test test-fast validate docs clean mutate audit-calibrate bench-engine-floor \
+	bench-coordinator bench-vs-tau2 bench-tau2-profile bench-memory
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "tauray needs Python >= 3.11 (set PYTHON=...)")'
@@ -78,10 +79,31 @@ $(MUTATE_STAMP): $(STAMP) $(LLAMA_STAMP)
 	@touch $(MUTATE_STAMP)
 
 mutate: $(MUTATE_STAMP)
-	nice -n 10 $(PY) mutation/run.py $(MUTATE_ARGS)
+	nice -n 10 $(PY) dev/mutation/run.py $(MUTATE_ARGS)
+
+# What measures tauray itself lives in dev/, outside the installed package (docs/benchmarks.md,
+# docs/audit.md); these run it from the checkout with the test environment. ARGS is passed on,
+# e.g. `make bench-engine-floor ARGS="--conversations 300 --json"`.
+audit-calibrate: $(TEST_STAMP)
+	$(PY) -m dev.calibration $(DIR) $(ARGS)
+
+bench-engine-floor: $(TEST_STAMP)
+	$(PY) -m dev.bench engine-floor $(ARGS)
+
+bench-coordinator: $(TEST_STAMP)
+	$(PY) -m dev.bench coordinator $(ARGS)
+
+bench-vs-tau2: $(TEST_STAMP)
+	$(PY) -m dev.bench vs-tau2 $(ARGS)
+
+bench-tau2-profile: $(TEST_STAMP)
+	$(PY) -m dev.bench tau2-profile $(ARGS)
+
+bench-memory: $(TEST_STAMP)
+	$(PY) -m dev.bench memory $(ARGS)
 
 docs: install
-	$(PY) -c "from tauray.results.schemas import schema_markdown as m; p='docs/tables.md'; t=open(p).read(); h=t[:t.index('#### ')]; open(p,'w').write(h + m())"
+	$(PY) -c "from tauray.results.tables.schemas import schema_markdown as m; p='docs/tables.md'; t=open(p).read(); h=t[:t.index('#### ')]; open(p,'w').write(h + m())"
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

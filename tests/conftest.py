@@ -33,8 +33,8 @@ import pytest
 SLOW_FIXTURES = frozenset({
     "ray_local",  # a local Ray (tests/conftest.py)
     "endpoint",  # the local test endpoint, a child process (tests/conftest.py)
-    "_serve_for_the_package",  # Ray Serve (tests/serve/conftest.py)
-    "serve_up",  # Ray Serve started for a test (tests/serve/conftest.py)
+    "_serve_for_the_package",  # Ray Serve (tests/serving/conftest.py)
+    "serve_up",  # Ray Serve started for a test (tests/serving/conftest.py)
     "fixture_sweep",  # a four-cell sweep through Ray and the endpoint (tests/report/conftest.py)
     "report_dir",  # the report built from that sweep (tests/report/conftest.py)
 })

@@ -1,9 +1,12 @@
-"""Every command, sub-command and option the docs name exists.
+"""Every command, sub-command, option, path and module the docs name exists.
 
-README.md and docs/*.md are scanned for ``tauray <command> [<sub>] --option …`` in code
-blocks and in inline code, and for ``make <target>``; each is looked up in the real argparse
-parser (:func:`tauray.pipeline.cli.main.build_parser`) and in the Makefile. A doc that names
-a command, option or target that is gone fails here, naming the file and line.
+README.md and docs/*.md are scanned for ``tauray <command> [<sub>] --option …`` (and the
+developer's ``python -m dev.bench …`` / ``python -m dev.calibration …``) in code blocks and in
+inline code, and for ``make <target>``; each is looked up in the real argparse parser
+(:func:`tauray.pipeline.cli.main.build_parser`, the dev modules' ``parser()``) and in the
+Makefile. Every repository path (``tauray/…``, ``tests/…``, ``dev/…``, ``docs/…``) and every
+dotted name (``tauray.actors.llm.usable.probe_models``) the docs name must exist. A doc that
+names something that is gone fails here, naming the file and line.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import argparse
 import re
 from pathlib import Path
 
+from dev.bench.__main__ import parser as bench_parser
+from dev.calibration.__main__ import parser as calibration_parser
 from tauray.pipeline.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,6 +30,8 @@ _OPTION = re.compile(r"(--[a-z0-9][a-z0-9-]*|-[a-zA-Z])(=.*)?")
 # from a bin folder, or after ``--`` (``ray job submit -- …``); not the word in a sentence.
 _TAURAY = re.compile(r"(?:^\s*(?:\$\s+)?(?:[A-Za-z_]+=\S*\s+)*|-m\s+|/bin/|--\s+)tauray\s+(.*)")
 _MAKE = re.compile(r"(?:^|(?<=[\s(`]))make\s+([a-z][a-z0-9-]*)")
+_DEV = re.compile(r"-m\s+(dev\.bench|dev\.calibration)\b(.*)")
+DEV_PARSERS = {"dev.bench": bench_parser, "dev.calibration": calibration_parser}
 
 
 def code_lines(text: str) -> list[tuple[int, str]]:
@@ -64,8 +71,8 @@ def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPa
     return {}
 
 
-def check_command(parser: argparse.ArgumentParser, words: list[str]) -> list[str]:
-    """What of one ``tauray …`` command line does not exist (empty: all of it does)."""
+def check_command(parser: argparse.ArgumentParser, words: list[str], prog: str = "tauray") -> list[str]:
+    """What of one ``tauray …`` (or ``prog …``) command line does not exist (empty: all of it does)."""
     problems: list[str] = []
     command: list[str] = []
     current = parser
@@ -78,7 +85,7 @@ def check_command(parser: argparse.ArgumentParser, words: list[str]) -> list[str
             if not _NAME.fullmatch(word):  # a placeholder (<command>, COMMAND, …): nothing to check
                 break
             if word not in choices:
-                problems.append(f"`tauray {' '.join(command + [word])}`: no such command "
+                problems.append(f"`{prog} {' '.join(command + [word])}`: no such command "
                                 f"(there are: {', '.join(choices)})")
                 break
             command.append(word)
@@ -86,7 +93,7 @@ def check_command(parser: argparse.ArgumentParser, words: list[str]) -> list[str
             continue
         option = _OPTION.fullmatch(word)
         if option and option.group(1) not in current._option_string_actions:
-            problems.append(f"`tauray {' '.join(command)}` has no option {option.group(1)}")
+            problems.append(f"`{' '.join([prog, *command])}` has no option {option.group(1)}")
     return problems
 
 
@@ -104,6 +111,10 @@ def doc_problems(text: str, parser: argparse.ArgumentParser, targets: set[str]) 
     for number, line in code_lines(text):
         for match in _TAURAY.finditer(line):
             problems += [f"line {number}: {p}" for p in check_command(parser, match.group(1).split())]
+        for match in _DEV.finditer(line):
+            dev = DEV_PARSERS[match.group(1)]()
+            problems += [f"line {number}: {p}" for p in check_command(dev, match.group(2).split(),
+                                                                      f"python -m {match.group(1)}")]
         for target in _MAKE.findall(line):
             if target not in targets:
                 problems.append(f"line {number}: `make {target}`: no such target in the Makefile")

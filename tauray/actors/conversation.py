@@ -11,11 +11,11 @@ the user's tool calls or results and vice versa: each side's host keeps its own
 view. The loop stops on a user stop token, the agent's ``end_conversation`` or
 ``transfer_to_human_agents``, max steps, too many tool errors, or a model failure
 after retries; then the final state is scored (pure) and the result records are
-built (:mod:`tauray.actors.rows`) from what each host checked of its final DB.
+built (:mod:`tauray.actors.records`) from what each host checked of its final DB.
 Whatever happens, one ``ConversationResult``
 comes back: a failure is a row that says why.
 
-The transcript is a list of :class:`~tauray.results.records.MessageRecord`: each host
+The transcript is a list of :class:`~tauray.results.tables.records.MessageRecord`: each host
 makes its side's messages (numbered from the ``seq`` and ``turn`` the step is given)
 and they are kept here as they come, beside the few the loop makes itself (the task's
 opening history, the greeting); the result carries them unchanged to the writer.
@@ -24,9 +24,7 @@ opening history, the greeting); the result carries them unchanged to the writer.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
-import pickle
 import time
 import traceback
 from datetime import datetime, timezone
@@ -34,13 +32,14 @@ from typing import Any
 
 from tauray.actors import heap
 from tauray.actors.failures import CONFIG, Failure, classify
+from tauray.actors.hosts import CloseRequest, OpenRequest, SideHost, StepRequest, SyncRequest
 from tauray.actors.llm import ModelConfigError
 from tauray.actors.policies import GREETING
-from tauray.actors.rows import REASONS, Termination, build_result
+from tauray.actors.records import REASONS, Termination, build_result
 from tauray.actors.session import SideFinal, StepResult
 from tauray.actors.unit import WorkUnit
-from tauray.actors.voice_messages import deliver
-from tauray.results.records import INTERNAL, ConversationResult, MessageRecord
+from tauray.actors.voice.heard import deliver
+from tauray.results.tables.records import INTERNAL, ConversationResult, MessageRecord
 from tauray.scenarios.conventions import STOP_TOKENS
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.initial import initial_state
@@ -51,54 +50,25 @@ from tauray.scenarios.scoring import ExecutedCall, matched_reference
 _USER_STOPS = dict(zip(STOP_TOKENS, (Termination.USER_STOP, Termination.USER_TRANSFER, Termination.USER_OUT_OF_SCOPE)))
 
 
-class Traffic:
-    """Bytes that cross between the coordinator and the hosts, when measuring: the pickled
-    size (protocol 5, as Ray serializes them) of each host call's arguments and of what it
-    returns, per method. Off by default: pickling a message to weigh it costs CPU."""
-
-    def __init__(self, enabled: bool = False):
-        self.enabled = enabled
-        self.by_method: dict[str, int] = {}
-        self.calls = 0
-        self.conversations = 0
-
-    def count(self, method: str, *values: Any) -> None:
-        size = sum(len(pickle.dumps(v, protocol=5)) for v in values)
-        self.by_method[method] = self.by_method.get(method, 0) + size
-        self.calls += 1
-
-    @property
-    def total(self) -> int:
-        return sum(self.by_method.values())
-
-    def snapshot(self) -> dict[str, Any]:
-        return {"enabled": self.enabled, "bytes": self.total, "bytes_by_method": dict(self.by_method),
-                "calls": self.calls, "conversations": self.conversations}
-
-
 class SideClient:
-    """Calls a host's methods the same way whether it is a Ray actor or a local object
-    (and weighs what crosses, when ``traffic`` measures). On a Ray actor the call travels
-    packed, ``(method, *args)`` as the one argument of the host's ``call``
-    (:meth:`~tauray.actors.hosts.SideHost.call`): Ray binds and serializes each argument of
-    an actor call apart, so one argument costs the coordinator's loop less than the two to
-    nine a host call has, and a voice cell's extra ones (the simulated clock, the voice
-    settings) almost nothing."""
+    """One side's host as the loop calls it, the same way whether the host is a Ray actor or a
+    local object (tests of the loop without Ray): four typed calls, each one request record."""
 
-    def __init__(self, host: Any, traffic: Traffic | None = None):
+    def __init__(self, host: SideHost | None):
         self.host = host
-        self.remote = hasattr(getattr(host, "call", None), "remote")
-        self.traffic = traffic
+        self.remote = hasattr(getattr(host, "step", None), "remote")
 
-    async def __call__(self, method: str, *args: Any) -> Any:
-        if self.remote:
-            result = await self.host.call.remote((method, *args))
-        else:
-            result = getattr(self.host, method)(*args)
-            result = await result if inspect.isawaitable(result) else result
-        if self.traffic is not None and self.traffic.enabled:
-            self.traffic.count(method, args, result)
-        return result
+    async def open(self, request: OpenRequest) -> None:
+        return await (self.host.open.remote(request) if self.remote else self.host.open(request))
+
+    async def step(self, request: StepRequest) -> StepResult:
+        return await (self.host.step.remote(request) if self.remote else self.host.step(request))
+
+    async def apply_sync(self, request: SyncRequest) -> dict[str, Any] | None:
+        return await (self.host.apply_sync.remote(request) if self.remote else self.host.apply_sync(request))
+
+    async def close(self, request: CloseRequest) -> SideFinal | None:
+        return await (self.host.close.remote(request) if self.remote else self.host.close(request))
 
 
 class _Stop(Exception):
@@ -186,7 +156,8 @@ class Conversation:
         for side in ("agent", "user"):
             part = updates.for_side(side)
             if part:
-                self.take_view(side, await self.client(side)("apply_sync", self.id, part, self.scenario.domain))
+                self.take_view(side, await self.client(side).apply_sync(
+                    SyncRequest(conversation_id=self.id, updates=part, domain=self.scenario.domain)))
         self._sync_row(trigger, updates.for_side("agent"), updates.for_side("user"))
 
     def _sync_row(self, trigger: str, agent: dict[str, Any], user: dict[str, Any]) -> None:
@@ -211,10 +182,7 @@ class Conversation:
         # a task's own opening replaces the greeting; on a call the caller speaks first
         greeting = None if s.message_history or self.voice else GREETING
         opened = await asyncio.gather(  # both opens end before a failure counts: `close` must not overtake one
-            self.agent("open", self.id, self.unit.run_id, s.name, self.unit.agent, self.unit.seed, greeting,
-                       *self._voice_args("agent")),
-            self.user("open", self.id, self.unit.run_id, s.name, self.unit.user, self.unit.seed, None,
-                      *self._voice_args("user")),
+            self.agent.open(self._open_request("agent", greeting)), self.user.open(self._open_request("user", None)),
             return_exceptions=True)
         for outcome in opened:
             if isinstance(outcome, BaseException):
@@ -228,16 +196,19 @@ class Conversation:
             self._message("agent", "assistant", GREETING)
             self.agent_texts.append(GREETING)
 
-    def _voice_args(self, side: str) -> tuple[Any, ...]:
-        """A voice cell's host gets the voice settings, and the speech client where the side
-        speaks through the channel (the caller always; the agent where the caller hears it);
-        a text cell opens the hosts as before."""
-        if self.voice is None:
-            return ()
-        if self.speech is None:  # a bug of ours: a voice unit must never run as text
-            raise RuntimeError("a voice cell's conversation was started without a speech client")
-        speaks = side == "user" or self.voice.hear_agent
-        return self.voice, self.speech if speaks else None, self.unit.attempt
+    def _open_request(self, side: str, greeting: str | None) -> OpenRequest:
+        """How ``side``'s host opens this conversation. A voice cell's host gets the voice settings,
+        and the speech client where the side speaks through the channel (the caller always; the
+        agent where the caller hears it)."""
+        u = self.unit
+        speech = None
+        if self.voice is not None:
+            if self.speech is None:  # a bug of ours: a voice unit must never run as text
+                raise RuntimeError("a voice cell's conversation was started without a speech client")
+            speech = self.speech if side == "user" or self.voice.hear_agent else None
+        return OpenRequest(conversation_id=self.id, run_id=u.run_id, scenario=self.scenario.name,
+                           spec=u.agent if side == "agent" else u.user, seed=u.seed, greeting=greeting,
+                           voice=self.voice, speech=speech, attempt=u.attempt)
 
     async def side_turn(self, side: str, incoming: str | None) -> str:
         """Run one side until it says something to the other side; return that text."""
@@ -248,8 +219,10 @@ class Conversation:
             if budget <= 0:
                 raise _Stop(Termination.MAX_STEPS)
             try:
-                result: StepResult = await client("step", self.id, incoming, budget, self.unit.max_errors - self.errors,
-                                                  self.turn, len(self.messages), *self._clock())
+                result = await client.step(StepRequest(
+                    conversation_id=self.id, incoming=incoming, max_rounds=budget,
+                    max_errors=self.unit.max_errors - self.errors, turn=self.turn, seq=len(self.messages),
+                    clock_s=self.clock_s))
             except Exception as exc:
                 raise _failure(exc) from exc
             incoming = None
@@ -268,9 +241,6 @@ class Conversation:
             if result.kind == "text":
                 self.carried = result.carried
                 return (result.rounds[-1].message.content or "") if result.rounds else ""
-
-    def _clock(self) -> tuple[float, ...]:
-        return (self.clock_s,) if self.voice is not None else ()
 
     async def carry(self, side: str, text: str) -> str:
         """What the other side hears of ``text``: the text itself in a text cell; in a voice
@@ -312,14 +282,13 @@ class Conversation:
         return said
 
 
-async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any,
-                           traffic: Traffic | None = None, speech: Any = None) -> ConversationResult:
-    """Run one work unit to a ``ConversationResult``; never raises. ``traffic`` weighs the
-    host calls when it measures; ``speech`` (the speech pool's client) carries a voice
-    cell's utterances."""
+async def run_conversation(unit: WorkUnit, agent_host: SideHost, user_host: SideHost,
+                           speech: Any = None) -> ConversationResult:
+    """Run one work unit to a ``ConversationResult``; never raises. ``speech`` (the run's
+    PoolRef, or a speech client) is what the speaking hosts carry a voice cell's utterances on."""
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
-    agent, user = SideClient(agent_host, traffic), SideClient(user_host, traffic)
+    agent, user = SideClient(agent_host), SideClient(user_host)
     scenario = default_registry().get(unit.scenario)
     heap.loaded(f"domain:{scenario.domain}")  # the domain's scenarios stay for the process's life
     conv = Conversation(unit, scenario, agent, user, speech)
@@ -336,7 +305,7 @@ async def run_conversation(unit: WorkUnit, agent_host: Any, user_host: Any,
     finals: dict[str, SideFinal | None] = {}
     for side, client in (("agent", agent), ("user", user)):
         try:  # each host scores its own final DB, unless the conversation failed
-            finals[side] = await client("close", conv.id, error_kind is None)
+            finals[side] = await client.close(CloseRequest(conversation_id=conv.id, check=error_kind is None))
             conv.audio.update(finals[side].audio if finals[side] is not None else {})
         except Exception as exc:
             finals[side] = None

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from typing import Any
 
 from tauray.actors import heap
-from tauray.actors.conversation import Traffic, run_conversation
+from tauray.actors.audit import audit_result
+from tauray.actors.conversation import run_conversation
 from tauray.actors.failures import classify
 from tauray.actors.judge import (
     JudgeHost,
@@ -20,9 +20,8 @@ from tauray.actors.judge import (
     with_judge_verdict,
 )
 from tauray.actors.unit import WorkUnit
-from tauray.actors.voice_pool import PoolRef
-from tauray.results.audit import audit_result
-from tauray.results.records import INFRA, INTERNAL, MODEL, ConversationResult
+from tauray.actors.voice.pool import PoolRef
+from tauray.results.tables.records import INFRA, INTERNAL, MODEL, ConversationResult
 from tauray.scenarios.registry import default_registry
 from tauray.scenarios.upstream import silence_upstream_logging
 
@@ -37,7 +36,6 @@ class CoordinatorHost:
         self.judge_hosts = list(judge_hosts or [])
         self.in_flight = 0
         self.done = 0
-        self.traffic = Traffic()
 
     def _pick(self, hosts: list[Any], unit_id: str) -> Any:
         return hosts[hash(unit_id) % len(hosts)]
@@ -51,11 +49,8 @@ class CoordinatorHost:
         self.in_flight += 1
         try:
             uid = unit.unit_id
-            measuring = self.traffic.enabled
-            speech = self._speech(unit)
             result = await run_conversation(unit, self._pick(self.agent_hosts, uid), self._pick(self.user_hosts, uid),
-                                            self.traffic, speech)
-            self.traffic.conversations += measuring
+                                            self._speech(unit))
             if unit.judge_configs:
                 result = await self._judged(unit, result)
             if unit.audit:  # after judging: the attribution reads the final verdict
@@ -88,25 +83,14 @@ class CoordinatorHost:
             return result.model_copy(update={"conversation": updated})
 
     async def stats(self) -> dict[str, Any]:
-        # loop_cpu_s: CPU seconds of the thread that runs this event loop, i.e. the conversations'
-        # own work, without Ray's other threads (which spend CPU even while the actor only waits).
-        return {"in_flight": self.in_flight, "done": self.done, "traffic": self.traffic.snapshot(),
-                "loop_cpu_s": time.thread_time()}
-
-    async def measure_traffic(self, enabled: bool) -> dict[str, Any]:
-        """Start (counters reset) or stop weighing the host calls; returns the counts so far."""
-        before = self.traffic.snapshot()
-        if enabled:
-            self.traffic = Traffic(enabled=True)
-        else:
-            self.traffic.enabled = False
-        return before
+        return {"in_flight": self.in_flight, "done": self.done}
 
     async def ping(self) -> str:
         return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def coordinator_class() -> Any:
+def coordinator_class(cls: type[CoordinatorHost] = CoordinatorHost) -> Any:
+    """The coordinator's Ray actor class; a subclass may stand in (a tool that measures from inside)."""
     import ray
 
-    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=4096)(heap.long_lived(CoordinatorHost))
+    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=4096)(heap.long_lived(cls))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal, NamedTuple
 
-from tauray.results.records import INFRA, INTERNAL, MODEL, ErrorKind
+from tauray.results.tables.records import INFRA, INTERNAL, MODEL, ErrorKind
 
 CONFIG: Final = "config"  # never a row's kind: the run stops with the message
 FailureKind = Literal[ErrorKind, "config"]

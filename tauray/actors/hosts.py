@@ -9,6 +9,12 @@ updates, and the final :class:`~tauray.scenarios.scoring.SideCheck`. The same
 class runs in-process (tests of the loop without Ray) or as a Ray actor
 (:func:`remote_classes`); the model clients it uses are cached per
 process, so a host's concurrency limit holds across its conversations.
+
+A coordinator calls four methods, each with one typed request (:class:`OpenRequest`,
+:class:`StepRequest`, :class:`SyncRequest`, :class:`CloseRequest`) through
+:class:`~tauray.actors.conversation.SideClient`: one Ray argument per call, because Ray
+binds and serializes each argument of an actor call apart (docs/architecture.md says what
+that saves).
 """
 
 from __future__ import annotations
@@ -17,26 +23,72 @@ import os
 import socket
 from typing import Any
 
+from pydantic import ConfigDict, Field
+
 from tauray.actors import heap
 from tauray.actors.failures import classify
 from tauray.actors.llm import get_client
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.policies import make_policy
 from tauray.actors.session import SideFinal, SideSession, StepResult
-from tauray.actors.unit import VoiceSettings
-from tauray.actors.voice_client import Speaker
-from tauray.actors.voice_policies import make_voice_policy
-from tauray.actors.voice_pool import speech_client
+from tauray.actors.voice.config import VoiceSettings
+from tauray.actors.voice.heard import HeardAudio
+from tauray.actors.voice.policies import make_voice_policy
+from tauray.actors.voice.rules import voice_prompt
+from tauray.actors.voice.speaker import Speaker, speech_for
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.initial import initial_db
-from tauray.scenarios.model import Side
+from tauray.scenarios.model import Frozen, Side
 from tauray.scenarios.prompts import reference_steps_prompt
 from tauray.scenarios.registry import default_registry
 from tauray.scenarios.upstream import silence_upstream_logging
-from tauray.scenarios.voice import voice_prompt
 
-HOST_CALLS = ("open", "step", "apply_sync", "close")
-"""What a coordinator calls on a host, through :meth:`SideHost.call`."""
+
+class OpenRequest(Frozen):
+    """Start one side of a conversation (:meth:`SideHost.open`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    conversation_id: str = Field(description="Keys the side's session and its message records.")
+    run_id: str = Field(description="Run the conversation belongs to (its message records' run_id).")
+    scenario: str = Field(description="Scenario name; the host builds the side's DB from it.")
+    spec: ModelSpec = Field(description="The side's model (or reference policy).")
+    seed: int | None = Field(description="The unit's seed, sent with every model call.")
+    greeting: str | None = Field(default=None, description="A fixed first message of this side (the agent's).")
+    voice: VoiceSettings | None = Field(default=None, description="A voice cell's settings: the side's voice rules "
+                                        "and, for a reference policy, the one that speaks plain words.")
+    speech: Any = Field(default=None, description="Where the side speaks through the channel: a speech client, or "
+                        "the run's PoolRef; None: it does not speak aloud.")
+    attempt: int = Field(default=0, description="Scheduler attempt (keys the side's utterances).")
+
+
+class StepRequest(Frozen):
+    """One step of one side (:meth:`SideHost.step`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    conversation_id: str
+    incoming: str | HeardAudio | None = Field(description="What the side hears first: the other side's words, or "
+                                              "an audio-in agent's caller audio; None: nothing new.")
+    max_rounds: int = Field(description="Policy replies the step may make (the conversation's step budget).")
+    max_errors: int = Field(description="Tool errors the step may have before it stops.")
+    turn: int = Field(description="Turn number of the step's messages.")
+    seq: int = Field(description="Transcript number of the step's first message.")
+    clock_s: float = Field(default=0.0, description="Voice cells: where an utterance of this step starts on the "
+                           "conversation's simulated clock, seconds.")
+
+
+class SyncRequest(Frozen):
+    """This side's half of a sync (:meth:`SideHost.apply_sync`)."""
+
+    conversation_id: str
+    updates: dict[str, Any] = Field(description="What the domain's sync changes on this side.")
+    domain: str = Field(description="Domain whose sync rules apply the updates.")
+
+
+class CloseRequest(Frozen):
+    """End one side (:meth:`SideHost.close`)."""
+
+    conversation_id: str
+    check: bool = Field(default=True, description="Score the side's final DB (False: the conversation failed).")
 
 
 class SideHost:
@@ -55,80 +107,72 @@ class SideHost:
         except KeyError:
             raise KeyError(f"{self.side} host has no conversation {conv_id!r}") from None
 
-    async def open(self, conv_id: str, run_id: str, scenario_name: str, spec: ModelSpec, seed: int | None,
-                   greeting: str | None = None, voice: VoiceSettings | None = None, speech: Any = None,
-                   attempt: int = 0) -> None:
+    async def open(self, request: OpenRequest) -> None:
         """Start this side of a conversation on its initialised DB (initialization data and
-        actions, each followed by sync), built here from the scenario; ``run_id`` and
-        ``conv_id`` key the side's message records; ``voice`` (a voice cell) gives the side
-        its voice rules and, for a reference policy, the one that speaks plain words. With
-        ``speech`` (a speech client) this side speaks through the channel: each step that ends
-        in words carries them (:meth:`step`), here and not on the coordinator's loop."""
-
-        scenario = default_registry().get(scenario_name)
+        actions, each followed by sync), built here from the scenario. With ``request.speech``
+        this side speaks through the channel: each step that ends in words carries them
+        (:meth:`step`), here and not on the coordinator's loop."""
+        r = request
+        scenario = default_registry().get(r.scenario)
         dom = domain_spec(scenario.domain)
         db = initial_db(scenario, self.side)
         heap.loaded(f"domain:{scenario.domain}")  # the domain's scenarios stay for the process's life
         # a user without phone tools (airline, retail) has no state of its own
         state = dom.side_from_db(self.side, db) if db is not None else None
-        policy = (voice and make_voice_policy(self.side, spec.model, scenario)) or \
+        spec = r.spec
+        policy = (r.voice and make_voice_policy(self.side, spec.model, scenario)) or \
             make_policy(self.side, spec.model, scenario, lambda: get_client(spec))
-        session = SideSession(scenario, self.side, state, policy, seed, dom.sync_view.get(self.side),
-                              run_id=run_id, conversation_id=conv_id, cut_calls=spec.cut_tool_calls)
+        session = SideSession(scenario, self.side, state, policy, r.seed, dom.sync_view.get(self.side),
+                              run_id=r.run_id, conversation_id=r.conversation_id, cut_calls=spec.cut_tool_calls)
         if spec.reference_steps:
             if self.side != "agent":
                 raise ValueError("reference_steps is an agent option; the user model must not set it")
 
             session.view[0]["content"] += "\n\n" + reference_steps_prompt(scenario.reference_actions)
-        if voice:  # a voice cell: the side's voice rules (scenarios/voice.py) follow its prompt
+        if r.voice:  # a voice cell: the side's voice rules (actors/voice/rules.py) follow its prompt
             session.view[0]["content"] += "\n\n" + voice_prompt(self.side).text
-        if greeting:
-            session.say(greeting)
-        if voice and speech is not None:
-            self.speakers[conv_id] = Speaker(await speech_client(speech), voice, unit_id=conv_id, attempt=attempt,
-                                             side=self.side, task_id=scenario_name)
-        self.sessions[conv_id] = session
+        if r.greeting:
+            session.say(r.greeting)
+        if r.voice and r.speech is not None:
+            self.speakers[r.conversation_id] = Speaker(await speech_for(r.speech), r.voice,
+                                                       unit_id=r.conversation_id, attempt=r.attempt, side=self.side,
+                                                       task_id=r.scenario)
+        self.sessions[r.conversation_id] = session
         self.opened += 1
 
-    async def step(self, conv_id: str, incoming: str | None, max_rounds: int = 1,
-                   max_errors: int = 1, turn: int = 0, seq: int = 0, clock_s: float = 0.0) -> StepResult:
+    async def step(self, request: StepRequest) -> StepResult:
         """One step of this side; where the side speaks through the channel and the step ends in
-        words, the result carries what the channel made of them, starting at ``clock_s``."""
-        result = await self._session(conv_id).step(incoming, max_rounds, max_errors, turn=turn, seq=seq)
-        speaker = self.speakers.get(conv_id)
+        words, the result carries what the channel made of them, starting at ``request.clock_s``."""
+        r = request
+        result = await self._session(r.conversation_id).step(r.incoming, r.max_rounds, r.max_errors, turn=r.turn,
+                                                             seq=r.seq)
+        speaker = self.speakers.get(r.conversation_id)
         if speaker is None or result.kind != "text" or not result.rounds:
             return result
         text = result.rounds[-1].message.content or ""
         if not speaker.says_aloud(text):
             return result
         try:
-            carried: Any = await speaker.carry(text, turn=turn, clock_s=clock_s)
+            carried: Any = await speaker.carry(text, turn=r.turn, clock_s=r.clock_s)
             self.carried += 1
         except Exception as exc:  # handed back with the step, so the coordinator records the step first
             carried = classify(exc)
         return result.model_copy(update={"carried": carried})
 
-    async def apply_sync(self, conv_id: str, updates: dict[str, Any], domain: str) -> dict[str, Any] | None:
+    async def apply_sync(self, request: SyncRequest) -> dict[str, Any] | None:
         """Apply this side's half of a sync; returns the side's sync view if that changed it."""
-        return self._session(conv_id).apply_sync(updates, domain_spec(domain).apply_sync[self.side])
+        return self._session(request.conversation_id).apply_sync(request.updates,
+                                                                 domain_spec(request.domain).apply_sync[self.side])
 
-    async def close(self, conv_id: str, check: bool = True) -> SideFinal | None:
-        """End this side; with ``check``, score its final DB here (hash, assertion verdicts)."""
-        session = self.sessions.pop(conv_id, None)
-        speaker = self.speakers.pop(conv_id, None)
+    async def close(self, request: CloseRequest) -> SideFinal | None:
+        """End this side; with ``request.check``, score its final DB here (hash, assertion verdicts)."""
+        session = self.sessions.pop(request.conversation_id, None)
+        speaker = self.speakers.pop(request.conversation_id, None)
         if session is None:
             return None
-        final = session.final(check)
+        final = session.final(request.check)
         audio = speaker.take_audio() if speaker is not None else {}
         return final.model_copy(update={"audio": audio}) if audio else final
-
-    async def call(self, request: tuple[Any, ...] | list[Any]) -> Any:
-        """A coordinator's host call, packed in one Ray argument: ``(method, *args)``, where
-        ``method`` is one of :data:`HOST_CALLS` (``conversation.SideClient`` says why)."""
-        method, *args = request
-        if method not in HOST_CALLS:
-            raise ValueError(f"request[0]: {method!r} is not a host call (expected one of {', '.join(HOST_CALLS)})")
-        return await getattr(self, method)(*args)
 
     async def stats(self) -> dict[str, Any]:
         return {"side": self.side, "open": len(self.sessions), "opened": self.opened, "carried": self.carried}
@@ -145,10 +189,10 @@ class UserSimHost(SideHost):
     side: Side = "user"
 
 
-def remote_classes() -> tuple[Any, Any]:
-    """Ray actor classes (created lazily so importing this module needs no Ray)."""
+def remote_classes(agent: type[AgentHost] = AgentHost, user: type[UserSimHost] = UserSimHost) -> tuple[Any, Any]:
+    """Ray actor classes of the two hosts (created lazily so importing this module needs no Ray);
+    a subclass may stand in for either (a tool that measures from inside the host)."""
     import ray
 
-    agent = ray.remote(num_cpus=0, max_restarts=0)(heap.long_lived(AgentHost))
-    user = ray.remote(num_cpus=0, max_restarts=0)(heap.long_lived(UserSimHost))
-    return agent, user
+    return (ray.remote(num_cpus=0, max_restarts=0)(heap.long_lived(agent)),
+            ray.remote(num_cpus=0, max_restarts=0)(heap.long_lived(user)))

@@ -23,9 +23,8 @@ from typing import Any
 
 from tauray.actors.llm.errors import ModelCallError
 from tauray.actors.llm.replies import ModelReply, RawToolCall, filtered_prompt
+from tauray.scenarios.conventions import END_CONVERSATION, ORACLE, SCRIPTED, STOP, is_reference, parse_phone_request
 from tauray.scenarios.model import ReferenceAction, Scenario
-from tauray.scenarios.conventions import (END_CONVERSATION, ORACLE, SCRIPTED, STOP, is_reference,
-                                         parse_phone_request)
 
 GREETING = "Hello, you have reached customer support. How can I help you today?"
 

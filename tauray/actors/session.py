@@ -16,7 +16,7 @@ spec's ``cut_tool_calls="retry"``) the cut reply is kept out of the model's view
 request is sent once more.
 
 Each message of the transcript is made here, once, as the
-:class:`~tauray.results.records.MessageRecord` the ``messages`` table stores: the
+:class:`~tauray.results.tables.records.MessageRecord` the ``messages`` table stores: the
 reply's from the :class:`~tauray.actors.llm.replies.ModelReply` the policy returned
 (usage and stop reasons stay in the side's counters), each tool answer from its
 outcome. The coordinator keeps them as they come; the writer turns them into Arrow rows.
@@ -31,8 +31,8 @@ from typing import Any, Literal, get_args
 from pydantic import Field
 
 from tauray.actors.llm.replies import ModelReply, RawToolCall
-from tauray.actors.voice_messages import HeardAudio, message_content
-from tauray.results.records import MessageRecord
+from tauray.actors.voice.heard import HeardAudio, message_content
+from tauray.results.tables.records import MessageRecord
 from tauray.scenarios.conventions import END_CONVERSATION, TRANSFER_TO_HUMAN
 from tauray.scenarios.model import Frozen, Scenario, Side
 from tauray.scenarios.scoring import SideCheck, check_side

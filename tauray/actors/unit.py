@@ -8,46 +8,12 @@ the hosts and the judge take them as they come.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from tauray.actors.judge.config import JudgeConfig
 from tauray.actors.llm.spec import ModelSpec
-from tauray.actors.speech.profiles import SpeechProfile
-from tauray.actors.speech.spec import SpeechModelSpec, as_spec
+from tauray.actors.voice.config import VoiceSettings
 from tauray.scenarios.model import Frozen
-
-
-class VoiceSettings(Frozen):
-    """How a voice cell's conversation crosses the speech channel (None on a unit: text)."""
-
-    profile: str = Field(description="Speech profile (actors/speech/profiles.py), or a custom level's name.")
-    custom: SpeechProfile | None = Field(default=None, description="A custom level's profile (a sweep's "
-                                         "[voice.levels]); None for a built-in profile, found by name.")
-    tts: SpeechModelSpec = Field(description="Speech synthesis model bound to the tts role (a model string "
-                                 "becomes its spec).")
-    asr: SpeechModelSpec = Field(description="Speech recogniser bound to the asr role (likewise).")
-    audio_in: bool = Field(default=False, description="The agent takes the caller's audio itself (audio-in); "
-                           "otherwise it reads the recognised text (cascaded).")
-    hear_agent: bool = Field(default=False, description="The user simulator hears the agent through the channel "
-                             "too, instead of reading the agent's own words.")
-    keep_audio: str = Field(default="failed", description="Which conversations' audio is kept: none, failed, all.")
-    prompts: dict[str, str] = Field(default_factory=dict, description="Voice prompt ids and versions the sides got, "
-                                    "side -> 'id@version#hash'.")
-    text_cell_id: str | None = Field(default=None, description="Id of the cell's text twin (the same cell without "
-                                     "the speech profile): the voice cell's units take their seeds from its units, "
-                                     "and voice is compared with text per twin.")
-
-    @field_validator("tts", "asr", mode="before")
-    @classmethod
-    def _spec(cls, value: Any, info: Any) -> Any:
-        return as_spec(value, info.field_name) if isinstance(value, str) else value
-
-    def heard_as_audio(self, side: str) -> bool:
-        """Whether what ``side`` says reaches its listener as the line audio itself (the caller's
-        words to an audio-in agent), not as the recognised text."""
-        return self.audio_in and side == "user"
 
 
 class WorkUnit(Frozen):
@@ -77,4 +43,4 @@ class WorkUnit(Frozen):
                                         "conversation, as without voice mode.")
 
 
-__all__ = ["VoiceSettings", "WorkUnit"]
+__all__ = ["WorkUnit"]

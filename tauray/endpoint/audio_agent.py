@@ -5,7 +5,7 @@ default the channel's default, ``DEFAULT_ASR``) must carry the caller's last wor
 ``input_audio`` message parts, as litellm sends them to a model that takes audio; a last
 caller message without audio is refused with a 400, as a provider refuses a request that
 does not fit its model. The parts are recognised with the same packaged recogniser the
-speech channel uses (:mod:`tauray.actors.speech.engines`), replaced by the text, and the
+speech channel uses (:mod:`tauray.actors.voice.engines`), replaced by the text, and the
 scripted agent (:func:`~tauray.endpoint.scripted.scripted_agent`) answers on that text;
 its spoken replies start by reading back what it heard ("I heard: ..."), so a test sees
 what reached the agent through the audio. So an audio-in cell runs offline end to end.
@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from tauray.actors.speech.engines import DEFAULT_ASR, SAMPLE_RATE, make_asr
-from tauray.actors.speech.line import resample
-from tauray.actors.voice_messages import audio_parts
+from tauray.actors.voice.engines import DEFAULT_ASR, SAMPLE_RATE, make_asr
+from tauray.actors.voice.heard import audio_parts
+from tauray.actors.voice.line import resample
 from tauray.endpoint.replies import BehaviourError, BehaviourSettings, Reply, model_param, request_messages
 from tauray.endpoint.scripted import scripted_agent
 

@@ -25,7 +25,7 @@ from typing import Any, Final
 import numpy as np
 from aiohttp import web
 
-from tauray.actors.speech.engines import SAMPLE_RATE, EspeakTTS
+from tauray.actors.voice.engines import SAMPLE_RATE, EspeakTTS
 from tauray.endpoint.audio_agent import _recogniser, decode
 from tauray.endpoint.replies import BehaviourError
 

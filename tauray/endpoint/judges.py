@@ -23,7 +23,6 @@ from tauray.endpoint.replies import (
 )
 from tauray.scenarios.conventions import HARNESS_TOOLS
 
-
 # --------------------------------------------------------------------------- judge
 
 

@@ -16,7 +16,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-
 from tauray.endpoint.server import (
     _LISTENING_RE,
     ALL_FAULT_KINDS,
@@ -24,7 +23,6 @@ from tauray.endpoint.server import (
     base_url_for,
     serve,
 )
-
 
 # --------------------------------------------------------------------------- command line
 

@@ -29,19 +29,19 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tauray.endpoint.audio_routes import add_audio_routes
-from tauray.endpoint.quota import Accounting, EndpointQuota, prompt_tokens_of
-from tauray.endpoint.wire import add_wire_routes
 from tauray.endpoint.behaviours import (
     BEHAVIOURS,
-    load_behaviours,
     BehaviourError,
     Reply,
     UnknownBehaviour,
     completion_words,
+    load_behaviours,
     resolve,
     text_reply,
     tool_call_reply,
 )
+from tauray.endpoint.quota import Accounting, EndpointQuota, prompt_tokens_of
+from tauray.endpoint.wire import add_wire_routes
 
 FaultKind = Literal["429", "500", "timeout", "malformed_tool_json", "empty"]
 ALL_FAULT_KINDS: tuple[FaultKind, ...] = ("429", "500", "timeout", "malformed_tool_json", "empty")

@@ -14,9 +14,8 @@ Tool calls go to tools the request offers that need no arguments (a phone's
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import json
+from typing import Any, Callable
 
 from tauray.endpoint.replies import BehaviourError, Reply, arguments_for, offered_functions, request_messages
 from tauray.endpoint.wire import AZURE_PROMPT_FILTER

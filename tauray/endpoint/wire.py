@@ -34,6 +34,7 @@ import random
 from typing import Any, Callable
 
 from aiohttp import web
+
 from tauray.scenarios.conventions import HARNESS_TOOLS
 
 PLAIN = "I have checked that for you; everything looks fine now."

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+
 from tauray.pipeline.config import SweepConfig
 from tauray.pipeline.plan import SweepPlan
-from tauray.results.outcomes import ERRORS, outcome, outcomes, success_rate, tally  # noqa: F401 (outcome: run.py counts with it)
-from tauray.results.readers import conversations_df, judge_verdicts_df, nl_verdicts_df
-from tauray.results.records import INFRA, INTERNAL, MODEL, CellRecord
-from tauray.results.writer import write_rows
+from tauray.results.stats.outcomes import ERRORS, outcome, outcomes, success_rate, tally  # noqa: F401 (outcome: run.py counts with it)
+from tauray.results.tables.readers import conversations_df, judge_verdicts_df, nl_verdicts_df
+from tauray.results.tables.records import INFRA, INTERNAL, MODEL, CellRecord
+from tauray.results.tables.writer import write_records
 
 ROLES = ("agent", "user", "judge")
 
@@ -204,4 +205,4 @@ def write_cells(out: Path, run_id: str, cells: list[Any]) -> Path | None:
     """All cells of the sweep as one new ``cells`` file; readers keep the latest
     ``updated_at`` per (sweep_id, cell_id)."""
 
-    return write_rows(out, "cells", cells, run_id)
+    return write_records(out, "cells", cells, run_id)

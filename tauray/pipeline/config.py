@@ -29,11 +29,12 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from tauray.actors.audit.judge_checks import refuse_audit_prompt
 from tauray.actors.judge import JudgeConfig as Judge
-from tauray.actors.judge.sim_audit import refuse_audit_prompt
 from tauray.actors.llm import ModelSpec
-from tauray.actors.speech.spec import SpeechModelSpec
-from tauray.pipeline.voice_config import VoiceConfig, check_voice
+from tauray.actors.voice.config import VoiceConfig, check_voice
+from tauray.actors.voice.spec import SpeechModelSpec
 from tauray.scenarios.conventions import ORACLE, SCRIPTED
 
 if TYPE_CHECKING:  # the llm package costs ~1 s to import: not at CLI start-up

@@ -27,14 +27,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, Field
+
+from tauray.actors.audit.summary import who_failed
 from tauray.actors.llm import check_model_ready
-from tauray.actors.llm.cost import budget_refusal
-from tauray.actors.llm.probe import ProbeError, probe_models
+from tauray.actors.llm.usable import ProbeError, budget_refusal, probe_models
 from tauray.actors.quota import quota_actor, reset_gate
 from tauray.actors.serving.lifecycle import unserved
-from tauray.actors.speech.spec import check_ready as check_speech_ready
-from tauray.actors.speech.spec import speech_price
-from tauray.actors.voice_pool import start_run_pool, stop_run_pool
+from tauray.actors.voice.pool import start_run_pool, stop_run_pool
+from tauray.actors.voice.spec import check_ready as check_speech_ready
+from tauray.actors.voice.spec import speech_price
 from tauray.pipeline.accounting import (
     LiveTotals,
     ModelTotals,
@@ -53,11 +54,10 @@ from tauray.pipeline.resume import resume_state
 from tauray.pipeline.scheduler import CellQueue, SchedulerBounds, drive
 from tauray.pipeline.serving import serve_for_sweep
 from tauray.pipeline.sweep_file import as_stored, stored_name
-from tauray.results import layout
-from tauray.results.audit.summary import who_failed
-from tauray.results.lock import RunLock
-from tauray.results.records import INFRA, INTERNAL, MODEL
-from tauray.results.writer import remove_temp_files
+from tauray.results.tables import layout
+from tauray.results.tables.lock import RunLock
+from tauray.results.tables.records import INFRA, INTERNAL, MODEL
+from tauray.results.tables.writer import remove_temp_files
 from tauray.scenarios.conventions import is_reference
 
 
@@ -278,7 +278,7 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
         if to_run and cfg.voice.speaks:  # voice cells: the run's speech workers, found by the coordinators
             speech = start_run_pool(cfg.name, tts=cfg.speech_spec("tts"), asr=cfg.speech_spec("asr"),
                                     reserved_cpus=reserved_cpus(counts, cfg.cluster.actor_cpus),
-                                    worker=getattr(drive_kw.get("hooks"), "speech_worker", None))
+                                    worker=getattr(drive_kw.get("hooks"), "classes", {}).get("speech"))
         if to_run:
             sched, generations = drive(
                 queues, limits, out=out, run_id=cfg.name, live=LiveTotals(plan), counts=counts,

@@ -4,7 +4,7 @@ Reads the ``conversations`` and ``messages`` tables of a run directory, renders
 each transcript once, builds one judge item per conversation and judge config
 holding only the samples that are not stored yet, runs the items at bounded
 concurrency on a judge host (in-process by default, or a Ray judge actor), and
-appends the verdict rows with :func:`write_rows`. A sample is stored once per
+appends the verdict rows with :func:`write_records`. A sample is stored once per
 (judge_config_id, conversation, transcript_hash, sample_index), so running the
 same configuration again writes nothing; asking for more samples writes only
 the new ones, whose majority covers the stored samples too.
@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
+from tqdm import tqdm
+
 from tauray.actors.judge import (
     JudgeConfig,
     JudgeHost,
@@ -31,19 +33,18 @@ from tauray.actors.judge import (
 )
 from tauray.actors.judge.render import render_transcript, text_hash
 from tauray.actors.llm import check_model_ready, close_clients
-from tauray.actors.llm.probe import probe_models
+from tauray.actors.llm.usable import probe_models
 from tauray.pipeline.ray_runtime import connect
-from tauray.results import layout
-from tauray.results.lock import RunLock
-from tauray.results.readers import (
+from tauray.results.tables import layout
+from tauray.results.tables.lock import RunLock
+from tauray.results.tables.readers import (
     conversations_df,
     judge_verdicts_df,
     messages_df,
     nl_verdicts_df,
 )
-from tauray.results.writer import write_rows
+from tauray.results.tables.writer import write_records
 from tauray.scenarios.registry import default_registry
-from tqdm import tqdm
 
 
 class JudgeRunSummary(BaseModel):
@@ -159,7 +160,7 @@ class _Sink:
                 attempt = self.attempts.get((row.run_id, row.conversation_id), row.attempt)
                 by_run[row.run_id].append(row if row.attempt == attempt else row.model_copy(update={"attempt": attempt}))
             for run_id, run_rows in by_run.items():
-                write_rows(self.run_dir, table, run_rows, run_id)
+                write_records(self.run_dir, table, run_rows, run_id)
                 self.rows[table] += len(run_rows)
             self.buffers[table] = []
 

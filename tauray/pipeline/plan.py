@@ -19,15 +19,16 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from tauray.actors.judge.config import JudgeConfig
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.quota import shared_limits, with_quota
-from tauray.actors.unit import VoiceSettings, WorkUnit
+from tauray.actors.unit import WorkUnit
+from tauray.actors.voice.config import TEXT_PROFILE, VoiceSettings
+from tauray.actors.voice.rules import prompt_labels
 from tauray.pipeline.config import SweepConfig
 from tauray.pipeline.files import ConfigFileError
-from tauray.pipeline.voice_config import TEXT_PROFILE
 from tauray.scenarios import select_scenarios
-from tauray.scenarios.voice import prompt_labels
 
 # ModelSpec fields that say how to reach or pace a model, not what it is asked: changing
 # them (a new endpoint port, a higher rate limit) must not change unit ids, or a resumed
@@ -156,7 +157,7 @@ def _voice(cfg: SweepConfig, agent: str, profile: str, text_cell: str) -> VoiceS
     if profile == TEXT_PROFILE:
         return None
     v = cfg.voice
-    return VoiceSettings(profile=profile, custom=v.custom(profile), tts=cfg.speech_spec("tts"),
+    return VoiceSettings(profile=v.profile(profile), tts=cfg.speech_spec("tts"),
                          asr=cfg.speech_spec("asr"), audio_in=agent in v.audio_agents,
                          hear_agent=v.hear_agent, keep_audio=v.keep_audio, prompts=prompt_labels(),
                          text_cell_id=text_cell)
@@ -171,10 +172,10 @@ def _voice_identity(cfg: SweepConfig, voice: VoiceSettings) -> dict[str, Any]:
         name = getattr(cfg.voice, role)
         return getattr(voice, role).identity() if name in cfg.models else name
 
-    identity = {"profile": voice.profile, "tts": engine("tts"), "asr": engine("asr"),
+    identity = {"profile": voice.profile.name, "tts": engine("tts"), "asr": engine("asr"),
                 "audio_in": voice.audio_in, "hear_agent": voice.hear_agent, "prompts": voice.prompts}
-    if voice.custom is not None:  # a custom level: its parameters (built-in profiles: their names alone)
-        identity["level"] = voice.custom.model_dump(mode="json")
+    if voice.custom:  # a custom level: its parameters (built-in profiles: their names alone)
+        identity["level"] = voice.profile.model_dump(mode="json")
     return identity
 
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import itertools
 import time
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from tauray.actors.coordinator import coordinator_class
-from tauray.actors.hosts import remote_classes
+from tauray.actors.coordinator import CoordinatorHost, coordinator_class
+from tauray.actors.hosts import AgentHost, UserSimHost, remote_classes
 
 CPUS_PER_HOST = 4
 """A node gets one agent host and one user host per this many CPUs (at least one each)."""
@@ -65,11 +66,13 @@ def _placement(spread: bool) -> Callable[[int], dict[str, Any]]:
     return lambda i: {"scheduling_strategy": NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=False)}
 
 
-def default_classes() -> dict[str, Any]:
-    """The Ray actor classes of each role."""
-
-    agent, user = remote_classes()
-    return {"agent": agent, "user": user, "coordinator": coordinator_class()}
+def default_classes(replaced: Mapping[str, type] | None = None) -> dict[str, Any]:
+    """The Ray actor classes of each role (``agent``, ``user``, ``coordinator``): tauray's own, or
+    the subclasses ``replaced`` names (a run's :class:`~tauray.pipeline.scheduler.Hooks`)."""
+    replaced = replaced or {}
+    agent, user = remote_classes(replaced.get("agent", AgentHost), replaced.get("user", UserSimHost))
+    return {"agent": agent, "user": user, "coordinator": coordinator_class(replaced.get("coordinator",
+                                                                                         CoordinatorHost))}
 
 
 class ActorGeneration:
@@ -225,14 +228,17 @@ class PoolKeeper:
 
     def __init__(self) -> None:
         self.pool: ActorPool | None = None
+        self.key: Any = None
 
     def get(self, counts: tuple[int | None, int | None, int | None], spread: bool,
-            actor_cpus: float = 0.0) -> ActorPool:
-        if self.pool is not None and (self.pool.counts, self.pool.spread, self.pool.actor_cpus) != (
-                counts, spread, actor_cpus):
+            actor_cpus: float = 0.0, classes: Mapping[str, type] | None = None) -> ActorPool:
+        """The kept pool, made anew when the counts, placement or actor classes asked for differ."""
+        key = (counts, spread, actor_cpus, tuple(sorted((classes or {}).items())))
+        if self.pool is not None and self.key != key:
             self.drop()
         if self.pool is None:
-            self.pool = ActorPool(*counts, spread=spread, actor_cpus=actor_cpus)
+            self.pool = ActorPool(*counts, spread=spread, actor_cpus=actor_cpus, classes=default_classes(classes))
+            self.key = key
         return self.pool
 
     def drop(self) -> None:

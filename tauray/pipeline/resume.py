@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tauray.results import layout
-from tauray.results.readers import conversations_df
-from tauray.results.records import INFRA, INTERNAL, ErrorKind
+from tauray.results.tables import layout
+from tauray.results.tables.readers import conversations_df
+from tauray.results.tables.records import INFRA, INTERNAL, ErrorKind
 
 RETRYABLE: tuple[ErrorKind, ...] = (INFRA, INTERNAL)
 

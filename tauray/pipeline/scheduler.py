@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from tauray.actors.conversation import failed_result
 from tauray.actors.failures import CONFIG, classify, is_actor_death
 from tauray.actors.llm import ModelConfigError
@@ -37,8 +38,8 @@ from tauray.pipeline.accounting import conversation_cost
 from tauray.pipeline.plan import Cell
 from tauray.pipeline.pool import KEPT, ActorGeneration, ActorPool
 from tauray.pipeline.writing import BackgroundWriter
-from tauray.results.outcomes import outcome
-from tauray.results.records import INFRA
+from tauray.results.stats.outcomes import outcome
+from tauray.results.tables.records import INFRA
 
 
 class CellQueue:
@@ -69,16 +70,22 @@ class CellQueue:
 
 
 class Hooks:
-    """Test and tooling hooks; every one optional."""
+    """Test and tooling hooks, every one optional: callbacks on the scheduler's events, and
+    ``classes``, subclasses that stand in for a role's actor class (``coordinator``, ``agent``,
+    ``user``: the hosts; ``speech``: the speech workers), for a tool that measures a run from
+    inside its actors (``dev/bench``). Nothing of a conversation's own path calls them."""
 
     def __init__(self, on_submit: Callable[[ActorPool, int], None] | None = None,
                  on_result: Callable[[Any], None] | None = None,
                  on_retry: Callable[[WorkUnit, str], None] | None = None,
-                 speech_worker: tuple[type, dict[str, Any]] | None = None):
+                 classes: dict[str, type] | None = None):
         self.on_submit = on_submit
         self.on_result = on_result
         self.on_retry = on_retry
-        self.speech_worker = speech_worker  # a voice run's speech workers: (SpeechWorker subclass, its kwargs)
+        self.classes = dict(classes or {})
+        unknown = sorted(set(self.classes) - {"coordinator", "agent", "user", "speech"})
+        if unknown:
+            raise ValueError(f"Hooks.classes: {unknown[0]!r} is no actor role (coordinator, agent, user, speech)")
 
 
 class SchedulerBounds(BaseModel):
@@ -269,7 +276,8 @@ def drive(queues: list[CellQueue], limits: SchedulerBounds, *, out: Path, run_id
     otherwise the kept pool is used (and kept if ``keep_actors``, else dropped)."""
 
     own = pool is None
-    pool = KEPT.get(counts, spread, actor_cpus) if own else pool
+    actors = {role: cls for role, cls in (hooks.classes if hooks else {}).items() if role != "speech"}
+    pool = KEPT.get(counts, spread, actor_cpus, actors) if own else pool
     before = pool.started - 1
     sched = None
     try:

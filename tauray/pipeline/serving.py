@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tauray.actors.llm.probe import probe_models
+from tauray.actors.llm.usable import probe_models
 from tauray.actors.serving import ServedModels
 from tauray.pipeline.config import ModelEntry, SweepConfig
 
@@ -20,7 +20,7 @@ def serve_for_sweep(cfg: SweepConfig, probe: bool = True) -> tuple[Any, ServedMo
     With ``probe``, each served model then gets the same one-call probe as every other model
     (which ran before Ray started, when these had no address yet).
     """
-    # A served recogniser (a speech entry with serve) is the speech pool's (actors/voice_pool.py).
+    # A served recogniser (a speech entry with serve) is the speech pool's (tauray/actors/voice/pool.py).
     served = ServedModels(entry.spec for entry in cfg.models.values() if entry.speech is None)
     if not served:
         return cfg, served

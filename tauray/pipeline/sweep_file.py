@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+
 from tauray.actors.llm.errors import REDACTED, redacted_params
 from tauray.pipeline.config import SweepConfig, format_validation
 from tauray.pipeline.files import ConfigFileError, read_config_file

@@ -3,7 +3,7 @@
 The scheduler's loop waits on Ray and submits work; writing a conversation's
 rows (dumping every record, then Arrow and Parquet at each flush: about 4 ms a
 conversation) would stall it. :class:`BackgroundWriter` wraps
-:class:`tauray.results.writer.TableWriter` unchanged and drives it from a
+:class:`tauray.results.tables.writer.TableWriter` unchanged and drives it from a
 thread of its own: ``add`` hands a result over and returns.
 
 What the wrapped writer guarantees still holds:
@@ -38,7 +38,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Iterator, Self
 
-from tauray.results.writer import TableWriter, WriterStats
+from tauray.results.tables.writer import TableWriter, WriterStats
 
 MAX_QUEUED = 1024
 _STOP = object()

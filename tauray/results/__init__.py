@@ -1,23 +1,27 @@
 """Where a run lands: result records, declared table schemas, the writer, and the
 one way in: one reader per table (``conversations_df`` ... ``cells_df``)."""
 
-from tauray.results.layout import run_dirs
-from tauray.results.lock import RunLock, RunLockedError
-from tauray.results.readers import (
+from tauray.results.stats import (
+    analysis,  # noqa: E402  (pandas helpers: `from tauray.results import metrics`)
+    metrics,
+)
+from tauray.results.tables.layout import run_dirs
+from tauray.results.tables.lock import RunLock, RunLockedError
+from tauray.results.tables.readers import (
     actions_df,
     cells_df,
-    utterances_df,
     conversations_df,
     judge_verdicts_df,
-    sim_attributions_df,
-    sim_findings_df,
     list_tables,
     messages_df,
     nl_verdicts_df,
     predicates_df,
+    sim_attributions_df,
+    sim_findings_df,
     table_df,
+    utterances_df,
 )
-from tauray.results.records import (
+from tauray.results.tables.records import (
     TABLES,
     ActionRecord,
     CellRecord,
@@ -27,17 +31,15 @@ from tauray.results.records import (
     MessageRecord,
     NLAssertionRecord,
     PredicateRecord,
-    rows_by_table,
+    records_by_table,
 )
-from tauray.results.schemas import SCHEMAS, UnknownTableError, schema_for
-from tauray.results.writer import (
+from tauray.results.tables.schemas import SCHEMAS, UnknownTableError, schema_for
+from tauray.results.tables.writer import (
     WRITE_ORDER,
     TableWriter,
     WriterStats,
-    write_rows,
+    write_records,
 )
-
-from tauray.results import analysis, metrics  # noqa: E402  (pandas helpers: `from tauray.results import metrics`)
 
 __all__ = [
     "analysis",
@@ -69,9 +71,9 @@ __all__ = [
     "messages_df",
     "nl_verdicts_df",
     "predicates_df",
-    "rows_by_table",
+    "records_by_table",
     "run_dirs",
     "schema_for",
     "table_df",
-    "write_rows",
+    "write_records",
 ]

@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 from pydantic import Field
+
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.model import Frozen, Scenario
 from tauray.scenarios.state import DualState, ToolOutcome

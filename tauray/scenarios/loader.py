@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from tauray.scenarios import prompts
 from tauray.scenarios.domains import END_CONVERSATION, DomainSpec
 from tauray.scenarios.model import (

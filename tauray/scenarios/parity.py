@@ -16,6 +16,7 @@ import random
 from typing import Any
 
 from pydantic import Field
+
 from tauray.scenarios import gold as gold_mod
 from tauray.scenarios.domains import domain_spec
 from tauray.scenarios.model import Frozen, Scenario

@@ -20,6 +20,7 @@ import json
 from typing import Any, Iterable
 
 from pydantic import Field
+
 from tauray.scenarios.gold import GoldReplay, gold_replay
 from tauray.scenarios.model import (
     Frozen,

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel, Field
+
 from tauray.scenarios.model import EnvCall, Frozen, Side
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
+
 from tauray.scenarios.model import Frozen
 from tauray.scenarios.upstream import upstream_attr
 

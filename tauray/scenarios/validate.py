@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable
 
 from pydantic import Field
+
 from tauray.scenarios import gold as gold_mod
 from tauray.scenarios import parity
 from tauray.scenarios.domains import domain_spec

@@ -8,7 +8,11 @@ import asyncio
 import json
 
 import pytest
+
 from tauray.actors.conversation import run_conversation
+from tauray.actors.hosts import AgentHost, OpenRequest, UserSimHost
+from tauray.actors.llm.spec import ModelSpec
+from tauray.actors.policies import parse_phone_request
 from tauray.endpoint.writers import (
     CLOSING,
     NoReferenceSteps,
@@ -16,12 +20,9 @@ from tauray.endpoint.writers import (
     scripted_agent_writes,
     scripted_user_writes,
 )
-from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.actors.policies import parse_phone_request
-from tauray.actors.llm.spec import ModelSpec
-from tests.units import make_units
 from tauray.scenarios import get_scenario, select_scenarios
 from tauray.scenarios.prompts import reference_steps_prompt
+from tests.units import make_units
 
 
 def _both_sides_write(limit: int = 3) -> list[str]:
@@ -122,4 +123,4 @@ def test_user_model_may_not_ask_for_reference_steps(endpoint):
     name = _both_sides_write(1)[0]
     spec = ModelSpec(model="openai/scripted-user-writes", api_base=endpoint.base_url, reference_steps=True)
     with pytest.raises(ValueError, match="agent option"):
-        asyncio.run(UserSimHost().open("c", "r", name, spec, 1, None))
+        asyncio.run(UserSimHost().open(OpenRequest(conversation_id="c", run_id="r", scenario=name, spec=spec, seed=1)))

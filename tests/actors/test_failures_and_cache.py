@@ -44,8 +44,7 @@ def test_a_bug_keeps_its_name_and_the_message_is_bounded():
 
 
 def test_initial_state_cache_is_bounded_lru():
-    from tauray.scenarios import initial
-    from tauray.scenarios import select_scenarios
+    from tauray.scenarios import initial, select_scenarios
     from tauray.scenarios.registry import default_registry
 
     reg = default_registry()

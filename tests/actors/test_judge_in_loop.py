@@ -55,7 +55,7 @@ def _judged_unit(judge_gates: bool):
 def test_a_gating_judge_that_gets_no_reply_makes_an_infra_row_not_an_unscored_one():
     """The judge's outage says nothing about the agent: when the verdict waits on a judge that
     never answered, the row is infra (left out of rates, rerun by --retry-errors), not unscored."""
-    from tauray.results.outcomes import outcome
+    from tauray.results.stats.outcomes import outcome
 
     coordinator = CoordinatorHost([AgentHost()], [UserSimHost()])
     c = asyncio.run(coordinator.run(_judged_unit(judge_gates=True))).conversation
@@ -86,7 +86,7 @@ class _DyingJudge:
 def test_a_gating_judge_whose_actor_died_never_leaves_the_predicate_verdict_standing():
     """judge_gates asks for the judge's verdict too: when judging dies, success must not stay
     what the predicates alone said; the row is infra and names the death."""
-    from tauray.results.outcomes import outcome
+    from tauray.results.stats.outcomes import outcome
 
     coordinator = CoordinatorHost([AgentHost()], [UserSimHost()], [_DyingJudge()])
     c = asyncio.run(coordinator.run(_judged_unit(judge_gates=True))).conversation

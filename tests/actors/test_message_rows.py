@@ -15,7 +15,7 @@ import pyarrow as pa
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.unit import WorkUnit
-from tauray.results.schemas import schema_for
+from tauray.results.tables.schemas import schema_for
 
 GOLDEN = Path(__file__).parent / "data" / "messages_golden.json"
 SCENARIOS = ["tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 import asyncio
 import json
 import logging
@@ -15,7 +13,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tauray.endpoint import EndpointConfig, RunningEndpoint, start_endpoint
 from tauray.actors.llm import (
     ModelCallError,
     ModelClient,
@@ -26,6 +23,7 @@ from tauray.actors.llm import (
     get_client,
     scrub,
 )
+from tauray.endpoint import EndpointConfig, RunningEndpoint, start_endpoint
 
 SECRET = "sk-test-SECRET-1234567890abcdef"
 

@@ -96,7 +96,7 @@ def test_a_tool_call_written_as_text_is_named_and_counted(endpoint, loop):
 
 
 def test_the_probe_fails_a_server_that_answers_tool_calls_as_text(endpoint):
-    from tauray.actors.llm.probe import ProbeError, probe_models
+    from tauray.actors.llm.usable import ProbeError, probe_models
 
     spec = {"model": "openai/tool-call-text", "api_base": endpoint.base_url, "num_retries": 0}
     with pytest.raises(ProbeError) as info:
@@ -107,7 +107,7 @@ def test_the_probe_fails_a_server_that_answers_tool_calls_as_text(endpoint):
 
 
 def test_the_probe_still_passes_servers_that_call_tools(endpoint):
-    from tauray.actors.llm.probe import probe_models
+    from tauray.actors.llm.usable import probe_models
 
     for model in ("scripted-agent", "scripted-user", "stop-length-tool"):
         probe_models({"agent": {"model": f"openai/{model}", "api_base": endpoint.base_url, "num_retries": 0}})

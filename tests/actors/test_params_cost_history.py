@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from tauray.actors.llm import ModelConfigError, ModelSpec, adapt_history, request_params
-from tauray.actors.llm.cost import budget_refusal, is_priced, litellm_price
 from tauray.actors.llm.history import CONTINUE, OPENING, mistral_id
+from tauray.actors.llm.model_map import is_priced, litellm_price
 from tauray.actors.llm.replies import reply_of
-
+from tauray.actors.llm.usable import budget_refusal
 
 # --- parameters ---------------------------------------------------------------------------
 

@@ -120,7 +120,7 @@ def test_a_spent_quota_in_a_run_fails_every_later_unit_fast_and_each_row_says_wh
     and every row is an infra row with the line."""
     from tauray.pipeline.config import SweepConfig
     from tauray.pipeline.driver import execute
-    from tauray.results.readers import conversations_df
+    from tauray.results.tables.readers import conversations_df
 
     server = ProviderAnswers(forever=OPENAI_INSUFFICIENT_QUOTA)
     notes: list[str] = []

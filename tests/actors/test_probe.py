@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from tauray.endpoint.behaviours import REFUSE_MARK
 from tauray.actors.llm import ModelCallError, ModelConfigError, ModelSpec, get_client
-from tauray.actors.llm.probe import ProbeError, probe_models
+from tauray.actors.llm.usable import ProbeError, probe_models
+from tauray.endpoint.behaviours import REFUSE_MARK
 
 
 def _spec(endpoint, model: str, **kw) -> dict:

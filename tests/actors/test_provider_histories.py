@@ -46,7 +46,7 @@ from typing import Any
 import pytest
 
 from tauray.actors.llm import ModelCallError, ModelClient, ModelSpec
-from tests.actors.test_provider_matrix import Capture, FAKE_ENV, _vertex_token
+from tests.actors.test_provider_matrix import FAKE_ENV, Capture, _vertex_token
 
 GREETING = "Hello, you have reached customer support. How can I help you today?"
 THINKING = {"type": "enabled", "budget_tokens": 1024}
@@ -236,7 +236,7 @@ def test_the_checker_can_fail():
 def test_the_probe_sends_the_first_real_call_of_its_role(role, greeting_role, capture, loop, monkeypatch):
     # Before, the probe sent one plain user message: Bedrock passed it and then refused every
     # agent conversation (Converse: "A conversation must start with a user message").
-    from tauray.actors.llm.probe import ProbeError, probe_models_async
+    from tauray.actors.llm.usable import ProbeError, probe_models_async
 
     for name, value in FAKE_ENV.items():
         monkeypatch.setenv(name, value)

@@ -10,13 +10,13 @@ import json
 import pytest
 
 from tauray.actors.conversation import run_conversation
-from tauray.endpoint.shapes import AFTER_TOOL, PREAMBLE
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.llm import ModelClient, ModelSpec
 from tauray.actors.policies import LLMPolicy
 from tauray.actors.session import SideSession
-from tests.units import make_units
+from tauray.endpoint.shapes import AFTER_TOOL, PREAMBLE
 from tauray.scenarios import domain_spec, get_scenario
+from tests.units import make_units
 
 SCENARIO = "tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy"
 

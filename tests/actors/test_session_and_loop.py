@@ -12,8 +12,8 @@ from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.llm.replies import ModelReply, RawToolCall
 from tauray.actors.policies import parse_phone_request, phone_request
 from tauray.actors.session import SideSession
-from tests.units import make_units
 from tauray.scenarios import domain_spec, get_scenario, select_scenarios
+from tests.units import make_units
 
 SCENARIO = "tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy"
 

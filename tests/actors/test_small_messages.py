@@ -1,6 +1,6 @@
-"""Small messages between the coordinator and the hosts: no DB crosses. Weighed with the
-coordinator's own counter (the pickled arguments and return value of every host call),
-on conversations of the reference policies, in-process."""
+"""Small messages between the coordinator and the hosts: no DB crosses. Weighed by hosts that
+count what they receive and return (the pickled request and result of every host call;
+dev/bench/traffic.py), on conversations of the reference policies, in-process."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import pickle
 
 import pytest
 
-from tauray.actors.conversation import Conversation, SideClient, Traffic, _Stop, run_conversation
+from dev.bench.traffic import WeighedAgentHost, WeighedUserHost, merged
+from tauray.actors.conversation import Conversation, SideClient, _Stop, run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tests.units import make_units
 from tauray.scenarios import domain_spec, get_scenario, select_scenarios
 from tauray.scenarios.gold import fresh_state
+from tests.units import make_units
 
 
 def _written(domain: str, n: int, side: str = "agent") -> list[str]:
@@ -30,17 +31,15 @@ def _written(domain: str, n: int, side: str = "agent") -> list[str]:
     return names
 
 
-def _weigh(names: list[str]) -> tuple[Traffic, list]:
-    traffic = Traffic(enabled=True)
+def _weigh(names: list[str]) -> tuple[dict, list]:
     units = make_units("sm", names, 1)
+    agent, user = WeighedAgentHost(), WeighedUserHost()
 
     async def main():
-        agent, user = AgentHost(), UserSimHost()
-        return [await run_conversation(u, agent, user, traffic) for u in units]
+        return [await run_conversation(u, agent, user) for u in units]
 
     results = asyncio.run(main())
-    traffic.conversations = len(results)
-    return traffic, results
+    return merged([agent.weighing.snapshot(), user.weighing.snapshot()]), results
 
 
 @pytest.mark.slow  # about 5 s on 2 cores: too long for the fast loop
@@ -49,8 +48,8 @@ def test_no_db_crosses_in_a_domain_without_sync():
     assert all(r.conversation.error_kind is None for r in results)
     assert sum(a.kind == "tool_call" and a.is_write for r in results for a in r.actions) >= 3
     # airline's DB pickles to about 2.7 MB; what crossed per conversation is its words and calls
-    assert traffic.total / traffic.conversations < 30_000, traffic.snapshot()
-    assert set(traffic.by_method) == {"open", "step", "close"}, traffic.snapshot()
+    assert traffic["bytes"] / len(results) < 30_000, traffic
+    assert set(traffic["bytes_by_method"]) == {"open", "step", "close"}, traffic
 
 
 def test_only_sync_views_cross_in_telecom_and_they_stay_current():
@@ -59,8 +58,8 @@ def test_only_sync_views_cross_in_telecom_and_they_stay_current():
     assert all(r.conversation.error_kind is None for r in results)
     assert sum(r.conversation.sync_events for r in results) > len(results)  # init syncs and syncs after writes
     telecom_db = len(pickle.dumps(fresh_state(get_scenario(names[0])).agent.db, protocol=5))
-    assert traffic.total / traffic.conversations < 2.5 * telecom_db, traffic.snapshot()  # was ~6x before
-    assert "get_db" not in traffic.by_method and traffic.by_method.get("apply_sync", 0) < 1_000 * len(results)
+    assert traffic["bytes"] / len(results) < 2.5 * telecom_db, traffic  # was ~6x before
+    assert 0 < traffic["bytes_by_method"].get("apply_sync", 0) < 1_000 * len(results), traffic
 
 
 @pytest.mark.parametrize("side", ["agent", "user"])

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tauray.endpoint.shapes import CUT_ARGUMENTS, CUT_TEXT, REFUSAL
 from tauray.actors.llm import ModelClient, ModelSpec
+from tauray.endpoint.shapes import CUT_ARGUMENTS, CUT_TEXT, REFUSAL
 
 TOOLS = [{"type": "function", "function": {"name": "check_status_bar", "description": "d",
                                            "parameters": {"type": "object", "properties": {}}}}]
@@ -217,13 +217,14 @@ def test_retry_tells_the_model_when_the_retry_is_cut_too(loop):
 
 
 def test_the_spec_option_reaches_the_session_and_leaves_unit_ids_alone(loop):
-    from tauray.actors.hosts import UserSimHost
+    from tauray.actors.hosts import OpenRequest, UserSimHost
     from tauray.actors.llm import ModelSpec
     from tauray.pipeline.plan import model_identity
 
     host = UserSimHost()
-    loop.run_until_complete(host.open("c1", "r", SCENARIO, ModelSpec(model="scripted", cut_tool_calls="retry"), 1))
-    loop.run_until_complete(host.open("c2", "r", SCENARIO, ModelSpec(model="scripted"), 1))
+    for conv, spec in (("c1", ModelSpec(model="scripted", cut_tool_calls="retry")), ("c2", ModelSpec(model="scripted"))):
+        loop.run_until_complete(host.open(OpenRequest(conversation_id=conv, run_id="r", scenario=SCENARIO, spec=spec,
+                                                      seed=1)))
     assert (host.sessions["c1"].cut_calls, host.sessions["c2"].cut_calls) == ("retry", "tell")
     assert "cut_tool_calls" not in model_identity(ModelSpec(model="openai/x"))
     assert model_identity(ModelSpec(model="openai/x", cut_tool_calls="retry"))["cut_tool_calls"] == "retry"
@@ -236,7 +237,7 @@ def test_a_cut_call_is_never_counted_as_performed():
 
     from tauray.actors.conversation import Conversation
     from tauray.actors.session import Round, StepResult, ToolEvent
-    from tauray.results.records import MessageRecord
+    from tauray.results.tables.records import MessageRecord
     from tauray.scenarios.state import ToolOutcome
     from tests.units import make_units
 

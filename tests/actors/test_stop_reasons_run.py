@@ -26,7 +26,7 @@ COLUMNS = sorted({column for _, column in STOPS.values()} | {"filtered_replies",
 
 
 def test_stop_behaviours_become_columns_counts_and_a_report_section(ray_local, endpoint, tmp_path, capsys):
-    from tauray.results.report import build_report
+    from tauray.pipeline.report import write_report
 
     root = endpoint.base_url.removesuffix("/v1")
     models = {name: {"model": model, "api_base": endpoint.base_url if model.startswith("openai/") else root,
@@ -58,8 +58,8 @@ def test_stop_behaviours_become_columns_counts_and_a_report_section(ray_local, e
                   "tool calls the provider could not parse", "tool calls written as text", "--tool-call-parser"):
         assert words in line, line
     # a τ² export imported back keeps every count (τ² has no field for them: the export's tauray block)
-    from tauray.results.tau2_export import export_tau2
-    from tauray.results.tau2_import import import_tau2
+    from tauray.results.tau2.from_tau2 import import_tau2
+    from tauray.results.tau2.to_tau2 import export_tau2
 
     export_tau2(tmp_path / "run", tmp_path / "tau2")
     import_tau2(sorted((tmp_path / "tau2").glob("*.json")), tmp_path / "imported")
@@ -67,5 +67,5 @@ def test_stop_behaviours_become_columns_counts_and_a_report_section(ray_local, e
     assert back.loc[conv.index, COLUMNS].to_dict() == conv[COLUMNS].to_dict()
     stops = messages_df(tmp_path / "imported")["stop"].dropna()
     assert set(stops) == set(msgs["stop"].dropna())
-    index = Path(build_report(tmp_path / "run", tmp_path / "report").index).read_text()
+    index = Path(write_report(tmp_path / "run", tmp_path / "report").index).read_text()
     assert "How replies ended" in index and 'data-metric="stops_refused_replies"' in index

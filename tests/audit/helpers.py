@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from tauray.actors.audit.trajectory import Message, Trajectory, task_facts
 from tauray.actors.policies import phone_request
-from tauray.results.audit.trajectory import Message, Trajectory, task_facts
 from tauray.scenarios.model import ReferenceAction
 
 # A mobile-data task whose customer is abroad (known information with a location).

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import json
 
-from tauray.actors.policies import phone_request
-from tauray.results.audit.agent_faults import (
+from tauray.actors.audit.agent_faults import (
     AGENT_DETECTORS,
     alone_calls,
     corrected_calls,
 )
-from tauray.results.audit.counterfactual import replay_success
-from tauray.results.audit.finding import detect_all
-from tauray.results.audit.trajectory import Message, Trajectory, task_facts
+from tauray.actors.audit.counterfactual import replay_success
+from tauray.actors.audit.finding import detect_all
+from tauray.actors.audit.trajectory import Message, Trajectory, task_facts
+from tauray.actors.policies import phone_request
 from tauray.scenarios.conventions import STOP
 from tauray.scenarios.model import ReferenceAction
 

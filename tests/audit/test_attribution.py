@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tauray.results.audit.attribution import attribute
-from tauray.results.audit.finding import Finding
+from tauray.actors.audit.attribution import attribute
+from tauray.actors.audit.finding import Finding
 
 
 def _f(cls, effect="outcome", side="user", turn=3):

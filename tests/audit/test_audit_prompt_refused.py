@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
+
 from tauray.pipeline.cli.main import main
 from tauray.pipeline.config import JudgeEntry, JudgeGrid
 

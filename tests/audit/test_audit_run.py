@@ -8,16 +8,16 @@ import asyncio
 import json
 import re
 
+from dev.calibration.measure import calibrate_path
+from tauray.actors.audit.report import audit_accuracy
+from tauray.actors.audit.summary import adjusted_success, faults_per_100
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.pipeline.cli.main import main
+from tauray.pipeline.report import write_report
+from tauray.results.tables.readers import sim_attributions_df, sim_findings_df
+from tauray.results.tables.writer import TableWriter
 from tests.units import make_units
-from tauray.results.readers import sim_attributions_df, sim_findings_df
-from tauray.pipeline.bench.calibration import calibrate_path
-from tauray.results.audit.summary import adjusted_success, faults_per_100
-from tauray.results.report import build_report
-from tauray.results.report_audit import audit_accuracy
-from tauray.results.writer import TableWriter
 
 SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
              "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card"]
@@ -72,7 +72,7 @@ def test_faulty_customer_is_found_attributed_and_stored(tmp_path, capsys, endpoi
     adjusted = adjusted_success(tmp_path / "faulty").iloc[0]
     assert (adjusted["raw_rate"], adjusted["simulator_failures"], adjusted["adjusted_rate"]) == (0.0, 2, None)
     assert faults_per_100(tmp_path / "faulty")["different_action"].tolist() == [100.0]
-    build_report(tmp_path / "faulty", tmp_path / "report")
+    write_report(tmp_path / "faulty", tmp_path / "report")
     page = (tmp_path / "report" / "audit.html").read_text()
     assert re.search(r'data-metric="raw_success"[^>]*data-value="0"', page)
     assert re.search(r'data-fault-class="different_action" data-value="100"', page)
@@ -94,9 +94,9 @@ def test_audit_of_a_folder_that_is_no_run_says_so(tmp_path, capsys):
 
 
 def test_a_faulty_agent_is_blamed_at_its_turn_and_the_non_solving_agent_for_every_failure(tmp_path, capsys, endpoint):
-    from tauray.pipeline.bench.calibration_truth_agent import replay_agent
-    from tauray.results.audit.trajectory import trajectories
-    from tauray.results.readers import actions_df, conversations_df, messages_df
+    from dev.calibration.truth_agent import replay_agent
+    from tauray.actors.audit.trajectory import trajectories
+    from tauray.results.tables.readers import actions_df, conversations_df, messages_df
 
     agent = {"model": "openai/faulty-agent:premature_transfer:heldout", "api_base": endpoint.base_url,
              "reference_steps": True}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tauray.results.audit import claims
+from tauray.actors.audit import claims
 
 BAR_GOOD = "Status Bar: 📶³ Good | 5G | 📱 Data Enabled | 🔋 80%"
 BAR_PLANE = "Status Bar: ✈️ Airplane Mode | 🔋 80%"

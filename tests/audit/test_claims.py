@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tauray.results.audit import claims
-from tauray.results.audit.finding import detect_all
-from tauray.results.audit.user_faults import USER_DETECTORS
+from tauray.actors.audit import claims
+from tauray.actors.audit.finding import detect_all
+from tauray.actors.audit.user_faults import USER_DETECTORS
 from tests.audit.helpers import GREETING, ask, build, opening, performed
 
 MMS = "tau2_telecom__mms_issue__bad_network_preference"
@@ -85,7 +85,7 @@ def test_a_claimed_fix_without_the_check_then_a_hang_up_is_a_premature_stop() ->
               success=False)
     found = [f for f in detect_all(t, USER_DETECTORS) if f.fault_class == "premature_stop"]
     assert [f.message_seq for f in found] == [5]
-    from tauray.results.audit.attribution import attribute
+    from tauray.actors.audit.attribution import attribute
     assert attribute(False, None, found).attribution == "simulator"
 
 
@@ -102,8 +102,8 @@ def test_the_asked_tool_with_other_arguments_is_a_different_action() -> None:
     import dataclasses
     import json
 
+    from tauray.actors.audit.trajectory import Message
     from tauray.actors.policies import phone_request
-    from tauray.results.audit.trajectory import Message
     from tauray.scenarios.model import ReferenceAction
 
     asked = phone_request(ReferenceAction(action_id="x", side="user", name="set_network_mode_preference",
@@ -150,7 +150,7 @@ def test_a_state_without_a_tool_carries_what_the_user_db_held() -> None:
 
 
 def test_the_user_db_is_read_through_the_phones_own_read_tools_after_the_recorded_calls() -> None:
-    from tauray.results.audit import user_db
+    from tauray.actors.audit import user_db
     before = build(opening())
     after = build(opening() + [(2, "agent", "assistant", ask("toggle_airplane_mode"))]
                   + performed(2, "toggle_airplane_mode", AIRPLANE_OFF))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tauray.results.audit.attribution import attribute
-from tauray.results.audit.counterfactual import corrected_calls, recorded_calls
-from tauray.results.audit.finding import detect_all
-from tauray.results.audit.user_faults import USER_DETECTORS
+from tauray.actors.audit.attribution import attribute
+from tauray.actors.audit.counterfactual import corrected_calls, recorded_calls
+from tauray.actors.audit.finding import detect_all
+from tauray.actors.audit.user_faults import USER_DETECTORS
 from tests.audit.helpers import ask, build, opening
 
 
@@ -125,7 +125,7 @@ def test_apps_crashing_or_data_lost_is_a_new_problem(reply: str) -> None:
     ("The roaming box is ticked.", "roaming", "on"), ("Data saver is unticked.", "data_saver", "off"),
     ("The signal bars are all empty.", "signal", "none"), ("The virtual private network is connected.", "vpn", "on")])
 def test_more_words_for_settings_and_values(said: str, setting: str, value: str) -> None:
-    from tauray.results.audit import claims
+    from tauray.actors.audit import claims
     assert claims.claims(said).get(setting) == value
 
 

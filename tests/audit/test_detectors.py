@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from tauray.results.audit.finding import detect_all
-from tauray.results.audit.user_faults import USER_DETECTORS
+from tauray.actors.audit.finding import detect_all
+from tauray.actors.audit.user_faults import USER_DETECTORS
 from tauray.scenarios.registry import get_scenario
-
 from tests.audit.helpers import SCENARIO, ask, build, opening, performed
 
 AIRPLANE_OFF = "Airplane Mode is now OFF.\nStatus Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%"
@@ -394,7 +393,7 @@ def test_talk_after_a_message_that_asks_for_no_phone_action_ignores_nothing():
 
 
 def test_a_failure_with_an_ignored_request_is_the_simulators():
-    from tauray.results.audit.runner import audit_trajectory
+    from tauray.actors.audit.runner import audit_trajectory
 
     t = build([*opening(), (2, "agent", "assistant", ask("toggle_airplane_mode")),
                *performed(3, "toggle_airplane_mode", AIRPLANE_OFF), (4, "agent", "assistant", ask("toggle_roaming")),

@@ -6,17 +6,18 @@ from __future__ import annotations
 import json
 
 import pytest
+
+from tauray.actors.policies import parse_phone_request
 from tauray.endpoint.behaviours import BehaviourError
+from tauray.endpoint.writers import CLOSING, scripted_agent_writes
+from tauray.scenarios.prompts import reference_steps_prompt
+from tauray.scenarios.registry import get_scenario
 from tests.test_helpers.faulty import BEHAVIOURS
 from tests.test_helpers.faulty_agent import (
     AGENT_FAULT_CLASSES,
     faulty_agent,
     plan_for,
 )
-from tauray.endpoint.writers import CLOSING, scripted_agent_writes
-from tauray.actors.policies import parse_phone_request
-from tauray.scenarios.prompts import reference_steps_prompt
-from tauray.scenarios.registry import get_scenario
 
 # refuel_data, enable_roaming (agent writes), toggle_data, toggle_roaming (customer)
 FOUR_STEPS = "tau2_telecom__mobile_data_issue__data_mode_off__data_usage_exceeded__user_abroad_roaming_disabled_off__persona_hard"

@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from tauray.endpoint.behaviours import BehaviourError
+from tauray.endpoint.writers import scripted_user_writes
+from tauray.scenarios.registry import get_scenario
+from tests.audit.helpers import GREETING, SCENARIO, ask
 from tests.test_helpers.faulty import BEHAVIOURS
 from tests.test_helpers.faulty_user import (
     _ASKING_STOP,
@@ -15,10 +19,6 @@ from tests.test_helpers.faulty_user import (
     faulty_user,
     flipped,
 )
-from tauray.endpoint.writers import scripted_user_writes
-from tauray.scenarios.registry import get_scenario
-
-from tests.audit.helpers import GREETING, SCENARIO, ask
 
 
 def _body(model, history, seed=4):
@@ -203,11 +203,11 @@ def _calibrated(tmp_path, endpoint, name: str, scenarios: list[str]):
     scenario, stored and measured by the calibration."""
     import asyncio
 
+    from dev.calibration.measure import calibrate_path
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
+    from tauray.results.tables.writer import TableWriter
     from tests.units import make_units
-    from tauray.pipeline.bench.calibration import calibrate_path
-    from tauray.results.writer import TableWriter
 
     agent = {"model": "openai/scripted-agent-writes", "api_base": endpoint.base_url, "reference_steps": True}
     user = {"model": f"openai/faulty-user:{name}:tune", "api_base": endpoint.base_url}
@@ -236,7 +236,7 @@ def test_each_later_fault_is_found_at_its_replayed_turn(tmp_path, endpoint, name
 
 
 def test_the_calibration_sweep_can_run_only_some_classes():
-    from tauray.pipeline.bench.calibration_sweep import sweep_config, user_models
+    from dev.calibration.sweep import sweep_config, user_models
     from tauray.pipeline.config import SweepConfig
 
     every = user_models("heldout")
@@ -273,7 +273,7 @@ def _recorded(result, reply, seed=0):
 
 
 def test_the_replay_does_not_count_a_check_run_only_to_decide_on_the_fault():
-    from tauray.pipeline.bench.calibration_truth import replay
+    from dev.calibration.truth import replay
 
     resolved = replay(_recorded(EXCELLENT, f"Done. My phone now shows: {EXCELLENT}"))
     assert resolved.mismatch is None and not resolved.committed  # it checked, saw it fixed, and reported it

@@ -10,9 +10,10 @@ import json
 import logging
 
 import pandas as pd
+
+from tauray.actors.audit import INLOOP_AUDIT_ID
 from tauray.pipeline.cli.main import main
-from tauray.results.audit import INLOOP_AUDIT_ID
-from tauray.results.readers import conversations_df, sim_attributions_df, sim_findings_df
+from tauray.results.tables.readers import conversations_df, sim_attributions_df, sim_findings_df
 
 SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
              "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card"]
@@ -42,9 +43,9 @@ def test_every_row_says_who_failed_and_the_findings_land(ray_local, endpoint, tm
     findings = sim_findings_df(out).sort_values("conversation_id")
     assert list(rows["decisive_turn"]) == list(findings["turn"])
     # the report marks the flagged message on each transcript page, and the audit page links to it
-    from tauray.results.report import build_report
+    from tauray.pipeline.report import write_report
 
-    build_report(out, tmp_path / "report")
+    write_report(out, tmp_path / "report")
     for f in findings.to_dict("records"):
         page = next((tmp_path / "report" / "transcripts").rglob(f"{f['conversation_id']}*.html")).read_text()
         assert page.count('class="flag" data-fault-class="different_action"') == 1
@@ -76,9 +77,9 @@ def test_no_audit_leaves_the_columns_empty_and_a_later_audit_shows_through(ray_l
 
 
 def test_an_audit_that_breaks_keeps_the_conversation(monkeypatch, caplog):
+    from tauray.actors.audit import inloop
     from tauray.actors.conversation import failed_result
     from tests.units import make_units
-    from tauray.results.audit import inloop
 
     unit = make_units("r", SCENARIOS[:1], 1, {"model": "oracle"}, {"model": "scripted"})[0]
     result = failed_result(unit, "infra", "no reply")
@@ -98,8 +99,8 @@ def test_an_audit_that_breaks_keeps_the_conversation(monkeypatch, caplog):
 def test_the_attribution_row_counts_findings_per_side():
     from datetime import UTC, datetime
 
-    from tauray.results.audit import ConversationAudit, Finding
-    from tauray.results.audit.runner import audit_rows
+    from tauray.actors.audit import ConversationAudit, Finding
+    from tauray.actors.audit.runner import audit_records
 
     def finding(side: str, seq: int) -> Finding:
         return Finding(detector=f"{side}_rule", detector_version=1, fault_class="x", blamed_side=side,
@@ -109,6 +110,6 @@ def test_the_attribution_row_counts_findings_per_side():
     audit = ConversationAudit(keys=keys, user_model="u", success=False, attribution="mixed",
                               findings=(finding("agent", 1), finding("user", 2), finding("agent", 3)),
                               decisive=None, reason="both")
-    findings, row = audit_rows(audit, "a1", datetime.now(UTC), ["user_rule@1", "agent_rule@1"])
+    findings, row = audit_records(audit, "a1", datetime.now(UTC), ["user_rule@1", "agent_rule@1"])
     assert (row.findings, row.user_findings, row.agent_findings) == (3, 1, 2) and len(findings) == 3
     assert row.detectors == ["user_rule@1", "agent_rule@1"] and {f.audit_id for f in findings} == {"a1"}

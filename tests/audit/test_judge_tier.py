@@ -9,9 +9,8 @@ import json
 import os
 
 import pytest
-from tauray.actors.judge import JudgeConfig
-from tauray.actors.judge.prompts import get_prompt
-from tauray.actors.judge.sim_audit import (
+
+from tauray.actors.audit.judge_checks import (
     CheckReading,
     NotAnAuditPrompt,
     audit_checks,
@@ -19,8 +18,10 @@ from tauray.actors.judge.sim_audit import (
     combine_samples,
     parse_audit_reply,
 )
+from tauray.actors.audit.trajectory import trajectories
+from tauray.actors.judge import JudgeConfig
+from tauray.actors.judge.prompts import get_prompt
 from tauray.pipeline.cli.audit import AuditJudge
-from tauray.results.audit.trajectory import trajectories
 
 from .helpers import GREETING, ask, build, performed
 
@@ -150,8 +151,8 @@ def audited_run(tmp_path_factory):
     (breaking character at turn 3 of the first; quitting in its first message in the second)."""
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
+    from tauray.results.tables.writer import TableWriter
     from tests.units import make_units
-    from tauray.results.writer import TableWriter
 
     out = tmp_path_factory.mktemp("judge-tier") / "run"
 
@@ -177,7 +178,7 @@ def audited_run(tmp_path_factory):
 
 
 def _stored(run):
-    from tauray.results.readers import actions_df, conversations_df, messages_df
+    from tauray.results.tables.readers import actions_df, conversations_df, messages_df
 
     return trajectories(conversations_df(run), messages_df(run), actions_df(run))
 
@@ -300,8 +301,8 @@ def test_a_real_judge_on_injected_faults(tmp_path):  # pragma: no cover - needs 
     clean conversations are mostly clean (a handful measures nothing precisely)."""
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
+    from tauray.results.tables.writer import TableWriter
     from tests.units import make_units
-    from tauray.results.writer import TableWriter
 
     async def go(run_id):
         a, u = AgentHost(), UserSimHost()
@@ -335,10 +336,9 @@ def test_a_real_judge_on_injected_faults(tmp_path):  # pragma: no cover - needs 
 
 
 def test_tauray_audit_with_a_judge_stores_the_judge_tier_beside_the_rules(audited_run, endpoint, capsys, cli_json):
-    import json
 
     from tauray.pipeline.cli.main import main
-    from tauray.results.readers import sim_attributions_df, sim_findings_df
+    from tauray.results.tables.readers import sim_attributions_df, sim_findings_df
 
     run, quit_at = audited_run
     summary = cli_json("audit", str(run), "--judge", "openai/judge-sim-audit", "--judge-api-base", endpoint.base_url)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import asyncio
 
+from dev.calibration import mixed
+from dev.calibration.truth_agent import replay_agent
+from tauray.actors.audit.trajectory import trajectories
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
+from tauray.results.tables.readers import actions_df, conversations_df, messages_df
+from tauray.results.tables.writer import TableWriter
 from tests.units import make_units
-from tauray.pipeline.bench import calibration_mixed as mixed
-from tauray.pipeline.bench.calibration_truth_agent import replay_agent
-from tauray.results.audit.trajectory import trajectories
-from tauray.results.readers import actions_df, conversations_df, messages_df
-from tauray.results.writer import TableWriter
 
 # every one has an agent write and a customer action: both sides can err
 SCENARIOS = ["tau2_telecom__mobile_data_issue__data_mode_off__data_usage_exceeded__user_abroad_roaming_disabled_off__persona_hard",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pandas as pd
-from tauray.results.audit.summary import rank_agents
+
+from tauray.actors.audit.summary import rank_agents
 
 
 def _rows(agent: str, ok: int, sim: int, agent_failed: int, infra: int = 0, internal: int = 0) -> list[dict]:
@@ -37,7 +38,7 @@ def test_ties_share_the_better_rank_and_no_rate_has_no_rank():
 def test_internal_errors_count_against_the_rate_as_in_the_run_summary():
     """One success rate (``outcomes.success_rate``): a tauray error is a counted row, only
     infra is left out, the same as the run summary and the report count it."""
-    from tauray.results.outcomes import outcomes, success_rate, tally
+    from tauray.results.stats.outcomes import outcomes, success_rate, tally
 
     merged = pd.DataFrame(_rows("a", 3, 1, 0, infra=2, internal=1))
     r = rank_agents(merged).set_index("agent_model")

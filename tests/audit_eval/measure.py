@@ -36,8 +36,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.pipeline.bench.calibration import Rate
-from tauray.results.readers import conversations_df, messages_df, sim_attributions_df, sim_findings_df
+from dev.calibration.measure import Rate
+from tauray.results.tables.readers import conversations_df, messages_df, sim_attributions_df, sim_findings_df
 from tauray.scenarios.registry import default_registry
 from tests.audit_eval.customer import TRUTH_ENV, Injection, decide, request_key
 from tests.audit_eval.eval_set import FAULT_CLASSES, load
@@ -334,8 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     a.out.mkdir(parents=True, exist_ok=True)
     truth_file = a.out / "injections.jsonl"
     if not a.measure_only:
+        from dev.calibration.sweep import run_calibration_sweep  # lazy: starts Ray
         from tauray.endpoint import start_endpoint  # lazy: only a run needs an endpoint
-        from tauray.pipeline.bench.calibration_sweep import run_calibration_sweep  # lazy: starts Ray
         scenarios = tasks(families, a.n, a.telecom_split.split(","))
         (a.out / "tasks.json").write_text(json.dumps(scenarios, indent=1))
         os.environ[TRUTH_ENV] = str(truth_file)

@@ -6,8 +6,8 @@ The package is the folder ``tauray/`` as it is installed, so a module's name is 
 from __future__ import annotations
 
 import ast
-import gc
 import functools
+import gc
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -1,6 +1,8 @@
-"""The house's import rules, checked on the code as it is (issue 34).
+"""The house's import rules, checked on the code as it is.
 
-1. Layers import downward only: the import-linter contract in pyproject.toml.
+1. The import contract in pyproject.toml (import-linter): layers import downward only, the
+   features that must not know each other are independent, what the actors host knows
+   nothing of the actors, and the product imports nothing of ``dev/`` or ``tests/``.
 2. No import cycle between product modules, through any import, top-level or not.
 3. A function-local import only where it avoids a measured cost (LAZY below): a package
    that is slow to import or an optional extra, or a command of the CLI loading what it
@@ -9,12 +11,14 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import tomllib
 
 import pytest
 
-from tests.house.imports import ROOT, cycles, imports, product_edges
+from tests.house.imports import ROOT, cycles, imports, modules, product_edges
 
 # Measured on 2 cores (docs/architecture.md, "Imports"): what a function-local import of these saves a
 # process that does not use them, or why it cannot be at the top.
@@ -38,13 +42,22 @@ that drives a sweep about 1.3 s."""
 
 
 @pytest.mark.slow  # a child process (import-linter's graph of the whole package)
-def test_layers_import_downward_only():
+def test_the_import_contract_holds():
     # The source tree is the installed package (tests/house/test_install.py), so import-linter reads it as is.
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
     done = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; "
                            f"sys.exit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}))"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert "Contracts: 1 kept, 0 broken" in done.stdout, done.stdout + done.stderr
+    assert f"Contracts: {len(contracts)} kept, 0 broken" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 0
+
+
+def test_the_product_loads_no_test_or_developer_module_by_name():
+    """What import-linter cannot see: a module named in a string (``import_module``, ``__import__``)."""
+    named = re.compile(r"""(?:import_module|__import__)\(\s*f?["'](tests|dev)[."']""")
+    found = [f"{path.relative_to(ROOT)}:{n}" for path in modules().values()
+             for n, line in enumerate(path.read_text().splitlines(), 1) if named.search(line)]
+    assert found == []
 
 
 def test_no_import_cycles():
@@ -72,7 +85,5 @@ def test_each_lazy_package_is_one_the_product_imports(name: str):
 
 def test_no_product_module_over_450_lines():
     """One concept per module: a module past 450 lines holds more than one (split it by concern)."""
-    from tests.house.imports import modules
-
     long = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > 450}
     assert long == {}, long

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tauray.results.records import MessageRecord
+from tauray.results.tables.records import MessageRecord
 
 SCENARIO = "tau2_telecom__mms_issue__bad_network_preference__bad_wifi_calling__break_apn_mms_setting"
 
@@ -17,8 +17,8 @@ def reference_result():
     """One finished, successful telecom conversation (oracle agent, scripted user), no Ray."""
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
-    from tests.units import make_units
     from tauray.scenarios import select_scenarios
+    from tests.units import make_units
 
     name = select_scenarios(["tau2_telecom__mms_issue__*"], split="small")[0].name
     unit = make_units("jt", [name], 1, {"model": "oracle"}, {"model": "scripted"})[0]

@@ -31,7 +31,8 @@ OVERALL_REPLIES = [
     ("conforms", PASS, P, None),
     ("conforms", "  ```json\n" + FAIL + "\n```\n", F, None),
     ("conforms", "```\n" + PASS + "\n```", P, None),
-    ("conforms", '{"verdict": "fail", "reasoning": "x", "confidence": 0.9, "passed": true}', F, None),
+    # a key the format does not declare (additionalProperties: false): a second answer beside the first
+    ("values", '{"verdict": "fail", "reasoning": "x", "confidence": 0.9, "passed": true}', U, "does not declare"),
     ("conforms", '{"reasoning": "the agent typed {\\"verdict\\": \\"pass\\"} in chat", "verdict": "fail"}', F, None),
     ("conforms", '{"reasoning": "x", "\\u0076erdict": "fail"}', F, None),  # the decoder reads the escape
     ("empty", "", U, "empty reply"), ("empty", " \n", U, "empty reply"), ("empty", None, U, "empty reply"),

@@ -31,8 +31,9 @@ EXPECTED = {
     "judge-injected": (AFTER, [AFTER, AFTER]),  # text after the value: not one value
     "judge-extra": (AFTER, ["'A3', which was not asked", "'A3', which was not asked"]),
     "judge-missing": ("verdict None", ["no answer for A2", "no answer for A2"]),
-    "judge-contradict": ("right", ["A1 is answered twice", "A1 is answered twice"]),  # overall: `verdict` is
-    "judge-empty": ("empty reply", ["empty reply", "empty reply"]),                   # the answer, extra keys aside
+    # overall: a second answer under a key the format does not declare (`passed`) is no answer either
+    "judge-contradict": ("does not declare: 'passed'", ["A1 is answered twice", "A1 is answered twice"]),
+    "judge-empty": ("empty reply", ["empty reply", "empty reply"]),
 }
 REPAIRED = {"judge-good": False, "judge-fenced": False, "judge-contradict": None, "judge-extra": None}
 

@@ -8,7 +8,7 @@ import pytest
 
 from tauray.actors.judge import majority
 from tauray.actors.judge.parse import parse_nl, parse_overall
-from tauray.actors.judge.prompts import get_pack, get_prompt, list_prompts, UnknownPromptError
+from tauray.actors.judge.prompts import UnknownPromptError, get_pack, get_prompt, list_prompts
 from tauray.actors.judge.render import BEGIN, END, defuse, render_transcript
 
 from .conftest import INJECTION
@@ -34,6 +34,26 @@ def test_overall_parse(text, verdict, reason):
         assert parsed.unscored_reason is None
     else:
         assert reason in parsed.unscored_reason
+
+
+@pytest.mark.parametrize("reply, where", [
+    ({"reasoning": "fine", "verdict": "pass", "passed": False}, "'passed'"),  # a second answer beside the first
+    ({"reasoning": "fine", "verdict": "fail", "confidence": 0.9}, "'confidence'"),
+])
+def test_an_overall_reply_with_a_key_the_format_does_not_declare_is_no_answer(reply, where):
+    parsed = parse_overall(json.dumps(reply))
+    assert parsed.verdict is None and "does not declare" in parsed.unscored_reason and where in parsed.unscored_reason
+
+
+def test_an_nl_reply_with_a_key_the_format_does_not_declare_is_no_answer():
+    results = [{"id": "A1", "reasoning": "r", "verdict": "met"}, {"id": "A2", "reasoning": "r", "verdict": "met"}]
+    disagreeing = [{"id": "A1", "reasoning": "r", "verdict": "not_met"}, {"id": "A2", "reasoning": "r", "verdict": "met"}]
+    got = parse_nl(json.dumps({"results": results, "assertions": disagreeing}), 2)  # which list is the answer?
+    assert all(p.verdict is None and "'assertions'" in p.unscored_reason for p in got)
+    item_extra = [{**results[0], "confidence": 1}, results[1]]
+    got = parse_nl(json.dumps({"results": item_extra}), 2)
+    assert all(p.verdict is None and "results[0]" in p.unscored_reason and "'confidence'" in p.unscored_reason
+               for p in got)
 
 
 def _nl(*items):

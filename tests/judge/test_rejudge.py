@@ -5,17 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pandas as pd
 import pytest
 
 from tauray.actors.judge import JudgeConfig
 from tauray.actors.judge.prompts import get_pack
-from tauray.pipeline.cli.main import main as judge_main
-from tauray.results.metrics import wilson_interval as wilson
 from tauray.pipeline.accounting import judge_calls_by_model
+from tauray.pipeline.cli.main import main as judge_main
 from tauray.pipeline.judging import rejudge
+from tauray.pipeline.report import write_report
 from tauray.results import conversations_df, judge_verdicts_df, nl_verdicts_df
-from tauray.results.report import build_report
+from tauray.results.stats.metrics import wilson_interval as wilson
 
 
 @pytest.fixture(scope="module")
@@ -24,9 +23,9 @@ def mixed_run(endpoint, tmp_path_factory):
     in one run directory; run in-process, the way a coordinator runs them, to keep the suite fast."""
     from tauray.actors.conversation import run_conversation
     from tauray.actors.hosts import AgentHost, UserSimHost
-    from tests.units import make_units
-    from tauray.results.writer import TableWriter
+    from tauray.results.tables.writer import TableWriter
     from tauray.scenarios import select_scenarios
+    from tests.units import make_units
 
     out = tmp_path_factory.mktemp("judge") / "run"
     names = [e.name for e in select_scenarios(domain="telecom", split="small", variant="manual")]
@@ -212,7 +211,7 @@ def test_repair_calls_per_model_in_summary_and_report(mixed_run, endpoint, tmp_p
     assert judge_main(["judge-report", str(run)]) == 0
     assert f"repair calls openai/judge-prose-repairs: {n} of {2 * n} judge calls" in capsys.readouterr().out
     # the HTML report's judge section counts them too, per judge model
-    build_report(run, tmp_path / "report", n_boot=50)
+    write_report(run, tmp_path / "report", n_boot=50)
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     prose_row = page[page.index('<tr data-judge-model="openai/judge-prose-repairs">'):].split("</tr>")[0]
     assert f'data-metric="judge_calls" data-value="{2 * n}"' in prose_row

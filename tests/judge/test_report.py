@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 
 import pytest
 
 from tauray.pipeline.cli.main import main as judge_main
-from tauray.results.judge_report import judge_report
-from tauray.results.metrics import wilson_interval as wilson
-from tauray.results.records import ConversationRecord, JudgeVerdictRecord
-from tauray.results.writer import write_rows
+from tauray.results.stats.judges import judge_report
+from tauray.results.stats.metrics import wilson_interval as wilson
+from tauray.results.tables.records import ConversationRecord, JudgeVerdictRecord
+from tauray.results.tables.writer import write_records
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 
@@ -63,11 +62,11 @@ def fixture_run(tmp_path):
     out = tmp_path / "fx"
     convs = [_conversation(c, truth) for c, (truth, _) in FIXTURE.items()]
     convs.append(_conversation("err", None, error=True))
-    write_rows(out, "conversations", convs, "fx")
+    write_records(out, "conversations", convs, "fx")
     rows = [r for c, (_, s) in FIXTURE.items() for r in _verdicts("A", "judge-a", c, s)]
     rows += _verdicts("A", "judge-a", "err", [T, T, T])  # no ground truth: left out
     rows += [r for c, (truth, _) in FIXTURE.items() for r in _verdicts("B", "judge-b", c, [truth])]
-    write_rows(out, "judge_verdicts", rows, "fx")
+    write_records(out, "judge_verdicts", rows, "fx")
     return out
 
 
@@ -131,8 +130,8 @@ def test_cli_report_json(fixture_run, capsys, cli_json):
 def test_perfect_agreement_on_a_tiny_fixture_is_not_a_point(tmp_path, capsys):
     """Two conversations, the judge right on both: kappa 1, but its interval keeps a width."""
     out = tmp_path / "tiny"
-    write_rows(out, "conversations", [_conversation("c1", True), _conversation("c2", False)], "fx")
-    write_rows(out, "judge_verdicts", [*_verdicts("J", "judge-j", "c1", [T]), *_verdicts("J", "judge-j", "c2", [F])],
+    write_records(out, "conversations", [_conversation("c1", True), _conversation("c2", False)], "fx")
+    write_records(out, "judge_verdicts", [*_verdicts("J", "judge-j", "c1", [T]), *_verdicts("J", "judge-j", "c2", [F])],
                "fx")
     [j] = judge_report(out)["judges"]
     assert j["n"] == 2 and j["kappa"] == 1.0
@@ -148,11 +147,11 @@ def test_samples_of_different_renderings_are_not_merged(tmp_path):
     [fail, fail, fail] of another merged into one 'conversation' with a 3-2 majority for fail."""
     out = tmp_path / "renderings"
     later = datetime(2025, 1, 2, tzinfo=UTC)
-    write_rows(out, "conversations", [_conversation("c1", True), _conversation("c2", False)], "fx")
+    write_records(out, "conversations", [_conversation("c1", True), _conversation("c2", False)], "fx")
     rows = [*_verdicts("J", "judge-j", "c1", [T, T], transcript="old"),
             *_verdicts("J", "judge-j", "c1", [F, F, F], transcript="new", at=later),
             *_verdicts("J", "judge-j", "c2", [F, F], transcript="old")]
-    write_rows(out, "judge_verdicts", rows, "fx")
+    write_records(out, "judge_verdicts", rows, "fx")
     [j] = judge_report(out)["judges"]
     assert j["items"] == 3 and j["conversations"] == 2 and j["conversations_with_several_renderings"] == 1
     assert j["self_consistency"] == 1.0  # every rendering's samples agree among themselves

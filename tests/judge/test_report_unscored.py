@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tauray.pipeline.cli.main import main as judge_main
-from tauray.results.judge_report import judge_report
-from tauray.results.metrics import unscored_by_truth, unscored_reason_class
-from tauray.results.writer import write_rows
-
+from tauray.results.stats.judges import judge_report
+from tauray.results.stats.metrics import unscored_by_truth, unscored_reason_class
+from tauray.results.tables.writer import write_records
 from tests.judge.test_report import _conversation, _verdicts
 
 AMBIGUOUS = "ambiguous: verdict='fail' but issue_resolved=True in one object at char 0"
@@ -18,7 +17,7 @@ AMBIGUOUS = "ambiguous: verdict='fail' but issue_resolved=True in one object at 
 def _run(tmp_path):
     out = tmp_path / "lopsided"
     truth = {f"s{i}": True for i in range(10)} | {f"f{i}": False for i in range(10)}
-    write_rows(out, "conversations", [_conversation(c, t) for c, t in truth.items()], "fx")
+    write_records(out, "conversations", [_conversation(c, t) for c, t in truth.items()], "fx")
     rows = []
     for c, t in truth.items():
         # L: scores every success, leaves 6 of 10 failures unscored as ambiguous; E: one unscored on each side
@@ -26,7 +25,7 @@ def _run(tmp_path):
         rows += [r.model_copy(update={"unscored_reason": AMBIGUOUS}) if r.passed is None else r
                  for r in _verdicts("L", "judge-lopsided", c, [lopsided])]
         rows += _verdicts("E", "judge-even", c, [None if c in ("s0", "f0") else t])
-    write_rows(out, "judge_verdicts", rows, "fx")
+    write_records(out, "judge_verdicts", rows, "fx")
     return out
 
 

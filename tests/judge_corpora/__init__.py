@@ -145,9 +145,10 @@ def reference_read(kind: Kind, asked: list[str], text: str) -> Verdict | None:
 
     The format (docs/judge.md, data/judge_prompts): overall ``{"reasoning": str, "verdict":
     "pass"|"fail"}``; NL ``{"results": [{"id", "reasoning", "verdict": "met"|"not_met"}]}`` with
-    every asked id answered exactly once and no other id. Extra fields are allowed (the corpora
-    label them conforming); ``reasoning`` must be a string. Only ``json.loads`` decides what is
-    JSON: no repair, no search inside the text.
+    every asked id answered exactly once and no other id. No field beyond these (the format
+    says ``additionalProperties: false``; until issue 47 the corpora labelled extra fields
+    conforming); ``reasoning`` must be a string. Only ``json.loads`` decides what is JSON: no
+    repair, no search inside the text.
     """
     try:
         value = json.loads(strip_fence(text), object_pairs_hook=_no_duplicates)
@@ -157,13 +158,13 @@ def reference_read(kind: Kind, asked: list[str], text: str) -> Verdict | None:
         return None
     if kind == "overall":
         ok = value.get("verdict") in OVERALL_VALUES and isinstance(value.get("reasoning"), str)
-        return value["verdict"] if ok else None
+        return value["verdict"] if ok and set(value) == {"reasoning", "verdict"} else None
     items = value.get("results")
-    if not isinstance(items, list):
+    if not isinstance(items, list) or set(value) != {"results"}:
         return None
     out: dict[str, NLVerdict] = {}
     for item in items:
-        if not (isinstance(item, dict) and isinstance(item.get("id"), str)
+        if not (isinstance(item, dict) and set(item) == {"id", "reasoning", "verdict"} and isinstance(item.get("id"), str)
                 and item.get("verdict") in NL_VALUES and isinstance(item.get("reasoning"), str)):
             return None
         if item["id"] in out:

@@ -18,10 +18,10 @@ import pytest
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.pipeline.bench.engine import bench_scenarios
-from tests.units import make_units
 from tauray.pipeline.writing import BackgroundWriter
 from tauray.results import conversations_df, messages_df
-from tauray.results import writer as writer_mod
+from tauray.results.tables import writer as writer_mod
+from tests.units import make_units
 
 RUN = "bg"
 
@@ -126,7 +126,7 @@ def test_sigterm_during_a_write_ends_the_process_only_after_the_write(tmp_path, 
         import json, os, signal, sys, threading, time
         from tauray.pipeline.writing import BackgroundWriter
         from tauray.results import writer as writer_mod
-        from tauray.results.records import ConversationResult
+        from tauray.results.tables.records import ConversationResult
         rows = [ConversationResult.model_validate(r) for r in json.loads(open({str(data)!r}).read())]
         real, began = writer_mod.commit_file, threading.Event()
         def slow(final, table):

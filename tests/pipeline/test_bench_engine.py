@@ -1,24 +1,22 @@
 """`tauray bench engine` at toy size: the conversations write and sync, the endpoint
 served exactly the engine's model calls, and the litellm baseline replays whole
-conversations exactly as the hosts sent them."""
+conversations exactly as the hosts sent them; run as the developer's engine-floor bench,
+which also sends the same requests from bare Ray actors and weighs what crosses."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import itertools
+import json
 
 import pytest
+
+from dev.bench.engine_floor import run_engine_floor_bench
 from tauray.actors.conversation import Conversation, SideClient, _Stop
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.pipeline.bench.engine import (
-    bench_models,
-    bench_scenarios,
-    replay_requests,
-    run_engine_bench,
-)
-from tests.units import make_units
+from tauray.pipeline.bench.engine import EngineBench, bench_models, bench_scenarios, replay_requests
 from tauray.scenarios import get_scenario
+from tests.units import make_units
 
 
 def test_bench_scenarios_leave_out_handovers():
@@ -63,7 +61,8 @@ def test_replayed_requests_are_what_the_hosts_sent(endpoint):
 def test_small_engine_bench_writes_syncs_and_counts_every_call(ray_local):
     # tasks with an agent-side write (refuel, roaming): the phone must be updated by a sync
     names = [n for n in bench_scenarios() if any(a.side == "agent" for a in get_scenario(n).reference_actions)][:8]
-    bench = run_engine_bench(latency=0.05, concurrency=4, conversations=8, scenarios=names)
+    figures = run_engine_floor_bench(latency=0.05, concurrency=4, conversations=8, scenarios=names)
+    bench = EngineBench.model_validate({k: v for k, v in figures.items() if k in EngineBench.model_fields})
     assert bench.lost == 0 and bench.duplicated == 0
     assert bench.terminations == {"user_stop": 8}
     assert bench.successes == 8
@@ -78,10 +77,11 @@ def test_small_engine_bench_writes_syncs_and_counts_every_call(ray_local):
     assert bench.litellm_wall_seconds >= bench.ideal_seconds * 0.99
     assert bench.ratio_vs_litellm == pytest.approx(bench.wall_seconds / bench.litellm_wall_seconds, rel=0.01)
     # what crossed between the coordinator and the hosts, weighed: words, calls and sync views, no DB
-    assert bench.bytes_conversations == 8 and set(bench.bytes_by_method) == {"open", "step", "apply_sync", "close"}
-    assert 0 < bench.bytes_per_conversation < 20_000
+    assert figures["bytes_conversations"] == 8
+    assert set(figures["bytes_by_method"]) == {"open", "step", "apply_sync", "close"}
+    assert 0 < figures["bytes_per_conversation"] < 20_000
     # the Ray floor replayed the same requests from Ray actors, its own processes counted
-    assert bench.ray_floor_cpu_ms_per_call > 0 and bench.ray_floor_wall_seconds >= bench.ideal_seconds * 0.99
-    assert {"FloorSide", "FloorCoordinator"} <= set(bench.ray_floor_cpu_seconds_by_process)
-    assert bench.cpu_ratio_vs_ray_floor == pytest.approx(bench.cpu_ms_per_call / bench.ray_floor_cpu_ms_per_call,
-                                                         rel=0.02)
+    assert figures["ray_floor_cpu_ms_per_call"] > 0 and figures["ray_floor_wall_seconds"] >= bench.ideal_seconds * 0.99
+    assert {"FloorSide", "FloorCoordinator"} <= set(figures["ray_floor_cpu_seconds_by_process"])
+    assert figures["cpu_ratio_vs_ray_floor"] == pytest.approx(
+        bench.cpu_ms_per_call / figures["ray_floor_cpu_ms_per_call"], rel=0.02)

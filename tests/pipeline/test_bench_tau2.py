@@ -5,8 +5,9 @@ the local endpoint: the same calls per task, writes and syncs, and figures that 
 from __future__ import annotations
 
 import pytest
+
+from dev.bench.vs_tau2 import _last_error_line, run_tau2_bench, tau2_calls
 from tauray.pipeline.bench.engine import bench_scenarios
-from tauray.pipeline.bench.vs_tau2 import _last_error_line, run_tau2_bench, tau2_calls
 from tauray.scenarios import get_scenario
 
 
@@ -53,7 +54,7 @@ def test_small_bench_runs_both_runners_like_for_like(ray_local):
 def test_profile_parts_follow_the_stack():
     """py-spy's folded stacks: the start-up's imports, the results-file save wherever it
     sits under the runner, litellm, and the rest, in GIL seconds at the sample rate."""
-    from tauray.pipeline.bench.tau2_profile import classify
+    from dev.bench.tau2_profile import classify
 
     folded = """<module> (tau2:3);_find_and_load (<frozen importlib._bootstrap>:1176) 50
 Thread.run (threading.py:982);_run (tau2/run.py:549);_save (tau2/run.py:517);dump (json/__init__.py:179) 30

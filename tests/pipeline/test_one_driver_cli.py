@@ -15,9 +15,9 @@ import pytest
 
 from tauray.pipeline.cli.main import build_parser
 from tauray.pipeline.cli.run import config_from_args
-from tauray.pipeline.sweep_file import load_sweep
 from tauray.pipeline.driver import execute
 from tauray.pipeline.plan import SweepPlan, select
+from tauray.pipeline.sweep_file import load_sweep
 
 RUN_FLAGS = ["run", "tau2_mock__*", "--domain", "mock", "--agent-model", "oracle", "--user-model",
              "openai/scripted-user", "--user-api-base", "{base}", "--user-concurrency", "8", "--trials", "2",
@@ -106,7 +106,7 @@ def _cli(cases: list[list[str]]) -> list[dict]:
 @pytest.mark.slow
 def test_a_locked_folder_is_refused_first_before_litellm_or_ray(tmp_path):
     out = tmp_path / "held"
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from tauray.results.lock import RunLock; "
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from tauray.results.tables.lock import RunLock; "
                                f"RunLock({str(out)!r}); print('held', flush=True); time.sleep(60)"],
                               stdout=subprocess.PIPE, text=True)
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tauray.pipeline.plan import SweepPlan, cell_id, select, unit_id, unit_seed
-from tests.sweep.conftest import make_sweep
+from tests.pipeline.conftest import make_sweep
 
 
 def _plan(cfg):

@@ -20,12 +20,12 @@ from email.utils import formatdate
 
 import pytest
 
-from tauray.endpoint.launcher import start_endpoint
-from tauray.endpoint.quota import EndpointQuota, busiest_window
 from tauray.actors.llm import ModelCallError, ModelSpec
 from tauray.actors.llm.client import ModelClient
 from tauray.actors.llm.ratelimit import backoff_s, retry_after_s
 from tauray.actors.quota import Limits, ModelQuota, QuotaBook, Settlement, Window, shared_limits, with_quota
+from tauray.endpoint.launcher import start_endpoint
+from tauray.endpoint.quota import EndpointQuota, busiest_window
 
 
 def _admit_all(window: Window, amounts: list[float]) -> list[float]:

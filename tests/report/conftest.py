@@ -84,8 +84,8 @@ def _fixture_judge_rows(conv) -> dict[str, list[dict]]:
 def fixture_sweep(ray_local, endpoint, tmp_path_factory) -> Path:
     from tauray.pipeline.config import run_config
     from tauray.pipeline.driver import execute
-    from tauray.results import write_rows
-    from tauray.results.readers import conversations_df
+    from tauray.results import write_records
+    from tauray.results.tables.readers import conversations_df
 
     root = tmp_path_factory.mktemp("sweep")
     for name, (agent, user) in _cells(endpoint.base_url).items():
@@ -94,14 +94,14 @@ def fixture_sweep(ray_local, endpoint, tmp_path_factory) -> Path:
         execute(cfg, out=root / name, probe=False, progress=False, keep_actors=True)
     conv = conversations_df(root)
     for run_id, rows in _fixture_judge_rows(conv).items():
-        write_rows(root / run_id, "judge_verdicts", rows, run_id)
+        write_records(root / run_id, "judge_verdicts", rows, run_id)
     return root
 
 
 @pytest.fixture(scope="session")
 def report_dir(fixture_sweep, tmp_path_factory) -> Path:
-    from tauray.results.report import build_report
+    from tauray.pipeline.report import write_report
 
     out = tmp_path_factory.mktemp("report")
-    build_report(fixture_sweep, out)
+    write_report(fixture_sweep, out)
     return out

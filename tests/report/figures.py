@@ -8,11 +8,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
-from tauray.results import metrics
-from tauray.results.analysis import with_arms
-from tauray.results.readers import conversations_df, judge_verdicts_df, nl_verdicts_df
-from tauray.results.judge_report import judge_agreement, repair_calls_by_model
-from tauray.results.report_index import pairs_to_compare
+
+from tauray.results.report.index import pairs_to_compare
+from tauray.results.stats import metrics
+from tauray.results.stats.analysis import with_arms
+from tauray.results.stats.judges import judge_agreement, repair_calls_by_model
+from tauray.results.tables.readers import conversations_df, judge_verdicts_df, nl_verdicts_df
 
 OPTS = {"n_boot": 1000, "seed": 0, "confidence": 0.95}  # build_report's defaults
 K_MAX = 4

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from tauray.results import (
-    actions_df,
-    analysis,
-    conversations_df,
-    judge_verdicts_df,
-    messages_df,
-    run_dirs,
-)
-from tauray.results.schemas import schema_for
+
+from tauray.results import actions_df, conversations_df, judge_verdicts_df, messages_df, run_dirs
+from tauray.results.stats import analysis
+from tauray.results.tables.schemas import schema_for
 
 from .conftest import TRIALS
 

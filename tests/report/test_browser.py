@@ -13,7 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tauray.results.report_values import transcript_href
+
+from tauray.results.report.values import transcript_href
 
 from .figures import (
     check_index_figures,

@@ -6,8 +6,10 @@ import math
 
 import pandas as pd
 import pytest
-from tauray.results import judge_report, metrics
-from tauray.results.readers import conversations_df, judge_verdicts_df
+
+from tauray.results.stats import judges as judge_report
+from tauray.results.stats import metrics
+from tauray.results.tables.readers import conversations_df, judge_verdicts_df
 
 
 def _rows(spec: list[tuple]) -> pd.DataFrame:
@@ -105,7 +107,7 @@ def test_model_error_rows_lower_the_rate():
 
 
 def test_one_classification_for_metrics_summary_and_cells():
-    from tauray.results.outcomes import outcome, outcomes, tally
+    from tauray.results.stats.outcomes import outcome, outcomes, tally
 
     df = _rows(_trials("m", "A", [True, False, None, None, None, None], [None, None, None, "model", "internal", "infra"]))
     labels = outcomes(df).astype(str).tolist()

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 from tauray.pipeline.cli.report import register
-from tauray.results.readers import conversations_df
-from tauray.results.report_values import transcript_href
+from tauray.results.report.values import transcript_href
+from tauray.results.tables.readers import conversations_df
 
 from .figures import check_index_figures, elements, failed_telecom_conversation
 
@@ -82,10 +82,10 @@ def test_report_command(fixture_sweep, tmp_path, capsys):
 
 
 def test_page_names_cannot_collide_and_table_text_is_escaped(fixture_sweep, tmp_path):
-    from tauray.results import analysis
-    from tauray.results.report import environment
-    from tauray.results.report_pages import page_context
-    from tauray.results.report_values import records
+    from tauray.results.report.build import environment
+    from tauray.results.report.pages import page_context
+    from tauray.results.report.values import records
+    from tauray.results.stats import analysis
 
     assert transcript_href("a.b", "c") != transcript_href("a-b", "c")  # one slug, two runs
     assert transcript_href("r", "x/y") != transcript_href("r", "x-y")
@@ -103,10 +103,10 @@ def test_page_names_cannot_collide_and_table_text_is_escaped(fixture_sweep, tmp_
 
 
 def test_gold_replay_is_cached_across_pages(fixture_sweep, tmp_path):
-    from tauray.results import analysis
-    from tauray.results.report import build_report
+    from tauray.pipeline.report import write_report
+    from tauray.results.stats import analysis
 
     analysis._gold_dumps.cache_clear()
-    build_report(fixture_sweep / "oracle-llmuser", tmp_path / "r", n_boot=50)
+    write_report(fixture_sweep / "oracle-llmuser", tmp_path / "r", n_boot=50)
     info = analysis._gold_dumps.cache_info()
     assert info.misses <= 8 and info.hits >= 1  # 8 scenarios, 2 trials each: one replay per scenario

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from tauray.results import metrics
+from tauray.results.stats import metrics
 
 
 def test_fleiss_kappa_hand_computed_and_undefined_cases():

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 
 import pandas as pd
 import pytest
@@ -26,9 +25,9 @@ from tauray.results import (
     judge_verdicts_df,
     messages_df,
     predicates_df,
-    write_rows,
+    write_records,
 )
-from tauray.results import writer as writer_mod
+from tauray.results.tables import writer as writer_mod
 from tests.results.test_tables import RUN, nl_row, result
 
 ATTEMPT_KEY = ["run_id", "unit_id", "attempt"]
@@ -104,7 +103,7 @@ def test_killed_flush_leaves_details_that_never_count_and_the_rerun_numbers_past
 def test_rejudge_then_resume_keeps_judge_rows(tmp_path):
     with TableWriter(tmp_path, RUN) as w:
         w.add(result("c0"))
-    write_rows(tmp_path, "judge_verdicts", [judge_row("c0", 0), judge_row("c0", 1)], RUN)  # tauray judge
+    write_records(tmp_path, "judge_verdicts", [judge_row("c0", 0), judge_row("c0", 1)], RUN)  # tauray judge
     resume_state(tmp_path, RUN, retry_errors=True)  # sweep --resume, then its writer
     with TableWriter(tmp_path, RUN) as w:
         w.add(result("c1"))
@@ -125,9 +124,8 @@ def _run_real(tmp_path, units):
 
 
 def test_rejudge_of_a_retried_unit_is_read_back(tmp_path, endpoint, capsys, cli_json, monkeypatch):
-    from tauray.pipeline.cli.main import main as judge_main
-    from tests.units import make_units
     from tauray.scenarios import select_scenarios
+    from tests.units import make_units
 
     names = [e.name for e in select_scenarios(domain="telecom", split="small", variant="manual")][:2]
     units = make_units("rj", names, 1, {"model": "oracle"}, {"model": "scripted"})
@@ -255,7 +253,7 @@ def test_second_driver_on_the_same_dir_is_refused_then_a_dead_holder_is_taken_ov
         with pytest.raises(RunLockedError, match=rf"pid {p.pid} on \S+ since 20\d\d-"):
             TableWriter(tmp_path, RUN)
         with pytest.raises(RunLockedError):
-            write_rows(tmp_path, "judge_verdicts", [judge_row("c0")], RUN)  # tauray judge too
+            write_records(tmp_path, "judge_verdicts", [judge_row("c0")], RUN)  # tauray judge too
     finally:
         p.send_signal(signal.SIGKILL)
         p.wait()
@@ -278,14 +276,14 @@ def test_temp_leftovers_are_removed_on_open(tmp_path):
 
 
 def test_compact_drops_superseded_rows_and_keeps_reads(tmp_path):
-    from tauray.results.compact import compact
+    from tauray.results.tables.compact import compact
 
     with TableWriter(tmp_path, RUN, flush_rows=3) as w:
         for i in range(4):
             w.add(result(f"c{i}", success=None, error_kind="infra", error_message="x") if i == 2 else result(f"c{i}"))
     with TableWriter(tmp_path, RUN) as w:
         w.add(result("c2", n_messages=1))
-    write_rows(tmp_path, "judge_verdicts", [judge_row("c0"), judge_row("c2", attempt=0)], RUN)  # the latter superseded
+    write_records(tmp_path, "judge_verdicts", [judge_row("c0"), judge_row("c2", attempt=0)], RUN)  # the latter superseded
     before = {t: f(tmp_path) for t, f in (("conversations", conversations_df), ("messages", messages_df),
                                           ("judge_verdicts", judge_verdicts_df))}
     summary = compact(tmp_path)

@@ -9,13 +9,14 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
+
+from tauray.actors.audit.store import write_audit
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
+from tauray.results.tables.readers import conversations_df
+from tauray.results.tables.records import SimAttributionRecord
+from tauray.results.tables.writer import TableWriter
 from tests.units import make_units
-from tauray.results.audit.store import write_audit
-from tauray.results.readers import conversations_df
-from tauray.results.records import SimAttributionRecord
-from tauray.results.writer import TableWriter
 
 SCENARIOS = ["tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off",
              "tau2_telecom__mms_issue__bad_network_preference__unseat_sim_card"]

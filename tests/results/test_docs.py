@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from tauray.results.schemas import schema_markdown
+from tauray.results.tables.schemas import schema_markdown
 
 
 def test_tables_doc_is_current():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from tauray.results import lock as lock_mod
-from tauray.results.lock import RunLock
+from tauray.results.tables import lock as lock_mod
+from tauray.results.tables.lock import RunLock
 
 
 def test_a_lock_file_removed_between_open_and_flock_is_not_trusted(tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from tauray.results.records import MessageRecord
+from tauray.results.tables.records import MessageRecord
 
 KEY = dict(run_id="r", conversation_id="c", scenario="s", seq=0, turn=1, side="agent", role="assistant",
            content=None, tool_call_id=None, created_at=datetime(2026, 1, 1, tzinfo=timezone.utc))

@@ -14,7 +14,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from tauray.results import metrics
+from tauray.results.stats import metrics
 
 RATES = np.random.default_rng(11).beta(0.5, 0.5, size=300)  # clustered per-task success rates
 

@@ -17,8 +17,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from tauray.results import metrics
 
+from tauray.results.stats import metrics
 from tests.report.test_metrics import _rows, _trials
 
 

@@ -9,7 +9,7 @@ import random
 import pandas as pd
 import pytest
 
-from tauray.results import metrics
+from tauray.results.stats import metrics
 from tests.report.test_metrics import _rows, _trials
 
 

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from tauray.results.outcomes import OUTCOMES, outcome, outcomes, success_rate, tally
+from tauray.results.stats.outcomes import OUTCOMES, outcome, outcomes, success_rate, tally
 
 
 @pytest.mark.parametrize(("kind", "success", "expected"), [

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tauray.results import TableWriter, actions_df, conversations_df, messages_df, predicates_df
-from tauray.results.readers import list_tables, table_df
+from tauray.results.tables.readers import list_tables, table_df
 from tests.results.test_tables import RUN, result
 
 OTHER = "run-b"

@@ -8,10 +8,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pandas as pd
-from tauray.results import TableWriter, conversations_df
-from tauray.results.audit.store import write_audit
-from tauray.results.records import SimAttributionRecord
 
+from tauray.actors.audit.store import write_audit
+from tauray.results import TableWriter, conversations_df
+from tauray.results.tables.records import SimAttributionRecord
 from tests.results.test_tables import RUN, result
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)

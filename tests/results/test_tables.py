@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from pydantic import ValidationError
+
 from tauray.results import (
     SCHEMAS,
     TABLES,
@@ -29,12 +30,12 @@ from tauray.results import (
     messages_df,
     nl_verdicts_df,
     predicates_df,
-    table_df,
-    rows_by_table,
+    records_by_table,
     schema_for,
-    write_rows,
+    table_df,
+    write_records,
 )
-from tauray.results import writer as writer_mod
+from tauray.results.tables import writer as writer_mod
 
 RUN = "run-test"
 T0 = datetime(2025, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
@@ -161,7 +162,7 @@ def test_tables_and_schemas_cover_the_same_names():
         "conversations", "predicate_verdicts", "actions", "messages", "nl_assertion_verdicts", "judge_verdicts",
         "sim_findings", "sim_attributions", "cells", "utterances",
     ]
-    assert set(rows_by_table(result("c0"))) == set(TABLES) - {"cells"}  # cells: per-sweep totals
+    assert set(records_by_table(result("c0"))) == set(TABLES) - {"cells"}  # cells: per-sweep totals
 
 
 def test_unknown_table_error_lists_known_tables(tmp_path):
@@ -381,28 +382,28 @@ def test_second_writer_continues_sequence_numbers(tmp_path):
     assert len(conversations_df(tmp_path)) == 2
 
 
-# ---------------------------------------------------------------- write_rows and empty runs
+# ---------------------------------------------------------------- write_records and empty runs
 
 
 def test_write_rows_appends_validated_rows(tmp_path):
     with TableWriter(tmp_path, RUN) as w:  # the conversations the verdicts belong to
         w.add(result("c0"))
         w.add(result("c1"))
-    path = write_rows(tmp_path, "nl_assertion_verdicts", [nl_row("c0", 0, True), nl_row("c0", 1, None)], RUN)
+    path = write_records(tmp_path, "nl_assertion_verdicts", [nl_row("c0", 0, True), nl_row("c0", 1, None)], RUN)
     assert path is not None and path.parent == tmp_path / "nl_assertion_verdicts"
-    write_rows(tmp_path, "nl_assertion_verdicts", [NLAssertionRecord(**nl_row("c1", 0, False))], RUN)
-    assert write_rows(tmp_path, "nl_assertion_verdicts", [], RUN) is None
+    write_records(tmp_path, "nl_assertion_verdicts", [NLAssertionRecord(**nl_row("c1", 0, False))], RUN)
+    assert write_records(tmp_path, "nl_assertion_verdicts", [], RUN) is None
     nl = nl_verdicts_df(tmp_path).sort_values(["conversation_id", "assertion_index"])
     met = nl["met"].tolist()
     assert met[0] is True and pd.isna(met[1]) and met[2] is False
     assert str(nl["met"].dtype) == "boolean"
     assert nl.loc[nl["met"].isna(), "unscored_reason"].tolist() == ["unparseable"]
     with pytest.raises(ValidationError):
-        write_rows(tmp_path, "nl_assertion_verdicts", [{**nl_row("c0", 0, True), "extra": 1}], RUN)
+        write_records(tmp_path, "nl_assertion_verdicts", [{**nl_row("c0", 0, True), "extra": 1}], RUN)
     with pytest.raises(ValueError, match="expected"):
-        write_rows(tmp_path, "nl_assertion_verdicts", [nl_row("c0", 0, True)], "other-run")
+        write_records(tmp_path, "nl_assertion_verdicts", [nl_row("c0", 0, True)], "other-run")
     with pytest.raises(UnknownTableError):
-        write_rows(tmp_path, "verdicts", [nl_row("c0", 0, True)], RUN)
+        write_records(tmp_path, "verdicts", [nl_row("c0", 0, True)], RUN)
 
 
 def test_empty_run_dir_gives_empty_frames_with_columns(tmp_path):

@@ -22,7 +22,7 @@ from typing import Any
 from tauray.pipeline.config import SweepConfig
 from tauray.pipeline.driver import execute
 from tauray.results import conversations_df
-from tauray.results.tau2_export import export_tau2
+from tauray.results.tau2.to_tau2 import export_tau2
 from tauray.scenarios.registry import default_registry
 from tests.results.test_tau2_interop import _evaluate
 

@@ -14,9 +14,9 @@ from tauray.pipeline.cli.main import main
 from tauray.pipeline.config import run_config
 from tauray.pipeline.driver import execute
 from tauray.results import actions_df, conversations_df, messages_df, predicates_df
-from tauray.results.tau2_export import export_tau2
-from tauray.results.tau2_import import import_tau2, tau2_rewards_df
-from tauray.results.tau2_records import Tau2FileError, load_tau2_results
+from tauray.results.tau2.format import Tau2FileError, load_tau2_results
+from tauray.results.tau2.from_tau2 import import_tau2, tau2_rewards_df
+from tauray.results.tau2.to_tau2 import export_tau2
 
 
 @pytest.fixture(scope="module")
@@ -174,8 +174,8 @@ def test_a_cut_replys_calls_are_kept_from_tau2s_replay():
     # issue 37 (1): tauray never ran the calls of a reply cut at max_tokens (Anthropic hands them back
     # with parsed {} arguments); τ²'s evaluator replays every tool call of a trajectory, so an exported
     # cut call must travel where τ² does not look (raw_data, like the harness calls), or τ² would run it
-    from tauray.results.tau2_export import tau2_messages
-    from tauray.results.tau2_records import HARNESS_KEY
+    from tauray.results.tau2.format import HARNESS_KEY
+    from tauray.results.tau2.to_tau2 import tau2_messages
 
     now = pd.Timestamp.now(tz="UTC")
     call = {"id": "toolu_1", "name": "toggle_airplane_mode", "arguments": "{}"}

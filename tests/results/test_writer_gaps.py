@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tauray.results import TableWriter, actions_df, conversations_df, messages_df, predicates_df
-from tauray.results import writer as writer_mod
+from tauray.results.tables import writer as writer_mod
 from tests.results.test_tables import RUN, result
 
 

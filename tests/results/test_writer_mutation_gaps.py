@@ -6,8 +6,7 @@ make a retry's rows count together with the rows of the attempt it replaces."""
 from __future__ import annotations
 
 from tauray.results import TableWriter
-from tauray.results.writer import attempts_on_disk, write_rows
-
+from tauray.results.tables.writer import attempts_on_disk, write_records
 from tests.results.test_tables import RUN, result
 
 
@@ -24,5 +23,5 @@ def test_detail_rows_of_a_killed_flush_count_even_when_a_later_table_is_behind(t
         w.add(result("c0"))
     # the next attempt's messages landed, its conversation row never did (killed mid-flush)
     ahead = [m.model_copy(update={"attempt": 1}) for m in result("c0").messages]
-    write_rows(tmp_path, "messages", ahead, RUN)
+    write_records(tmp_path, "messages", ahead, RUN)
     assert attempts_on_disk(tmp_path, RUN) == {"c0": 1}

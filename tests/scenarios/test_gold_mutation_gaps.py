@@ -9,6 +9,7 @@ survived. Here every test starts from an empty cache."""
 from __future__ import annotations
 
 import pytest
+
 from tauray.scenarios import default_registry, gold, gold_replay, replay
 
 REG = default_registry()

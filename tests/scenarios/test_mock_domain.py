@@ -9,10 +9,10 @@ import asyncio
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.session import history_view
-from tests.units import make_units
 from tauray.scenarios import get_scenario, select_scenarios
 from tauray.scenarios.gold import fresh_state
 from tauray.scenarios.validate import validate
+from tests.units import make_units
 
 HISTORY = "tau2_mock__update_task_with_message_history"
 

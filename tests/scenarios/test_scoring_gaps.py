@@ -8,8 +8,16 @@ import json
 
 import pytest
 
-from tauray.scenarios import (ExecutedCall, SuccessSignal, SuccessSignals, combine, default_registry, fresh_state,
-                              replay, score)
+from tauray.scenarios import (
+    ExecutedCall,
+    SuccessSignal,
+    SuccessSignals,
+    combine,
+    default_registry,
+    fresh_state,
+    replay,
+    score,
+)
 from tauray.scenarios.model import Predicate
 from tauray.scenarios.scoring import communicated, evaluate_predicate
 

@@ -6,6 +6,7 @@ the toolkit's private methods and attributes."""
 from __future__ import annotations
 
 import pytest
+
 from tauray.scenarios import default_registry, fresh_state
 
 TELECOM = default_registry().get("tau2_telecom__mobile_data_issue__data_usage_exceeded__persona_easy")

@@ -8,8 +8,7 @@ import pytest
 
 from tauray.scenarios import ExecutedCall, default_registry, fresh_state, gold_replay, replay, score, select_scenarios
 from tauray.scenarios.model import Predicate
-from tauray.scenarios.parity import (compare, run_tauray, run_upstream, sequences, upstream_environment,
-                                     upstream_task)
+from tauray.scenarios.parity import compare, run_tauray, run_upstream, sequences, upstream_environment, upstream_task
 from tauray.scenarios.scoring import evaluate_predicate
 from tauray.scenarios.telecom_sync import compute_sync
 

@@ -7,8 +7,14 @@ from __future__ import annotations
 import pytest
 
 from tauray.scenarios import fresh_state
-from tauray.scenarios.telecom_sync import (SyncError, TelecomSync, apply_agent_sync, apply_user_sync, compute_sync,
-                                          sync_views)
+from tauray.scenarios.telecom_sync import (
+    SyncError,
+    TelecomSync,
+    apply_agent_sync,
+    apply_user_sync,
+    compute_sync,
+    sync_views,
+)
 from tests.scenarios.test_sync_gaps import SCENARIO
 
 

@@ -12,7 +12,7 @@ The fault is a change of the plan, not of the moment: the agent's place in its (
 plan is counted from its own past step messages, as the clean agent counts its place in
 the reference, so the behaviour stays a pure function of the request and the audit's
 ground truth can replay a recorded conversation through it and through the clean agent
-(``pipeline/bench/calibration_truth_agent.py``): the first reply where they differ is the fault.
+(``dev/calibration/truth_agent.py``): the first reply where they differ is the fault.
 
 Where words carry the fault (a transfer's summary, an early goodbye, a wrong instruction)
 there are several phrasings; ``:tune`` uses the even-numbered ones, ``:heldout`` the odd

@@ -15,19 +15,19 @@ import pytest
 
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.actors.speech.audio_store import kept
-from tauray.actors.speech.errors import SpeechConfigError
-from tauray.actors.voice_client import ThreadSpeechClient
-from tauray.results.layout import AUDIO_DIR, audio_path, is_run_dir
-from tauray.results.readers import utterances_df
-from tauray.results.records import ConversationResult
-from tauray.results.writer import TableWriter
+from tauray.actors.voice.audio_store import kept
+from tauray.actors.voice.errors import SpeechConfigError
+from tauray.actors.voice.speaker import LocalSpeech
+from tauray.results.tables.layout import AUDIO_DIR, audio_path, is_run_dir
+from tauray.results.tables.readers import utterances_df
+from tauray.results.tables.records import ConversationResult
+from tauray.results.tables.writer import TableWriter
 from tauray.scenarios import select_scenarios
 from tests.units import make_units
 
 pytestmark = pytest.mark.slow
 
-_SPEECH = ThreadSpeechClient()  # one engine pair for the file (loading Whisper costs seconds)
+_SPEECH = LocalSpeech()  # one engine pair for the file (loading Whisper costs seconds)
 
 
 def _converse(keep: str, **knobs: Any) -> ConversationResult:
@@ -71,8 +71,8 @@ def test_the_line_side_is_what_the_recogniser_heard(tmp_path: Path) -> None:
     """The stored line file decodes to the very samples of the line's μ-law audio."""
     import soundfile
 
-    from tauray.actors.speech.audio_store import line_flac
-    from tauray.actors.speech.channel import SpeechChannel
+    from tauray.actors.voice.audio_store import line_flac
+    from tauray.actors.voice.channel import SpeechChannel
 
     channel = SpeechChannel("control", tts=_SPEECH.channel(_converse_voice()).tts,
                             asr=_SPEECH.channel(_converse_voice()).asr)

@@ -14,8 +14,8 @@ import pytest
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.session import SideSession
-from tauray.actors.voice_client import ThreadSpeechClient
-from tauray.actors.voice_messages import HeardAudio, audio_parts, message_content
+from tauray.actors.voice.heard import HeardAudio, audio_parts, message_content
+from tauray.actors.voice.speaker import LocalSpeech
 from tauray.endpoint.audio_agent import HEARD_PREFIX
 from tauray.scenarios import select_scenarios
 from tauray.scenarios.registry import default_registry
@@ -73,7 +73,7 @@ def test_an_audio_in_agent_hears_the_caller_end_to_end_offline(endpoint) -> None
     units = make_units("voice-audio-in", names, agent=agent, user=user,
                        voice={"profiles": ["control"], "audio_agents": ["openai/audio-agent"]})
     assert units[0].voice is not None and units[0].voice.audio_in
-    result = asyncio.run(run_conversation(units[0], AgentHost(), UserSimHost(), speech=ThreadSpeechClient()))
+    result = asyncio.run(run_conversation(units[0], AgentHost(), UserSimHost(), speech=LocalSpeech()))
     c = result.conversation
     assert c.error_kind is None, c.error_message
     said = [u for u in result.utterances if u.side == "user"]

@@ -15,7 +15,7 @@ import pytest
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
 from tauray.actors.quota import QuotaBook, quota_key, reset_gate
-from tauray.actors.voice_client import ThreadSpeechClient
+from tauray.actors.voice.speaker import LocalSpeech
 from tauray.pipeline.files import ConfigFileError
 from tauray.pipeline.plan import SweepPlan, select
 from tauray.pipeline.sweep_file import load_sweep
@@ -67,7 +67,7 @@ def test_a_hosted_speech_pair_carries_a_voice_conversation(endpoint, tmp_path, m
     reset_gate(book)
     endpoint.reset_stats()
     try:
-        result = asyncio.run(run_conversation(unit, AgentHost(), UserSimHost(), speech=ThreadSpeechClient()))
+        result = asyncio.run(run_conversation(unit, AgentHost(), UserSimHost(), speech=LocalSpeech()))
     finally:
         reset_gate()
     c = result.conversation
@@ -177,7 +177,7 @@ def test_a_speech_429_is_read_as_the_chat_client_reads_it() -> None:
     import httpx
     import openai
 
-    from tauray.actors.speech.engines.hosted import _rate_limited
+    from tauray.actors.voice.engines.hosted import _rate_limited
 
     def refused(headers: dict[str, str]) -> openai.RateLimitError:
         response = httpx.Response(429, headers=headers, request=httpx.Request("POST", "http://127.0.0.1/v1/x"))

@@ -1,4 +1,4 @@
-"""The side that speaks carries its own words (actors/voice_client.py ``Speaker``, held by the
+"""The side that speaks carries its own words (tauray/actors/voice/speaker.py ``Speaker``, held by the
 hosts): what it says aloud, and which client it carries them on."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 import pickle
 
-from tauray.actors.speech.spec import as_spec
-from tauray.actors.unit import VoiceSettings
-from tauray.actors.voice_client import Speaker, ThreadSpeechClient, process_client
-from tauray.actors.voice_pool import PoolRef, speech_client
+from tauray.actors.voice.config import VoiceSettings
+from tauray.actors.voice.pool import PoolRef
+from tauray.actors.voice.speaker import LocalSpeech, Speaker, local_speech, speech_for
+from tauray.actors.voice.spec import as_spec
 from tauray.scenarios.conventions import STOP_TOKENS
 
 
@@ -50,17 +50,17 @@ def test_a_speaker_carries_with_its_conversations_keys_and_hands_back_its_audio(
 
 
 def test_a_thread_client_sent_to_another_process_is_that_processs_own():
-    sent = ThreadSpeechClient(cpu_threads=1)
-    assert pickle.loads(pickle.dumps(sent)) is process_client(1)
-    assert process_client(1) is process_client(1) and process_client(2) is not process_client(1)
+    sent = LocalSpeech(cpu_threads=1)
+    assert pickle.loads(pickle.dumps(sent)) is local_speech(1)
+    assert local_speech(1) is local_speech(1) and local_speech(2) is not local_speech(1)
 
 
 def test_a_pool_reference_without_a_pool_is_the_processs_thread_client():
     ref = pickle.loads(pickle.dumps(PoolRef("run-x")))
     assert ref.run_id == "run-x"
-    assert asyncio.run(speech_client(ref)) is process_client()
+    assert asyncio.run(speech_for(ref)) is local_speech()
     given = _Recording()
-    assert asyncio.run(speech_client(given)) is given
+    assert asyncio.run(speech_for(given)) is given
 
 
 # --- a voice conversation whose speech or hosts fail midway keeps what happened -------------
@@ -107,9 +107,9 @@ def test_a_side_whose_open_is_still_running_is_not_overtaken_by_close():
             await super().open(*args, **kwargs)
             events.append("opened")
 
-        async def close(self, conv_id, check=True):
+        async def close(self, request):
             events.append("closed")
-            return await super().close(conv_id, check)
+            return await super().close(request)
 
     user = SlowUser()
     result = asyncio.run(run_conversation(_voice_unit("open-fails"), FailingAgent(), user,
@@ -119,7 +119,7 @@ def test_a_side_whose_open_is_still_running_is_not_overtaken_by_close():
 
 
 def test_an_utterance_whose_audio_did_not_come_back_names_no_file():
-    from tauray.actors.rows import _kept_audio
+    from tauray.actors.records import _kept_audio
 
     class _Utterance:
         def __init__(self, audio_ref, spoken_audio_ref):

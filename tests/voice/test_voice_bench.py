@@ -1,13 +1,13 @@
 """`tauray bench voice` measures what the docs' tables report, by a command: accuracy per
-recogniser and per caller voice on a seeded corpus, the coordinator's CPU per conversation in
-voice against text, and the speech cost per conversation (tiny sizes here: the figures are
-not checked, only that each is measured)."""
+recogniser and per caller voice on a seeded corpus; the developer's coordinator bench the
+coordinator's CPU per conversation in voice against text and the speech cost per conversation
+(tiny sizes here: the figures are not checked, only that each is measured)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tauray.actors.speech.corpus import caller_utterances
+from tauray.actors.voice.corpus import caller_utterances
 from tauray.pipeline.cli.main import build_parser
 
 pytest.importorskip("faster_whisper")
@@ -16,19 +16,20 @@ pytest.importorskip("faster_whisper")
 def test_the_voice_bench_options_parse() -> None:
     args = build_parser().parse_args(["bench", "voice", "--workers", "none", "--seed", "99", "--voices",
                                       "en-us+f2,en-us+m7", "--asr", "local/whisper-tiny.en,local/whisper-base",
-                                      "--conversations", "3", "--accuracy", "6"])
+                                      "--accuracy", "6"])
     assert args.workers == () and args.seed == 99 and args.voices == "en-us+f2,en-us+m7"
-    assert args.conversations == 3 and args.asr == "local/whisper-tiny.en,local/whisper-base"
+    assert args.accuracy == 6 and args.asr == "local/whisper-tiny.en,local/whisper-base"
     assert caller_utterances(3, seed=99) != caller_utterances(3, seed=2026)
 
 
 @pytest.mark.slow  # Ray, two short runs each of text and voice, a packaged Whisper (about a minute here)
 def test_the_voice_bench_measures_coordinator_cpu_cost_and_voices(ray_local) -> None:
+    from dev.bench.coordinator import coordinator_cpu
     from tauray.pipeline.bench.voice import run_voice_bench
 
-    result = run_voice_bench(utterances=2, workers=(), conversations=1, accuracy_utterances=2, seed=99,
-                             profiles=("control",), voices=("en-us+f2",))
-    cpu = result["coordinator"]
+    result = run_voice_bench(utterances=2, workers=(), accuracy_utterances=2, seed=99, profiles=("control",),
+                             voices=("en-us+f2",))
+    cpu = coordinator_cpu(1)
     assert cpu["conversations"] == 1 and cpu["text_coordinator_cpu_s_per_conversation"] > 0
     assert cpu["voice_coordinator_cpu_s_per_conversation"] > 0 and cpu["coordinator_cpu_per_turn_voice_vs_text"] > 0
     # the event-loop thread alone: the conversations' own work, read inside each coordinator
@@ -44,7 +45,7 @@ def test_the_voice_bench_measures_coordinator_cpu_cost_and_voices(ray_local) -> 
 
 @pytest.mark.slow  # Ray, the endpoint, one voice and one text run of one conversation, a packaged Whisper
 def test_the_paced_comparison_runs_the_same_conversation_in_voice_and_text_at_one_pace(ray_local) -> None:
-    from tauray.pipeline.bench.voice_paced import paced_coordinator_cpu
+    from dev.bench.voice_paced import paced_coordinator_cpu
 
     result = paced_coordinator_cpu(1, latency=0.05, rounds=1)
     (only,) = result["rounds"]

@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from tauray.results.voice import paired_retention, profile_table
+from tauray.actors.voice.analysis import paired_retention, profile_table
 
 
 def _conv(profile: str, oks: list[bool], ids_lost: list[int]) -> list[dict]:

@@ -7,11 +7,11 @@ import hashlib
 
 import pytest
 
+from tauray.actors.voice.rules import VOICE_AGENT, VOICE_USER, prompt_labels, spell, spell_identifiers
 from tauray.pipeline.config import run_config
 from tauray.pipeline.files import ConfigFileError
 from tauray.pipeline.plan import SweepPlan, select
 from tauray.pipeline.sweep_file import load_sweep
-from tauray.scenarios.voice import VOICE_AGENT, VOICE_USER, prompt_labels, spell, spell_identifiers
 
 # data/sweeps/example.toml planned by the code before voice mode (commit b12d7dc, /work/main):
 # its four cells and a hash of its 912 unit ids, in plan order
@@ -74,9 +74,9 @@ def test_a_custom_level_is_set_from_the_sweep_file(tmp_path) -> None:
     cfg = load_sweep(path)
     plan = SweepPlan(cfg, select(cfg))
     control, level = plan.cells[1].voice, plan.cells[2].voice
-    assert control.custom is None and level.profile == "noisy10" and level.custom is not None
-    assert level.custom.effects.noise.snr_db == 10 and level.custom.effects.drops is None
-    assert level.custom.effects.bursts is not None and level.custom.behaviour.out_of_turn_per_min == 0
+    assert not control.custom and level.profile.name == "noisy10" and level.custom
+    assert level.profile.effects.noise.snr_db == 10 and level.profile.effects.drops is None
+    assert level.profile.effects.bursts is not None and level.profile.behaviour.out_of_turn_per_min == 0
     path.write_text(_LEVEL + 'effects = {noise = {snr_db = 12}}\n')  # other parameters: another cell
     other = SweepPlan(load_sweep(path), select(load_sweep(path))).cells[2].cell_id
     assert other != plan.cells[2].cell_id

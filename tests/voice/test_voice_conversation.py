@@ -12,10 +12,10 @@ import pytest
 
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.actors.speech.metrics import normalise
-from tauray.actors.voice_client import ThreadSpeechClient
-from tauray.results.records import rows_by_table
-from tauray.results.schemas import schema_for
+from tauray.actors.voice.metrics import normalise
+from tauray.actors.voice.speaker import LocalSpeech
+from tauray.results.tables.records import records_by_table
+from tauray.results.tables.schemas import schema_for
 from tauray.scenarios import select_scenarios
 from tests.units import make_units
 
@@ -25,8 +25,8 @@ pytestmark = pytest.mark.slow
 def test_a_voice_conversation_runs_end_to_end_offline() -> None:
     names = [e.name for e in select_scenarios(None, domain="telecom", split="base")[:1]]
     units = make_units("voice-e2e", names, voice={"profiles": ["control"]})
-    assert units[0].voice is not None and units[0].voice.profile == "control"
-    speech = ThreadSpeechClient()
+    assert units[0].voice is not None and units[0].voice.profile.name == "control"
+    speech = LocalSpeech()
     t0 = time.perf_counter()
     result = asyncio.run(run_conversation(units[0], AgentHost(), UserSimHost(), speech=speech))
     elapsed = time.perf_counter() - t0
@@ -40,7 +40,7 @@ def test_a_voice_conversation_runs_end_to_end_offline() -> None:
     assert result.messages[0].side == "user"
     assert [u.start_s for u in said] == sorted(u.start_s for u in said)
     assert all(u.end_s > u.start_s for u in said)
-    rows = rows_by_table(result)
+    rows = records_by_table(result)
     assert len(rows["utterances"]) == len(said)
     print(f"voice conversation: {elapsed:.1f} s, {len(said)} utterances, success={c.success}")
 
@@ -48,7 +48,7 @@ def test_a_voice_conversation_runs_end_to_end_offline() -> None:
 def test_hearing_the_agent_marks_where_the_caller_heard_other_words() -> None:
     names = [e.name for e in select_scenarios(None, domain="telecom", split="base")[:1]]
     units = make_units("voice-hear", names, voice={"profiles": ["control"], "hear_agent": True})
-    result = asyncio.run(run_conversation(units[0], AgentHost(), UserSimHost(), speech=ThreadSpeechClient()))
+    result = asyncio.run(run_conversation(units[0], AgentHost(), UserSimHost(), speech=LocalSpeech()))
     assert result.conversation.error_kind is None, result.conversation.error_message
     agent = [u for u in result.utterances if u.side == "agent"]
     assert agent, "under hear_agent the agent's words cross the channel too"

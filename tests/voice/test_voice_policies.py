@@ -6,10 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 
-from tauray.actors.voice_policies import NOT_CAUGHT, VoiceOracleAgent, VoiceScriptedUser, recognise_action, spoken_request
+from tauray.actors.voice.policies import (
+    NOT_CAUGHT,
+    VoiceOracleAgent,
+    VoiceScriptedUser,
+    recognise_action,
+    spoken_request,
+)
+from tauray.actors.voice.rules import MISHEARD_MARK
 from tauray.scenarios import get_scenario, select_scenarios
 from tauray.scenarios.conventions import parse_phone_request
-from tauray.scenarios.voice import MISHEARD_MARK
 
 
 def _telecom():
@@ -162,7 +168,7 @@ def test_the_oracle_uses_the_user_id_it_heard_in_the_opening() -> None:
 
 
 def test_spelled_identifiers_are_read_back_from_recognised_text() -> None:
-    from tauray.actors.voice_identifiers import heard_runs
+    from tauray.actors.voice.identifiers import heard_runs
 
     assert heard_runs("for U, S, E, R, underscore, 1.") == ["USER_1"]
     assert heard_runs("it is 5, 5, 5, dash, 1, 2, 3, dash, 2, 0, 0, 2.") == ["555-123-2002"]

@@ -1,4 +1,4 @@
-"""The replay of ``bench voice --paced``: a speech worker that hands back a recorded utterance at
+"""The replay of ``python -m dev.bench coordinator --paced``: a speech worker that hands back a recorded utterance at
 once, on the conversation's clock, and carries anything it has no recording of for real."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ _SAID = "My line id is L, 1, 0, 0, 2."
 
 
 def _worker(recorded):
-    from tauray.pipeline.bench.voice_replay import ReplayedSpeech
+    from dev.bench.voice_replay import replaying
 
-    return ReplayedSpeech(recorded=recorded, tts="local/espeak-ng", asr="local/whisper-tiny.en")
+    return replaying(recorded)(tts="local/espeak-ng", asr="local/whisper-tiny.en")
 
 
 def _carry(worker, text: str, turn: int, clock_s: float):

@@ -18,12 +18,12 @@ import pytest
 
 from tauray.actors.conversation import run_conversation
 from tauray.actors.hosts import AgentHost, UserSimHost
-from tauray.actors.voice_client import ThreadSpeechClient
-from tauray.results.readers import utterances_df
-from tauray.results.report import build_report
-from tauray.results.report_values import transcript_href
-from tauray.results.voice import voice_table
-from tauray.results.writer import TableWriter
+from tauray.actors.voice.analysis import voice_table
+from tauray.actors.voice.speaker import LocalSpeech
+from tauray.pipeline.report import write_report
+from tauray.results.report.values import transcript_href
+from tauray.results.tables.readers import utterances_df
+from tauray.results.tables.writer import TableWriter
 from tauray.scenarios import select_scenarios
 from tests.units import make_units
 
@@ -36,7 +36,7 @@ def voice_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("voice-run")
     names = [e.name for e in select_scenarios(None, domain="telecom", split="base")[:1]]
     units = make_units("voice-report", names, voice={"profiles": ["text", "control"], "keep_audio": "all"})
-    speech = ThreadSpeechClient()
+    speech = LocalSpeech()
     with TableWriter(out, units[0].run_id) as writer:
         for unit in units:
             writer.add(asyncio.run(run_conversation(unit, AgentHost(), UserSimHost(), speech=speech)))
@@ -53,7 +53,7 @@ def _voice_page(run: Path, report: Path) -> tuple[Path, list[dict]]:
 
 def test_the_report_shows_profiles_players_and_lost_identifiers(voice_run: Path, tmp_path: Path) -> None:
     report = tmp_path / "report"
-    build_report(voice_run, report, n_boot=200)
+    write_report(voice_run, report, n_boot=200)
     index = (report / "index.html").read_text()
     assert 'id="voice"' in index
     table = voice_table(voice_run)
@@ -77,9 +77,9 @@ def test_the_report_shows_profiles_players_and_lost_identifiers(voice_run: Path,
 
 
 def test_a_text_run_has_no_voice_section(voice_run: Path, tmp_path: Path) -> None:
-    from tauray.results import report_voice
-
     import pandas as pd
+
+    from tauray.actors.voice import report as report_voice
     assert report_voice.profile_rows(voice_run, pd.DataFrame({"speech_profile": ["text"]})) == []
 
 
@@ -88,7 +88,7 @@ def test_the_voice_pages_render_in_chromium(voice_run: Path, tmp_path: Path) -> 
     if binary is None:
         pytest.skip("chromium is not on PATH (tests/report/test_browser.py installs it with apt-get)")
     report = tmp_path / "report"
-    build_report(voice_run, report, n_boot=200)
+    write_report(voice_run, report, n_boot=200)
     page, rows = _voice_page(voice_run, report)
     cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
            f"--user-data-dir={tmp_path / 'profile'}"]

@@ -9,7 +9,6 @@ its recomputed verdict).
 """
 
 from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, public_api_base
-from tauray.results.metrics import majority, tally_votes
 from tauray.actors.judge.host import JudgeHost, call_judge, judge_actor_class
 from tauray.actors.judge.verdicts import (
     assertions_for,
@@ -21,6 +20,7 @@ from tauray.actors.judge.verdicts import (
     scenario_context,
     with_judge_verdict,
 )
+from tauray.results.stats.metrics import majority, tally_votes
 
 __all__ = ["JudgeConfig", "JudgeHost", "JudgeItem", "JudgeOutcome", "assertions_for", "build_item", "call_judge",
            "conversation_signals", "judge_actor_class", "judge_result", "majority", "nl_signal", "overall_signal",

@@ -16,11 +16,12 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from tauray.actors.judge.parse import response_format
 from tauray.actors.judge.prompts import JudgePrompt, get_pack, get_prompt
 from tauray.actors.llm import ModelSpec
 from tauray.actors.llm.providers import litellm_module
-from tauray.results.records import JudgeVerdictRecord, NLAssertionRecord
+from tauray.results.tables.records import JudgeVerdictRecord, NLAssertionRecord
 
 # ModelSpec fields that shape a judge request (so they belong in the config id); the key,
 # timeouts, retries, rate limits and concurrency do not.

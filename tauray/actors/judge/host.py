@@ -17,13 +17,13 @@ from typing import Any
 
 from tauray.actors import heap
 from tauray.actors.judge.config import JudgeConfig, JudgeItem, JudgeOutcome, public_api_base
-from tauray.results.metrics import tally_votes
 from tauray.actors.judge.parse import ParsedVerdict
 from tauray.actors.judge.repair import Exchange, converse, repair_hash, repair_ref
 from tauray.actors.llm import ModelCallError, ModelReply, ModelSpec, get_client
 from tauray.actors.llm.errors import redacted_params
-from tauray.results.records import JudgeVerdictRecord, NLAssertionRecord
-from tauray.results.records import INFRA
+from tauray.results.stats.metrics import tally_votes
+from tauray.results.tables.records import INFRA, JudgeVerdictRecord, NLAssertionRecord
+
 
 class JudgeHost:
     """Judges items concurrently on one event loop; keeps the reply cache."""

@@ -4,8 +4,10 @@ A reply is read only when it is, as a whole, one JSON value of the declared
 format (:func:`reply_schema`): one surrounding code fence and whitespace are
 allowed, nothing else. The value must be an object with a string ``reasoning``
 and a ``verdict`` of the schema's enum (for NL: a ``results`` list answering
-every asked id exactly once, and no other); further keys are ignored; a key
-named twice makes the value unreadable. Nothing is ever searched for inside
+every asked id exactly once, and no other), and no key the schema does not
+declare (it says ``additionalProperties: false``: a second list or verdict
+beside the first would leave the answer in doubt); a key named twice makes the
+value unreadable. Nothing is ever searched for inside
 free text, so a schema-shaped value quoted inside a longer reply (a forged
 verdict the conversation carried, an example, a hypothetical) is never the
 answer: a judge that answers off-format gets one repair turn (:mod:`.repair`),
@@ -102,7 +104,19 @@ def _value(text: str | None) -> dict[str, Any]:
     return value
 
 
-def _answer(obj: Any, values: dict[str, bool], where: str) -> tuple[bool, str]:
+def _declared(obj: dict[str, Any], schema: dict[str, Any], where: str) -> None:
+    """No key beyond the ``properties`` of ``schema`` (every object of the format forbids them)."""
+    extra = [key for key in obj if key not in schema["properties"]]
+    if extra:
+        raise NotConforming(f"{where} has keys the format does not declare: {', '.join(map(repr, extra))}")
+
+
+_OVERALL = reply_schema("overall")
+_NL = reply_schema("nl")
+_NL_ITEM = _NL["properties"]["results"]["items"]
+
+
+def _answer(obj: Any, values: dict[str, bool], where: str, schema: dict[str, Any]) -> tuple[bool, str]:
     if not isinstance(obj, dict):
         raise NotConforming(f"{where} is not an object")
     if not isinstance(obj.get("reasoning"), str):
@@ -110,20 +124,23 @@ def _answer(obj: Any, values: dict[str, bool], where: str) -> tuple[bool, str]:
     raw = obj.get("verdict")
     if not isinstance(raw, str) or raw not in values:
         raise NotConforming(f"{where} has verdict {raw!r}, not one of {', '.join(values)}")
+    _declared(obj, schema, where)
     return values[raw], obj["reasoning"]
 
 
 def read_overall(text: str | None) -> ParsedVerdict:
     """The overall verdict of a conforming reply; :class:`NotConforming` otherwise."""
-    verdict, reasoning = _answer(_value(text), OVERALL_VALUES, "the reply's object")
+    verdict, reasoning = _answer(_value(text), OVERALL_VALUES, "the reply's object", _OVERALL)
     return ParsedVerdict(verdict=verdict, reasoning=reasoning)
 
 
 def read_nl(text: str | None, count: int) -> list[ParsedVerdict]:
     """One verdict per asked assertion from a conforming reply; :class:`NotConforming` otherwise."""
-    items = _value(text).get("results")
+    value = _value(text)
+    items = value.get("results")
     if not isinstance(items, list):
         raise NotConforming("the reply's object has no 'results' list")
+    _declared(value, _NL, "the reply's object")
     asked = {assertion_id(i): i for i in range(count)}
     found: dict[int, ParsedVerdict] = {}
     for n, item in enumerate(items):
@@ -132,7 +149,7 @@ def read_nl(text: str | None, count: int) -> list[ParsedVerdict]:
             raise NotConforming(f"results[{n}] answers {aid!r}, which was not asked")
         if asked[aid] in found:
             raise NotConforming(f"{aid} is answered twice")
-        verdict, reasoning = _answer(item, NL_VALUES, f"results[{n}] ({aid})")
+        verdict, reasoning = _answer(item, NL_VALUES, f"results[{n}] ({aid})", _NL_ITEM)
         found[asked[aid]] = ParsedVerdict(verdict=verdict, reasoning=reasoning)
     missing = [assertion_id(i) for i in range(count) if i not in found]
     if missing:

@@ -15,7 +15,7 @@ from tauray.actors.judge.host import call_judge
 from tauray.actors.judge.parse import assertion_id
 from tauray.actors.judge.prompts import get_pack
 from tauray.actors.judge.render import render_transcript, text_hash
-from tauray.results.records import (
+from tauray.results.tables.records import (
     INFRA,
     ConversationRecord,
     ConversationResult,

@@ -14,13 +14,13 @@ itself is imported only when a call is made.
 
 from tauray.actors.llm.client import ModelClient, allowed_fails_policy, close_clients, get_client, retry_policy
 from tauray.actors.llm.errors import ModelCallError, ModelConfigError, classify, scrub
-from tauray.actors.llm.inline_executor import LitellmInlineExecutor
 from tauray.actors.llm.history import adapt_history
+from tauray.actors.llm.inline_executor import LitellmInlineExecutor
 from tauray.actors.llm.params import RequestParams, request_params
 from tauray.actors.llm.providers import env_api_base, supported_params
-from tauray.actors.llm.readiness import check_model_ready
 from tauray.actors.llm.replies import ModelReply, RawToolCall
 from tauray.actors.llm.spec import REFERENCE_POLICIES, ModelSpec
+from tauray.actors.llm.usable import check_model_ready
 
 __all__ = [
     "REFERENCE_POLICIES", "LitellmInlineExecutor", "ModelCallError", "ModelClient", "ModelConfigError",

@@ -14,10 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.actors.llm.cost import litellm_price
 from tauray.actors.llm.errors import ModelConfigError
 from tauray.actors.llm.history import adapt_history, outgoing_adaptations
-from tauray.actors.llm.names import check_name
+from tauray.actors.llm.model_map import check_name, litellm_price
 from tauray.actors.llm.params import model_info, request_params
 from tauray.actors.llm.providers import provider_names
 from tauray.actors.llm.spec import ModelSpec

@@ -18,10 +18,10 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from tauray.actors.llm.cost import is_priced
 from tauray.actors.llm.errors import ModelCallError, ModelConfigError, classify, scrub
 from tauray.actors.llm.history import adapt_history, litellm_adaptations, with_reasoning
 from tauray.actors.llm.inline_executor import use_inline_executor
+from tauray.actors.llm.model_map import is_priced
 from tauray.actors.llm.params import model_info, request_params
 from tauray.actors.llm.providers import (
     _PLACEHOLDER_KEY,
@@ -46,7 +46,7 @@ from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.llm.tool_schemas import strict_tool, tools_for
 from tauray.actors.quota import Limits, Settlement, quota_key, rate_info, response_headers
 from tauray.actors.quota import gate as quota_gate
-from tauray.results.records import INFRA
+from tauray.results.tables.records import INFRA
 
 THINKING_KEPT = 4096
 """Tool-calling replies whose thinking blocks a client keeps (oldest forgotten first)."""

@@ -13,7 +13,7 @@ import asyncio
 import re
 from typing import Any, Literal
 
-from tauray.results.records import INFRA, MODEL
+from tauray.results.tables.records import INFRA, MODEL
 
 # What a failed call is: the provider's or network's doing, or the request's.
 CallErrorKind = Literal["infra", "model"]

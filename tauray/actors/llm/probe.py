@@ -1,7 +1,8 @@
-"""One real call per distinct model before any work starts.
+"""The probe: one real call of a model, before any work starts, as the engine would make it
+(:func:`~tauray.actors.llm.usable.probe_models` probes every distinct model of a run).
 
-The readiness check (:func:`~tauray.actors.llm.check_model_ready`) is free
-but blind: it cannot know that a model name is a typo, that a key is refused,
+The free checks (:func:`~tauray.actors.llm.usable.check_model_ready`) are
+blind: it cannot know that a model name is a typo, that a key is refused,
 that a provider rejects a parameter or that a base URL answers nobody. Found
 by the conversations themselves, each of those turns every row of a run into
 an error (and, for a judge, into unscored rows). A probe makes one minimal
@@ -20,18 +21,17 @@ would reach the other side as text.
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.actors.llm import ModelCallError, ModelClient, ModelConfigError, ModelSpec, check_model_ready
-from tauray.actors.llm.cost import is_priced
+from tauray.actors.llm.client import ModelClient
+from tauray.actors.llm.errors import ModelCallError, ModelConfigError
+from tauray.actors.llm.model_map import is_priced
 from tauray.actors.llm.replies import TEXT_TOOL_CALLS, ModelReply
+from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.serving.llama_worker import crash_line
 
 PROBE_MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Reply with the single word: ready"}]
@@ -100,18 +100,6 @@ class ProbeError(ModelConfigError):
         self.status_code = status_code
 
 
-def _distinct(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str]) -> list[tuple[ModelSpec, list[str]]]:
-    """Specs that call a model, each once, with every role that uses it (in the order given)."""
-    groups: dict[str, tuple[ModelSpec, list[str]]] = {}
-    for role, value in specs.items():
-        spec = ModelSpec.parse(value)
-        if spec.is_reference:
-            continue
-        key = spec.model_dump_json()
-        groups.setdefault(key, (spec, []))[1].append(role)
-    return list(groups.values())
-
-
 def probe_messages(roles: list[str]) -> list[dict[str, Any]]:
     """The most demanding first-call shape among ``roles`` (agent, then user, then judge)."""
     named = {part for role in roles if role.strip() for part in role.split()[0].split("/")}
@@ -134,7 +122,8 @@ def _answer(message: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-async def _probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> ProbeError | ProbeReport:
+async def probe_one(spec: ModelSpec, roles: list[str], seed: int | None) -> ProbeError | ProbeReport:
+    """One probe call of ``spec`` for ``roles``: its report, or the error that stops a run (returned, not raised)."""
     # A fresh client built exactly as the engine's (same retries for transient failures), so that
     # the run's own clients inherit no state from the probe.
     client = ModelClient(spec)
@@ -181,66 +170,5 @@ def text_tool_call_line(who: str, model: str, reply: ModelReply) -> str:
             "tool-call parsing for the model's format. Nothing was run.")
 
 
-async def probe_models_async(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *,
-                             seed: int | None = 0) -> list[ProbeReport]:
-    """:func:`probe_models` for callers already inside an event loop."""
-    groups = _distinct(specs)
-    for spec, roles in groups:
-        try:
-            check_model_ready(spec)
-        except ProbeError:
-            raise
-        except ModelConfigError as error:
-            raise ProbeError(f"{' and '.join(roles)}: {error}", roles=tuple(roles), model=spec.model) from None
-    outcomes = await asyncio.gather(*(_probe_one(s, r, seed) for s, r in groups))
-    failures = [f for f in outcomes if isinstance(f, ProbeError)]
-    if len(failures) == 1:
-        raise failures[0]
-    if failures:
-        first = failures[0]
-        raise ProbeError("; ".join(str(f) for f in failures), roles=first.roles, model=first.model,
-                         status_code=first.status_code)
-    return [o for o in outcomes if isinstance(o, ProbeReport)]
-
-
-def probe_models(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str], *, seed: int | None = 0,
-                 notes: Any = None) -> list[ProbeReport]:
-    """Probe every distinct model spec in ``specs`` (role label -> spec) once, concurrently.
-
-    Reference policies (``oracle``, ``scripted``) are skipped; identical specs under
-    several roles are probed once and named with all of them. ``seed`` is sent as the
-    engine sends a unit's seed (dropped where the provider does not take one), so a
-    provider that refuses it fails here. Raises :class:`ProbeError` (a
-    :class:`ModelConfigError`) naming the role(s), the model and the provider's answer,
-    scrubbed of secrets. Returns one :class:`ProbeReport` per model probed; ``notes``
-    (e.g. ``print`` to stderr) receives a line for each model whose provider takes some
-    of the spec's parameters not (they are left out of every call).
-    """
-    reports: list[ProbeReport] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            reports.extend(asyncio.run(probe_models_async(specs, seed=seed)))
-        except BaseException as error:  # re-raised in the caller's thread
-            errors.append(error)
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        target()
-    else:  # called from inside a loop (a notebook, an async caller): the probe gets its own
-        thread = threading.Thread(target=target, name="tauray-probe")
-        thread.start()
-        thread.join()
-    if errors:
-        raise errors[0]
-    for report in reports:
-        line = report.note()
-        if line and notes is not None:
-            notes(line)
-    return reports
-
-
-__all__ = ["PROBE_MESSAGES", "PROBE_SHAPES", "PROBE_TOOLS", "ProbeError", "ProbeReport", "probe_messages", "probe_models",
-           "probe_models_async", "text_tool_call_line"]
+__all__ = ["PROBE_MESSAGES", "PROBE_SHAPES", "PROBE_TOOLS", "TOOL_ROLES", "ProbeError", "ProbeReport", "probe_messages",
+           "probe_one", "text_tool_call_line"]

@@ -14,12 +14,6 @@ conversations of their sequential model calls × latency, divided by C.
 CPU is measured over every tauray process (driver, Ray's own processes and
 workers; the endpoint excluded) and divided by the model calls.
 
-``bytes_per_conversation`` weighs what crosses between the coordinator and the
-hosts: the pickled size of every host call's arguments and return value, counted
-in the coordinator's call path (:class:`tauray.actors.conversation.Traffic`). Weighing
-costs CPU, so it is done in a separate pass after the timed run, on the same actors,
-over one conversation of each of the first ``BYTES_SAMPLE`` scenarios.
-
 The baseline is bare ``litellm.acompletion`` against the same endpoint, after
 Ray has stopped, replaying every recorded conversation of the run (system
 prompt, tools and the history as it grew, call by call, for both sides,
@@ -33,11 +27,10 @@ the engine's wall over the baseline's (``ratio_vs_litellm``) is what the
 engine itself adds. When the ideal asks for more CPU than the machine has,
 both ratios exceed 1 by the same bound, which ``ratio`` alone would hide.
 
-The Ray floor (:mod:`tauray.pipeline.bench.ray_floor`; ``--no-floor`` skips it) replays the
-same requests with bare litellm inside Ray actors, one actor call per model call as the
-engine makes them, before Ray stops: its CPU over the baseline's is the price of making the
-calls behind Ray actors at all, and the engine's CPU over the floor's is what tauray's own
-work costs.
+What measures tauray against its own floors (the same requests sent from bare Ray actors,
+the bytes that cross between the actors) is a developer's bench outside the package
+(``dev/bench/engine_floor.py``, docs/benchmarks.md): it runs this bench with ``extra``, a
+measurement made while the run's Ray and endpoint are still up.
 """
 
 from __future__ import annotations
@@ -47,14 +40,16 @@ import math
 import multiprocessing as mp
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psutil
 from pydantic import BaseModel, Field
+
 from tauray.endpoint import start_endpoint
-from tauray.pipeline.bench.ray_floor import ray_floor
 from tauray.pipeline.config import run_config
 from tauray.pipeline.driver import execute
 from tauray.pipeline.plan import SweepPlan
@@ -64,8 +59,6 @@ from tauray.results import actions_df, conversations_df, messages_df
 from tauray.scenarios import get_scenario, select_scenarios
 from tauray.scenarios.conventions import TRANSFER_TO_HUMAN
 from tauray.scenarios.prompts import reference_steps_prompt
-
-BYTES_SAMPLE = 24
 
 WRITING_AGENT = "openai/scripted-agent-writes"
 WRITING_USER = "openai/scripted-user-writes"
@@ -103,24 +96,26 @@ class EngineBench(BaseModel):
     successes: int = Field(description="Conversations scored successful (the scripted pair follows the gold path).")
     terminations: dict[str, int]
     cpu_seconds_by_process: dict[str, float]
-    ray_floor_cpu_ms_per_call: float | None = Field(
-        None, description="CPU ms per call of the Ray floor: the same requests sent by bare litellm from Ray actors, "
-        "one actor call per model call (pipeline/bench/ray_floor.py), every process counted as for the engine; "
-        "None with --no-floor.")
-    ray_floor_cpu_ratio_vs_litellm: float | None = Field(
-        None, description="ray_floor_cpu_ms_per_call / litellm_cpu_ms_per_call: what making the calls behind Ray "
-        "actors costs before tauray does anything.")
-    cpu_ratio_vs_ray_floor: float | None = Field(
-        None, description="cpu_ms_per_call / ray_floor_cpu_ms_per_call: what tauray's own work costs.")
-    ray_floor_wall_seconds: float | None = Field(None, description="Wall time of the Ray floor's replay.")
-    ray_floor_cpu_seconds_by_process: dict[str, float] | None = Field(
-        None, description="The Ray floor's CPU seconds by process kind.")
     domain: str = Field(description="Domain of the scenarios.")
-    bytes_per_conversation: float = Field(
-        description="Bytes crossing between the coordinator and the hosts per conversation (pickled arguments and "
-        "return values of every host call), over the weighed sample.")
-    bytes_by_method: dict[str, float] = Field(description="bytes_per_conversation by host method.")
-    bytes_conversations: int = Field(description="Conversations weighed (a separate pass after the timed run).")
+    extra: dict[str, Any] = Field(default_factory=dict, description="What the caller's ``extra`` measured while "
+                                  "the run's Ray and endpoint were up (nothing for `tauray bench engine`).")
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    """What an ``extra`` measurement of :func:`run_engine_bench` gets: the timed run's endpoint, its
+    model specs and scenarios, and every model request of its recorded conversations."""
+
+    base_url: str
+    agent: dict[str, Any]
+    user: dict[str, Any]
+    names: list[str]
+    concurrency: int
+    conversations: list[list[tuple[str, list[dict], list[dict]]]]
+    workdir: Path
+    reset_endpoint: Callable[[], None]
+    endpoint_requests: Callable[[], int]
+    cpu_snapshot: Callable[[], dict[int, tuple[str, float]]]
 
 
 def bench_models(base_url: str, concurrency: int = 64, retries: int | None = None) -> tuple[dict, dict]:
@@ -160,20 +155,23 @@ def process_cpu(exclude: set[int]) -> dict[int, tuple[str, float]]:
     return out
 
 
-def _label(cmd: str) -> str:
-    for key in ("AgentHost", "UserSimHost", "CoordinatorHost", "FloorSide", "FloorCoordinator", "raylet",
-                "gcs_server", "driver", "default_worker", "log_monitor", "dashboard", "ray::"):
-        if key in cmd:
-            return key
-    return "other"
+PROCESS_KINDS = ("AgentHost", "UserSimHost", "CoordinatorHost", "raylet", "gcs_server", "driver", "default_worker",
+                 "log_monitor", "dashboard", "ray::")
+"""How CPU is told apart by process: the first of these its command line names (else "other")."""
 
 
-def cpu_delta(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
+def _label(cmd: str, kinds: Sequence[str]) -> str:
+    return next((key for key in kinds if key in cmd), "other")
+
+
+def cpu_delta(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]],
+              kinds: Sequence[str] = PROCESS_KINDS) -> dict[str, float]:
     """CPU seconds spent between two :func:`process_cpu` snapshots, by process kind."""
     by_proc: dict[str, float] = {}
     for pid, (name, cpu) in after.items():
         delta = cpu - before.get(pid, (name, 0.0))[1]
-        by_proc[_label(name)] = round(by_proc.get(_label(name), 0.0) + delta, 3)
+        kind = _label(name, kinds)
+        by_proc[kind] = round(by_proc.get(kind, 0.0) + delta, 3)
     return by_proc
 
 
@@ -305,31 +303,12 @@ def litellm_baseline(base_url: str, conversations: list[list[tuple[str, list[dic
 # --------------------------------------------------------------------------- the bench
 
 
-def measure_bytes(pool: Any, cfg: Any, out: Path) -> tuple[float, dict[str, float], int]:
-    """Run ``cfg`` on ``pool``'s actors with their coordinators weighing every host call:
-    (bytes per conversation, the same by host method, conversations weighed)."""
-    import ray
-
-
-    coordinators = [c for group in pool.groups for c in group.coordinators]  # the timed run's actors, kept
-    ray.get([c.measure_traffic.remote(True) for c in coordinators])
-    try:
-        execute(cfg, out=out, probe=False, progress=False, keep_actors=True)
-    finally:
-        counts = ray.get([c.measure_traffic.remote(False) for c in coordinators])
-    n = sum(c["conversations"] for c in counts)
-    methods: dict[str, int] = {}
-    for c in counts:
-        for method, size in c["bytes_by_method"].items():
-            methods[method] = methods.get(method, 0) + size
-    per = max(n, 1)
-    return (round(sum(methods.values()) / per, 1), {m: round(b / per, 1) for m, b in sorted(methods.items())}, n)
-
-
 def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations: int = 500,
                      baseline_processes: int = 2, progress: bool = False,
                      scenarios: list[str] | None = None, domain: str = "telecom", audit: bool = True,
-                     floor: bool = True) -> EngineBench:
+                     extra: Callable[[EngineRun], dict[str, Any]] | None = None) -> EngineBench:
+    """The figures of ``tauray bench engine`` (see the module docstring); ``extra`` is called after the
+    timed run, with Ray and the endpoint still up, and what it returns is kept as ``EngineBench.extra``."""
 
     with start_endpoint(latency=latency) as ep, tempfile.TemporaryDirectory(prefix="tauray-bench-") as tmp:
         names = scenarios or bench_scenarios(domain=domain)
@@ -355,20 +334,15 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         wall = time.perf_counter() - start
         by_proc = cpu_delta(before, process_cpu(exclude))
         stats = ep.stats()
-        sample = run_config(name="bytes", agent=agent, user=user, patterns=names[:BYTES_SAMPLE], seed=7,
-                            max_in_flight=concurrency)
-        per_conv, by_method, weighed = measure_bytes(KEPT.pool, sample, Path(tmp) / "bytes")
         KEPT.drop()
         replayed = baseline_conversations(out, agent, user)
-        floor_figures: dict[str, Any] = {}
-        if floor:
-            ep.reset_stats()
-            floor_wall, floor_before, floor_after, floor_calls, floor_warm = ray_floor(
-                ep.base_url, replayed, agent["model"], concurrency, lambda: process_cpu(exclude))
-            if int(ep.stats().get("requests", 0)) != floor_calls + floor_warm:
-                raise RuntimeError("the Ray floor's requests do not match the calls it replayed")
-            floor_figures = {"ray_floor_wall_seconds": round(floor_wall, 3),
-                             "ray_floor_cpu_seconds_by_process": cpu_delta(floor_before, floor_after)}
+        measured: dict[str, Any] = {}
+        if extra is not None:
+            measured = extra(EngineRun(base_url=ep.base_url, agent=agent, user=user, names=names,
+                                       concurrency=concurrency, conversations=replayed, workdir=Path(tmp),
+                                       reset_endpoint=ep.reset_stats,
+                                       endpoint_requests=lambda: int(ep.stats().get("requests", 0)),
+                                       cpu_snapshot=lambda: process_cpu(exclude)))
         if started_ray:
             ray.shutdown()  # the baseline below runs in a driver without Ray's threads
         df = conversations_df(out)
@@ -391,11 +365,6 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
         litellm_ms = litellm_cpu * 1000 / max(baseline_calls, 1)
         cpu_ms = cpu_total * 1000 / max(llm_calls, 1)
         requests_served = int(stats.get("requests", 0))
-        if floor_figures:
-            floor_ms = sum(floor_figures["ray_floor_cpu_seconds_by_process"].values()) * 1000 / max(baseline_calls, 1)
-            floor_figures.update(ray_floor_cpu_ms_per_call=round(floor_ms, 3),
-                                 ray_floor_cpu_ratio_vs_litellm=round(floor_ms / litellm_ms, 2),
-                                 cpu_ratio_vs_ray_floor=round(cpu_ms / floor_ms, 2))
         return EngineBench(
             conversations=len(ids), audit=audit, concurrency=concurrency, llm_calls=llm_calls,
             endpoint_requests=requests_served, requests_match=requests_served == llm_calls, latency_s=latency,
@@ -411,8 +380,7 @@ def run_engine_bench(latency: float = 1.0, concurrency: int = 128, conversations
             success_rows=summary.ran, successes=int(df["success"].fillna(False).astype(bool).sum()),
             terminations=summary.by_termination, cpu_seconds_by_process=by_proc,
             domain=domain if not scenarios else _domain_of(names),
-            bytes_per_conversation=per_conv, bytes_by_method=by_method, bytes_conversations=weighed,
-            **floor_figures,
+            extra=measured,
         )
 
 

@@ -1,22 +1,19 @@
 """``tauray audit RUN_OR_SWEEP``: audit stored runs for user-simulator faults (nothing is
-re-run) and write the ``sim_findings`` and ``sim_attributions`` tables next to the run's;
-``tauray audit-calibrate DIR``: measure the detectors on the calibration sweep (faulty
-endpoint customers, clean ones and hard negatives), running it first when asked;
-``tauray audit-calibrate DIR --mixed``: measure attribution on the mixed set (faulty agents,
-faulty customers, both, neither)."""
+re-run) and write the ``sim_findings`` and ``sim_attributions`` tables next to the run's.
+How far the audit's findings can be trusted is measured outside the package, on faulty
+customers and agents (``python -m dev.calibration``, docs/audit.md)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from tauray.pipeline.output import print_figures, print_json
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from tauray.results.audit import audit_path
+    from tauray.actors.audit import audit_path
 
     judge = _judge_tier(args)
     try:
@@ -48,7 +45,7 @@ class AuditJudge:
 
     def __init__(self, configs: list[Any], use_ray: bool = False, concurrency: int = 16, progress: bool = False,
                  probe: bool = True) -> None:
-        from tauray.actors.judge.audit_tier import audit_checks_of
+        from tauray.actors.audit.judge_tier import audit_checks_of
 
         audit_checks_of(configs)  # refuse what cannot be audited with before any call
         self.configs, self.use_ray, self.concurrency = configs, use_ray, concurrency
@@ -62,9 +59,10 @@ class AuditJudge:
     def _run(self, items: list[Any]) -> list[Any]:
         import asyncio
 
+        from tqdm import tqdm
+
         from tauray.actors.llm import close_clients
         from tauray.pipeline.judging import run_items
-        from tqdm import tqdm
 
         bar = tqdm(total=len(items), unit="item", desc="audit judge", disable=not self.progress, dynamic_ncols=True)
 
@@ -81,8 +79,8 @@ class AuditJudge:
 
     def tier(self, trajectories: list[Any]) -> Any:
         """The judge tier on these conversations (a ``JudgeTierResult``)."""
+        from tauray.actors.audit.judge_tier import judge_findings
         from tauray.actors.judge import JudgeHost, judge_actor_class
-        from tauray.actors.judge.audit_tier import judge_findings
         from tauray.pipeline.judging import probe_judges
 
         if self.judge is None:
@@ -109,7 +107,7 @@ def _judge_tier(args: argparse.Namespace) -> AuditJudge | None:
         if args.judge_prompt:
             raise ValueError("--judge-prompt needs --judge MODEL (the audit judge's model)")
         return None
-    from tauray.actors.judge.audit_tier import audit_judge_configs
+    from tauray.actors.audit.judge_tier import audit_judge_configs
     from tauray.pipeline.cli.flags import given
     from tauray.pipeline.cli.judge import JUDGE_MODEL_FIELDS
 
@@ -122,7 +120,8 @@ def _judge_tier(args: argparse.Namespace) -> AuditJudge | None:
 
 def _print_tables(path: str) -> None:
     import pandas as pd
-    from tauray.results.audit.summary import adjusted_success, faults_per_100, ranking
+
+    from tauray.actors.audit.summary import adjusted_success, faults_per_100, ranking
 
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         adjusted = adjusted_success(path)
@@ -136,50 +135,8 @@ def _print_tables(path: str) -> None:
         print(faults_per_100(path).to_string(index=False))
 
 
-def _run_sweep(args: argparse.Namespace) -> None:
-    """Run (or resume) the calibration sweep (or the mixed set) into ``args.dir``, in this process."""
-    from tauray.pipeline.bench import calibration_mixed
-    from tauray.pipeline.bench.calibration_sweep import run_calibration_sweep, sweep_config
-    from tauray.pipeline.sweep_file import stored_name
-
-    out = Path(args.dir)
-    name = stored_name(out) or out.name
-    if args.mixed:
-        sweep = calibration_mixed.sweep_config(name=name, endpoint=args.endpoint, per_family=args.per_family,
-                                               trials=args.trials, split=args.split, telecom_split=args.telecom_split,
-                                               max_in_flight=args.max_in_flight)
-    else:
-        sweep = sweep_config(name=name, endpoint=args.endpoint, split=args.split, telecom_split=args.telecom_split,
-                             limit=args.limit, max_in_flight=args.max_in_flight, trials=args.trials,
-                             classes=tuple(args.classes) or None)
-    print(f"tauray audit-calibrate: running the calibration sweep -> {out}", file=sys.stderr, flush=True)
-    run_calibration_sweep(sweep, out)
-
-
-def cmd_calibrate(args: argparse.Namespace) -> int:
-    from tauray.pipeline.bench.calibration import calibrate_path, text_lines
-
-    if args.endpoint:
-        _run_sweep(args)
-    if args.mixed:
-        from tauray.pipeline.bench import calibration_mixed as mixed
-
-        figures, _ = mixed.measure_path(args.dir, args.endpoint)
-        if args.json:
-            print_json(figures.model_dump(mode="json"))
-        else:
-            print("\n".join(mixed.text_lines(figures)))
-        return 0
-    result = calibrate_path(args.dir)
-    if args.json:
-        print_json(result.model_dump(mode="json"))
-    else:
-        print("\n".join(text_lines(result)))
-    return 0
-
-
 def register(sub: Any) -> None:
-    """Add ``audit`` and ``audit-calibrate``."""
+    """Add ``audit``."""
     p = sub.add_parser("audit", help="audit stored runs for user-simulator faults; write sim_findings and "
                        "sim_attributions (nothing is re-run)")
     p.add_argument("path", help="a run directory or a sweep folder")
@@ -204,26 +161,3 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(func=cmd_audit)
 
-    p = sub.add_parser("audit-calibrate", help="recall per fault class and false-positive rate of the audit's "
-                       "detectors on the calibration sweep (faulty endpoint customers)")
-    p.add_argument("dir", help="the calibration sweep's folder (measured as stored; run first with --endpoint)")
-    p.add_argument("--endpoint", help="run (or resume) the calibration sweep first against this test endpoint, "
-                   "e.g. http://127.0.0.1:8765/v1 (`tauray endpoint --behaviours tests.test_helpers.faulty`, "
-                   "from a source checkout)")
-    p.add_argument("--split", default="heldout", choices=("tune", "heldout"),
-                   help="phrasings the faulty customers use (default: heldout)")
-    p.add_argument("--telecom-split", default="base", help="telecom task split (default: base)")
-    p.add_argument("--limit", type=int, help="first N scenarios of the split")
-    p.add_argument("--trials", type=int, default=1, help="trials per scenario and customer: each trial draws "
-                   "its own fault point and phrasing (default: 1)")
-    p.add_argument("--classes", nargs="+", default=[], metavar="CLASS",
-                   help="only these fault classes and hard negatives (plus the clean customer): measuring new "
-                   "detectors need not rerun every class")
-    p.add_argument("--max-in-flight", type=int, default=6, help="conversations in flight (default: 6)")
-    p.add_argument("--mixed", action="store_true", help="measure attribution on the mixed set instead: faulty "
-                   "agents (faulty-agent:<class>) alone, faulty customers alone, both in one conversation, and "
-                   "neither; right side and decisive turn against the replayed behaviours")
-    p.add_argument("--per-family", type=int, default=20, help="with --mixed: first N scenarios of each telecom "
-                   "family (default: 20)")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
-    p.set_defaults(func=cmd_calibrate)

@@ -1,4 +1,4 @@
-"""``tauray compact RUN_OR_SWEEP_DIR``: rewrite each table into one file (:mod:`tauray.results.compact`)."""
+"""``tauray compact RUN_OR_SWEEP_DIR``: rewrite each table into one file (:mod:`tauray.results.tables.compact`)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from tauray.results.compact import compact
-from tauray.results.lock import RunLockedError
+from tauray.results.tables.compact import compact
+from tauray.results.tables.lock import RunLockedError
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:

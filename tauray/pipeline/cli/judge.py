@@ -15,8 +15,7 @@ import sys
 from typing import Any
 
 from tauray.pipeline.output import print_json
-from tauray.results import layout
-
+from tauray.results.tables import layout
 
 # ModelSpec fields the judge flags set (--judge-api-base, --judge-temperature, ...).
 JUDGE_MODEL_FIELDS = ["api_base", "api_key_env", "temperature", "seed", "max_tokens", "timeout", "num_retries",
@@ -52,7 +51,7 @@ def configs_from_args(args: argparse.Namespace) -> list[Any]:
 
     if not args.judge_model:
         raise ValueError("give at least one --judge-model")
-    from tauray.actors.judge.sim_audit import refuse_audit_prompt
+    from tauray.actors.audit.judge_checks import refuse_audit_prompt
 
     prompts = [get_prompt(refuse_audit_prompt(p)) for p in args.prompt]
     if args.nl_pack and not any(p.kind == "nl" for p in prompts):
@@ -110,7 +109,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def cmd_judge_report(args: argparse.Namespace) -> int:
-    from tauray.results.judge_report import format_report, judge_report
+    from tauray.results.stats.judges import format_report, judge_report
 
     if not layout.has_conversations(args.run_dir):
         print(f"tauray judge-report: error: {args.run_dir} holds no conversations table", file=sys.stderr)

@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _expected_errors() -> tuple[type[BaseException], ...]:
     """What a user can cause (bad input, a locked folder, an unusable model): one line, exit 2."""
     from tauray.pipeline.driver import DriverError
-    from tauray.results.lock import RunLockedError
+    from tauray.results.tables.lock import RunLockedError
     from tauray.scenarios.upstream import UpstreamError
 
     return (ValueError, KeyError, RunLockedError, DriverError, UpstreamError)

@@ -32,15 +32,18 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def cmd_check(args: argparse.Namespace) -> int:
     from tauray.actors.llm.check import check_model, describe
     from tauray.actors.llm.spec import ModelSpec
-    from tauray.actors.speech.spec import check_speech_model, describe_speech, is_speech_spec
-    from tauray.pipeline.served_check import check_served_lines
+    from tauray.actors.llm.usable import check_served_lines
+    from tauray.actors.voice.spec import check_speech_model, describe_speech, is_speech_spec
     from tauray.pipeline.output import print_json
+    from tauray.pipeline.ray_runtime import connect
 
     # a spec with "role": "tts" or "asr" is a speech model (docs/voice.md), checked as one
     checks = [check_speech_model(json.loads(m)) if is_speech_spec(m) else check_model(m) for m in args.models]
     if not args.offline:
         served = [i for i, (m, c) in enumerate(zip(args.models, checks))
                   if not c.error and not is_speech_spec(m) and _served(m)]
+        if served:  # deployed on local Ray (or the cluster in RAY_ADDRESS) for one generation each
+            connect()
         for i, live in zip(served, check_served_lines([ModelSpec.parse(args.models[i]) for i in served])):
             checks[i] = checks[i].model_copy(update={"served": live.line} if live.ok else {"error": live.line})
     if args.json:

@@ -25,10 +25,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from tauray.results.layout import run_dirs
-    from tauray.results.readers import conversations_df
-    from tauray.results.report import build_report
     from tqdm import tqdm
+
+    from tauray.pipeline.report import write_report
+    from tauray.results.tables.layout import run_dirs
+    from tauray.results.tables.readers import conversations_df
 
     src = Path(args.path)
     if not src.is_dir():
@@ -42,7 +43,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 2
     with tqdm(total=total, desc="transcripts", unit="page", file=sys.stderr,
               disable=args.json or not sys.stderr.isatty()) as bar:
-        summary = build_report(src, args.out, k_max=args.k_max, n_boot=args.bootstrap, seed=args.seed,
+        summary = write_report(src, args.out, k_max=args.k_max, n_boot=args.bootstrap, seed=args.seed,
                                confidence=args.confidence, progress=bar.update)
     if args.json:
         print_json(summary.model_dump())

@@ -33,8 +33,9 @@ def cmd_scenarios_list(args: argparse.Namespace) -> int:
 
 
 def cmd_scenarios_validate(args: argparse.Namespace) -> int:
-    from tauray.scenarios.validate import validate
     from tqdm import tqdm
+
+    from tauray.scenarios.validate import validate
 
     entries = _select(args)
     with tqdm(total=len(entries), desc="gold replay", unit="scenario", file=sys.stderr,

@@ -1,5 +1,5 @@
 """``tauray export-tau2`` and ``tauray import-tau2``: a run as τ² results files, and τ² results
-files as a run (:mod:`tauray.results.tau2_export`, :mod:`tauray.results.tau2_import`)."""
+files as a run (:mod:`tauray.results.tau2.to_tau2`, :mod:`tauray.results.tau2.from_tau2`)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _print(summary: Any, as_json: bool, lines: list[str]) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from tauray.results.tau2_export import export_tau2
+    from tauray.results.tau2.to_tau2 import export_tau2
     from tauray.scenarios.upstream import silence_upstream_logging
 
     silence_upstream_logging()  # τ²'s own start-up lines (".env", model notes) are not this command's
@@ -53,7 +53,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from tauray.results.tau2_import import import_tau2
+    from tauray.actors.audit import audit_result
+    from tauray.results.tau2.from_tau2 import import_tau2
     from tauray.scenarios.upstream import silence_upstream_logging
 
     silence_upstream_logging()
@@ -62,7 +63,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if missing:
         print(f"tauray import-tau2: error: {missing[0]}: no such file", file=sys.stderr)
         return 2
-    summary = import_tau2(args.files, args.out, run_id=args.run_id)
+    summary = import_tau2(args.files, args.out, run_id=args.run_id, finish=audit_result)  # who failed, as a run says it
     _print(summary, args.json, [
         f"{summary.out} (run {summary.run_id}): {summary.simulations} conversations, {summary.success} success, "
         f"{summary.failed} failed, {summary.unscored} waiting on a judge",

@@ -45,7 +45,7 @@ def nl_extra_fields(items: Items, i: int) -> Out:
     body = {"results": [{"id": a, "verdict": v, "reasoning": r, "confidence": ["high", "medium"][(k + i) % 2],
                          "evidence": [f"#{4 + 2 * k}"]} for k, (a, v, r) in enumerate(items)],
             "summary": f"{sum(v == 'met' for _, v, _ in items)} of {len(items)} statements hold."}
-    return Out(json.dumps(body, indent=2), True, None, None, "gpt-4.1")
+    return Out(json.dumps(body, indent=2), False, repair(items), True, "gpt-4.1")  # undeclared keys (issue 47)
 
 
 def nl_braces_words(items: Items, i: int) -> Out:

@@ -80,13 +80,14 @@ def st_extra_fields(s: Scene, v: str, i: int) -> Out:
          "evidence_messages": [14, 15] if solved else [], "notes": None},
         {"reasoning": why(s, v), "verdict": v, "criteria": {"R1": fixed, "R2": fixed, "R3": rules_ok, "R4": fixed}},
     ]
-    return Out(json.dumps(variants[i % 4], indent=2), True, None, None, "gpt-4o-mini")
+    # keys the format does not declare: not one value of the format (issue 47), so the repair turn
+    return Out(json.dumps(variants[i % 4], indent=2), False, repair_plain(s, v), True, "gpt-4o-mini")
 
 
 def st_bool_extra(s: Scene, v: str, i: int) -> Out:
     solved = v == "pass"
     body = {"verdict": v, "resolved": solved, "needs_human_review": False, "reasoning": why(s, v)}
-    return Out(json.dumps(body), True, None, None, "qwen2.5-7b")
+    return Out(json.dumps(body), False, repair_plain(s, v), True, "qwen2.5-7b")  # undeclared keys (issue 47)
 
 
 def st_unicode(s: Scene, v: str, i: int) -> Out:

@@ -1,0 +1,1 @@
+"""What measures tauray itself; outside the installed package."""

@@ -1,0 +1,1 @@
+"""Benchmarks of tauray against its floors."""

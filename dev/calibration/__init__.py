@@ -1,0 +1,1 @@
+"""The audit measured on faulty customers and agents."""

@@ -1,0 +1,302 @@
+"""Claims, not phrasings: a customer's statement about its phone or account read into
+(setting or reading, value) pairs, the same pairs read from the phone tools' results, and the
+two compared, so the audit compares what was claimed with what the customer's own tools showed
+(and, with ``user_db``, with the user-side DB).
+
+Why: the audit's first word rules matched the result templates' own words ("X is on"), so a
+customer who said "it's showing X on", "X is still on though" or named the network mode, the
+signal, an app permission or a payment was never read (issue 38: misreport recall 0.106, state
+claimed without a tool 0.081 on independently written customers). v2 of this reader (one regex
+per setting, a value word near it) still read "calling over wifi is on" as Wi-Fi, and nothing
+from "the plane mode is on", "my VPN shows not running" or "the messaging app isn't allowed SMS".
+
+How a sentence is read (the words are ``claim_words``):
+
+* **Scope.** Text splits into clauses at sentence ends and contrasts ("but", "though"). A clause
+  that asks (a "?" sentence starting like a question), plans or requests ("I'll", "can you"), or
+  supposes ("if ...") claims nothing; a hedged statement ("I think X is off", "maybe X is on?") claims.
+* **Settings.** Every setting name of the clause is found (synonyms; overlapping names keep the
+  longest, so "wi-fi calling" is not Wi-Fi); each name's value is read in its own window: from the
+  name to the next name, else the words just before it ("no VPN", "switched off the data").
+* **Values.** Per kind of setting: on/off with negation ("not running" is off, "isn't allowed" off),
+  absence ("no aeroplane icon" is off), signal levels (bars as the phone's status bar counts them),
+  the network mode as the phone's own mode names, SIM, APN, per-permission, MMS, payment, line, speed.
+
+Tool results are read from the τ² telecom user tools' fixed result strings (``shown``).
+What the rules here cannot read is left to the audit's judge tier (``tauray/actors/audit/judge_tier``).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from tauray.actors.audit import claim_words as w
+
+SETTINGS = w.SETTINGS
+_NAMES = {k: re.compile(v, re.IGNORECASE) for k, v in w.SETTINGS.items()}
+_WINDOW = 80
+
+
+def clauses(text: str | None) -> list[str]:
+    """The clauses of a text that can claim something (see the module doc)."""
+    out, topic = [], ""
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text or ""):
+        sentence = f"{topic}{sentence.strip()}"
+        topic = ""
+        if sentence.endswith("?") and len(sentence.split()) <= 4 and mentions(sentence) \
+                and not w.QUESTION_START.search(sentence):
+            topic = sentence[:-1] + ": "  # "Roaming? It's off.": a topic asked, then answered
+            continue
+        if not sentence or (sentence.endswith("?") and w.QUESTION_START.search(sentence)):
+            continue
+        for clause in w.CLAUSE_BREAK.split(sentence):
+            clause = (clause or "").strip()
+            if clause and not w.NOT_A_CLAIM.search(clause) and not w.CONDITION.search(clause) and not w.ABILITY.search(clause):
+                out.append(w.HEDGE_NEGATIONS.sub(" ", w.FILLER.sub("", clause)))
+    return out
+
+
+def mentions(clause: str) -> list[tuple[int, int, str]]:
+    """(start, end, setting) of every setting named in a clause, overlaps resolved longest-first."""
+    found = sorted(((m.start(), m.end(), k) for k, p in _NAMES.items() for m in p.finditer(clause)),
+                   key=lambda x: (x[0], -(x[1] - x[0])))
+    out: list[tuple[int, int, str]] = []
+    for start, end, setting in found:
+        if out and start < out[-1][1]:
+            continue
+        out.append((start, end, setting))
+    return out
+
+
+def _switch(setting: str, before: str, name: str, after: str) -> str | None:
+    if w.ABSENT.search(before) and setting not in ("mobile_data", "wifi"):
+        return "off"  # "no VPN", "no plane icon"; but "no data", "no wifi here" are symptoms, not a setting
+    m = w.VALUE.search(after)
+    if m:
+        on = bool(m.group("on"))
+        return ("on" if on else "off") if not m.group("neg") else ("off" if on else "on")
+    v = w.VERB_BEFORE.search(before)
+    if v:
+        word = (v.group("v") or v.group("w")).lower()
+        return "on" if word in ("on", "enabled", "activated") else "off"
+    if re.search(r"\b(?:icon|symbol|sign|picture)\b", name, re.IGNORECASE):
+        return "on"  # "there's the little plane icon"
+    return None
+
+
+def _signal(text: str) -> str | None:
+    if w.SIGNAL_NONE.search(text):
+        return "none"
+    if m := w.SIGNAL_BARS.search(text):
+        return w.SIGNAL_LEVELS[w.BARS[m.group(1).lower()]]
+    if w.SIGNAL_FULL.search(text):
+        return "excellent"
+    for pattern, level in w.SIGNAL_WORDS:
+        if re.search(pattern, text, re.IGNORECASE):
+            return level
+    return None
+
+
+def _network(window: str) -> dict[str, str]:
+    """The preferred network mode when the words name a mode ("3G only", "4G/5G preferred", "the
+    network mode is 2G"); else the generation it is on ("network type 5G"), as the status bar shows it."""
+    gens = list(dict.fromkeys("4" if lte else g for g, lte in w.GENERATION.findall(window)))
+    if not gens:
+        return {}
+    if re.search(r"\bprefer|\bonly\b|\bjust\b|network (?:mode|setting|preference)|preferred network", window, re.I):
+        preferred = re.search(r"(?:[2345]\s?g|lte)\W{0,3}prefer|prefer\w*\s+(?:[2345]\s?g|lte)", window, re.IGNORECASE)
+        if preferred or "5" in gens or len(gens) > 1:
+            return {"network_mode": "4g_5g_preferred"} if set(gens) <= {"4", "5"} else {}
+        return {"network_mode": f"{gens[0]}g_only"}
+    return {"network_type": f"{gens[0]}g"} if len(gens) == 1 else {}
+
+
+def _first(states: tuple[tuple[str, str], ...], text: str) -> str | None:
+    """The value of the earliest state words in the text (a negated form starts at its negation)."""
+    found = [(m.start(), i, value) for i, (pattern, value) in enumerate(states)
+             if (m := re.search(pattern, text, re.IGNORECASE))]
+    return min(found)[2] if found else None
+
+
+def _permissions(clause: str) -> dict[str, str]:
+    named = [k for k, p in w.PERMISSION_NAMES.items() if re.search(p, clause, re.IGNORECASE)] or ["sms", "storage"]
+    if w.PERMISSION_MISSING.search(clause):
+        value = "missing"
+    elif w.PERMISSION_GRANTED.search(clause):
+        value = "granted"
+    else:
+        return {}
+    return {f"{k}_permission": value for k in named}
+
+
+def _payment(text: str) -> str | None:
+    if w.PAYMENT_NONE.search(text):
+        return "none"
+    if w.PAYMENT_PAID.search(text):
+        return "paid"
+    if w.PAYMENT_REQUEST.search(text):
+        return "request"
+    return None
+
+
+def _read(setting: str, clause: str, before: str, name: str, after: str) -> dict[str, str]:
+    window = f"{before}{name}{after}"
+    if setting in w.SWITCHES:
+        value = _switch(setting, before, name, after)
+    elif setting == "network_mode":
+        return _network(window)
+    elif setting == "signal":
+        value = _signal(window)
+    elif setting == "sim":
+        lock = _first(w.SIM_STATES[:2], name + after)  # "locked ... the PUK": the lock named wins
+        value = "missing" if w.ABSENT.search(before) else lock or _first(w.SIM_STATES[2:], name + after)
+    elif setting == "apn":
+        value = _first(w.APN_STATES, name + after)
+    elif setting == "permission":
+        return _permissions(window)
+    elif setting == "mms":
+        value = "cannot" if w.MMS_CANNOT.search(clause) else "can" if w.MMS_CAN.search(clause) else None
+    elif setting == "payment":
+        value = _payment(window)
+    elif setting == "line":
+        value = _first(w.LINE_STATES, name + after)
+    else:  # speed
+        value = _first(w.SPEED_STATES, name + after) or _first(w.SPEED_STATES, window)
+    return {setting: value} if value else {}
+
+
+def claims(text: str | None) -> dict[str, str]:
+    """setting -> value that a customer's text claims (the first claim of each setting; app
+    permissions as ``sms_permission`` / ``storage_permission``). A question, a plan, a request or
+    a supposition claims nothing."""
+    return dict(_claims(text or ""))
+
+
+@lru_cache(maxsize=16384)
+def _claims(text: str) -> tuple[tuple[str, str], ...]:
+    """``claims`` of one text, kept: a task's prompt and the agent's words are read for every
+    customer message after them."""
+    out: dict[str, str] = {}
+    for clause in clauses(text):
+        found = mentions(clause)
+        for i, (start, end, setting) in enumerate(found):
+            stop = next((x[0] for x in found[i + 1:] if x[2] != setting), len(clause))  # the next other setting
+            begin = max(found[i - 1][1] if i else 0, start - 40)
+            read = _read(setting, clause, clause[begin:start], clause[start:end], clause[end:min(stop, end + _WINDOW)])
+            for key, value in read.items():
+                if key not in out or (out[key].startswith("~") and not value.startswith("~")):
+                    out[key] = value  # the first claim of a setting; an exact signal level over a vague word
+    return tuple(out.items())
+
+
+def own_words(text: str | None, results: list[str]) -> str:
+    """A customer's message less the lines of phone results it repeats word for word (those are
+    the phone's words, not a claim of the customer's)."""
+    out = text or ""
+    for result in results:
+        for line in sorted((x.strip() for x in (result or "").splitlines()), key=len, reverse=True):
+            if len(line) > 8 and line in out:
+                out = out.replace(line, " . ")
+    return out
+
+
+_SIGNALS = {"no signal": "none", "none": "none", "poor": "poor", "fair": "fair", "good": "good", "excellent": "excellent"}
+_SWITCH_RESULTS = (("airplane_mode", r"Airplane Mode(?: is now|:| is) (ON|OFF)"),
+                   ("roaming", r"Data Roaming (?:is now|Enabled:) (ON|OFF|Yes|No)"),
+                   ("data_saver", r"Data Saver [Mm]ode is (?:now )?(ON|OFF)"),
+                   ("wifi_calling", r"Wi-Fi Calling is (?:now |currently turned )?(ON|OFF)"),
+                   ("wifi", r"Wi-Fi (?:Radio:|is turned|is now|is) (ON|OFF)"),
+                   ("mobile_data", r"Mobile Data (?:Enabled:|is now|is) (ON|OFF|Yes|No)"),
+                   ("vpn", r"VPN is (?:turned )?(ON|OFF)(?! in settings)"))
+
+
+def _shown_status_bar(line: str, out: dict[str, str]) -> None:
+    out.setdefault("airplane_mode", "on" if "Airplane Mode" in line else "off")
+    if "📵 No Signal" in line:
+        out.setdefault("signal", "none")
+    elif m := re.search(r"📶\S*\s*(Poor|Fair|Good|Excellent)", line):
+        out.setdefault("signal", m.group(1).lower())
+    if "Data Enabled" in line:
+        out.setdefault("mobile_data", "on")
+        out.setdefault("data_saver", "on" if "Data Saver" in line else "off")
+    elif "Data Disabled" in line and "Airplane Mode" not in line:
+        out.setdefault("mobile_data", "off")
+    out.setdefault("vpn", "on" if "VPN" in line else "off")
+    if m := re.search(r"\|\s*(2G|3G|4G|5G|LTE)\s*\|", line):
+        out.setdefault("network_type", m.group(1).lower())
+
+
+def shown(result: str | None) -> dict[str, str]:
+    """setting -> value that a phone tool's fixed result string shows (only what it shows plainly)."""
+    text = result or ""
+    out: dict[str, str] = {}
+    for setting, pat in _SWITCH_RESULTS:
+        if m := re.search(pat, text, re.IGNORECASE):
+            out[setting] = "on" if m.group(1).lower() in ("on", "yes") else "off"
+    if m := re.search(r"(?:Network Mode Preference|Preferred Network Mode set to):\s*(\w+)", text):
+        out["network_mode"] = m.group(1).lower()
+    if m := re.search(r"Cellular Signal:\s*(\w+)", text):
+        out["signal"] = _SIGNALS.get(m.group(1).lower(), m.group(1).lower())
+    if m := re.search(r"Cellular Network Type:\s*(\w+)", text):
+        out["network_type"] = m.group(1).lower()
+    if "cannot send MMS" in text:
+        out["mms"] = "cannot"
+    elif "can send MMS" in text:
+        out["mms"] = "can"
+    if re.search(r"App '?messaging'? currently has no permissions granted", text):
+        out.update(sms_permission="missing", storage_permission="missing")
+    elif m := re.search(r"App '?messaging'? has permission for: ([^.\n]*)", text):
+        granted = {p.strip().lower() for p in m.group(1).split(",")}
+        out.update({f"{p}_permission": "granted" if p in granted else "missing" for p in ("sms", "storage")})
+    for m in re.finditer(r"Permission '(sms|storage)' granted to app 'messaging'", text):
+        out[f"{m.group(1)}_permission"] = "granted"
+    if re.search(r"Payment of .* has been made", text):
+        out["payment"] = "paid"
+    elif "You have a payment request" in text:
+        out["payment"] = "request"
+    elif "No payment request has been made" in text or "You do not have a payment request" in text:
+        out["payment"] = "none"
+    if m := re.search(r"Speed Test Result:[^\n(]*\(([^)]*)\)", text):
+        out["speed"] = "fast" if m.group(1).lower() in ("excellent", "good") else "slow"
+    elif "Speed test failed" in text:
+        out["speed"] = "slow"
+    sim = next((v for p, v in (("SIM card is active", "active"), ("No SIM card detected", "missing"),
+                                ("locked with a PIN", "locked_pin"), ("locked with a PUK", "locked_puk")) if p in text), None)
+    if sim:
+        out["sim"] = sim
+    if m := re.search(r"Current APN Name: (.*)\nMMSC URL[^:]*: (.*)", text):
+        out["apn"] = "broken" if m.group(1).strip() in ("broken", "Not Set") or m.group(2).strip() == "Not Set" else "ok"
+    if bar := re.search(r"Status Bar: (.*)", text):
+        _shown_status_bar(bar.group(1), out)
+    return out
+
+
+def _level(value: str) -> int | None:
+    value = value.lstrip("~")
+    return w.SIGNAL_LEVELS.index(value) if value in w.SIGNAL_LEVELS else None
+
+
+def agree(setting: str, said: str, seen: str) -> bool:
+    """Whether a claimed value says what a shown value says (a vague signal word is within one
+    level of the level shown; a SIM "locked" or "problem" agrees with any lock or fault)."""
+    if said == seen:
+        return True
+    if setting == "signal":
+        a, b = _level(said), _level(seen)
+        if a is None or b is None or 0 in (a, b):
+            return False
+        return said.startswith("~") and abs(a - b) <= 1
+    if setting == "sim":
+        return (said == "locked" and seen.startswith("locked")) or (said == "problem" and seen != "active")
+    return False
+
+
+def contradictions(claimed: str | None, result: str | None) -> list[tuple[str, str, str]]:
+    """(setting, claimed value, shown value) where a customer's text (less the result's own words
+    it repeats) claims other than a tool result showed."""
+    said, seen = claims(own_words(claimed, [result or ""])), shown(result)
+    return [(k, said[k], seen[k]) for k in said if k in seen and not agree(k, said[k], seen[k])]
+
+
+__all__ = ["SETTINGS", "agree", "claims", "clauses", "contradictions", "mentions", "own_words", "shown"]

@@ -1,0 +1,241 @@
+"""What the simulated customer says against what it saw and what its task gave it: a
+report that contradicts the phone result, its known information contradicted, an identity
+detail invented, a phone state no tool showed, a cause named before anything showed it, and
+its task's constraints broken. Rules of the user-simulator audit."""
+
+from __future__ import annotations
+
+import re
+
+from tauray.actors.audit import claims, phone, user_db
+from tauray.actors.audit.finding import Detector, Finding, strip_tokens
+from tauray.actors.audit.trajectory import Message, Trajectory
+
+
+def _own_results(t: Trajectory, seq: int) -> list[Message]:
+    """The customer's own phone results before ``seq`` (what it was shown), in order."""
+    return [x for x in t.messages if x.seq < seq and x.side == "user" and x.role == "tool"]
+
+
+def _told(t: Trajectory, seq: int) -> set[tuple[str, str]]:
+    """What the customer was told before ``seq``: its task's statement of the problem and the
+    agent's words, read into claims."""
+    said = [t.task.user_text or ""] + [x.content or "" for x in t.messages
+                                      if x.seq < seq and x.side == "agent" and x.role == "assistant" and not x.tool_calls]
+    return {pair for text in said for pair in claims.claims(text).items()}
+
+
+class ResultContradiction(Detector):
+    """The customer's report claims other than the phone results of the same turn showed (v3: the
+    report, less the result lines it repeats word for word, is read into claims with ``claims``'
+    vocabulary of settings and values, and each claimed setting is compared with the latest result
+    of the turn that showed it; v2 read fewer words and only the turn's last result, and read
+    "calling over wifi is on" as Wi-Fi; v1 compared the result templates' own words, so it read only
+    "X is on/off")."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        for m in t.user_texts:
+            results = [x for x in _own_results(t, m.seq) if x.turn == m.turn]
+            if not results:
+                continue
+            seen: dict[str, str] = {}
+            for x in results:
+                seen.update(claims.shown(x.content))
+            said = claims.claims(claims.own_words(m.content, [x.content or "" for x in results]))
+            bad = [(k, v, seen[k]) for k, v in said.items() if k in seen and not claims.agree(k, v, seen[k])]
+            bad += [b for b in phone.contradictions(m.content, results[-1].content) if b[0] not in said]
+            if bad:
+                out.append(self.finding(m, "; ".join(f"{f}: said {a}, phone showed {b}" for f, a, b in bad)))
+        return out
+
+
+class KnownInfoContradicted(Detector):
+    """The customer states a phone number, name or whereabouts other than its known information."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        known = phone.known_info(t.task.known_info)
+        out = []
+        for m in t.user_texts:
+            text = m.content or ""
+            earlier = " ".join(x.content or "" for x in t.messages if x.seq < m.seq and x.side == "agent")
+            why = []
+            for number in phone.PHONE_NUMBER.findall(text):
+                if known.phone and number != known.phone and number not in earlier:
+                    why.append(f"number {number} (known {known.phone})")
+            for claim in phone.NAME_CLAIM.finditer(text):
+                if known.name and claim["name"] not in known.name and known.name not in claim["name"]:
+                    why.append(f"name {claim['name']} (known {known.name})")
+            if known.where == "abroad" and phone.AT_HOME.search(text):
+                why.append("says at home (known: abroad)")
+            if known.where == "home" and phone.NOT_HOME.search(text):
+                why.append("says abroad (known: at home)")
+            if why:
+                out.append(self.finding(m, "; ".join(why)))
+        return out
+
+
+class IdentityInvented(Detector):
+    """The customer gives an identity detail its task never gave it (date of birth, email,
+    account number, address...)."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        known = t.task.known_info or ""
+        out = []
+        for m in t.user_texts:
+            kinds = [k for k, p in phone.INVENTED_KINDS.items() if p.search(m.content or "") and not p.search(known)]
+            if kinds:
+                out.append(self.finding(m, f"gives {', '.join(kinds)} not in its known information: {m.content!r}"))
+        return out
+
+
+_SWITCH_KEYS = {"airplane mode": "airplane_mode", "mobile data": "mobile_data", "data roaming": "roaming",
+                "data saver mode": "data_saver", "wificalling": "wifi_calling", "wi-fi calling": "wifi_calling",
+                "wifi calling": "wifi_calling", "wifi": "wifi", "vpn": "vpn"}
+
+
+def _as_claim(feature: str, value: str) -> tuple[str, str]:
+    """A template-word state (``phone.claim_spans``) as the claim reader's (setting, value)."""
+    if feature.startswith("switch:"):
+        return _SWITCH_KEYS.get(feature[7:], feature[7:]), value
+    if feature == "mms":
+        return "mms", "can" if value == "yes" else "cannot"
+    if feature == "data_indicator":
+        return "mobile_data", "on" if value == "enabled" else "off"
+    if feature == "speed":
+        return "speed", "fast" if value in ("excellent", "good") else "slow"
+    return feature, value
+
+
+class StateWithoutTool(Detector):
+    """The customer claims a phone or account state that no phone result of its own showed and
+    that it was not told (its task's statement of the problem, the agent's words), both read into
+    claims (``claims.claims``). In a turn where it ran no phone tool that is the fault; in a turn
+    where it did (a report), only for a setting the turn's results did not show and only when the
+    user-side DB at that point says otherwise (``user_db``): a report may say what its result
+    implies. v5: the agent's words count as told, reports are read against the DB, the evidence
+    says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
+    words, so "I can't send MMS" for "You are unable to send MMS messages" was flagged in every MMS
+    conversation with the non-solving agent); v2 excused any state the task named; v1 flagged
+    customers opening with their task's symptom."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        task = (t.task.user_text or "").lower()
+        for m in t.user_texts:
+            results = _own_results(t, m.seq)
+            now = {k for x in results if x.turn == m.turn for k in claims.shown(x.content)}
+            shown: set[tuple[str, str]] = set()
+            for x in results:
+                seen = {**claims.claims(x.content), **claims.shown(x.content)}
+                if "network_type" in seen:  # the status bar's network type is what a customer calls the mode
+                    seen.setdefault("network_mode", seen["network_type"])
+                shown |= set(seen.items()) | set(phone.state_claims(x.content).items())
+            told = _told(t, m.seq)
+            said = {(k, v) for k, v in claims.claims(claims.own_words(m.content, [x.content or "" for x in results]))
+                    .items() if (k, v) not in shown and (k, v) not in told and k not in now}
+            if not any(x.turn == m.turn for x in results):  # the template words v3 read
+                said |= {_as_claim(k, v) for k, v, words in phone.claim_spans(m.content)
+                         if (k, v) not in shown and _as_claim(k, v) not in told | shown and words.lower() not in task}
+            said = {(k, v) for k, v in said if not (k == "signal" and any(k == s for s, _ in shown))}
+            if not said:
+                continue
+            db = user_db.db_shown(t, m.turn)
+            if any(x.turn == m.turn for x in results):
+                said = {(k, v) for k, v in said if k in db and not claims.agree(k, v, db[k])}
+            if said:
+                notes = [f"{k}={v}" + (f" (user DB: {db[k]})" if k in db else "") for k, v in sorted(said)]
+                out.append(self.finding(m, f"states {', '.join(notes)} that no phone result showed"))
+        return out
+
+
+_SUSPECTS = re.compile(r"\b(?:think|maybe|perhaps|probably|likely|suspect|(?:might|could|must|may) be|guess|feeling|"
+                       r"because|caus\w*|problem is|blame)\b", re.IGNORECASE)
+
+
+def _seen_by_user(m: Message) -> bool:
+    """Whether the customer saw the message: the agent's words, its own messages and phone results
+    (never the agent's tool calls or their results)."""
+    return m.side == "user" or (m.role == "assistant" and not m.tool_calls)
+
+
+class FaultNamedEarly(Detector):
+    """The customer names a phone setting as the cause before anything it saw (the agent's
+    words, a phone result) or its own task mentioned it (v3: only what the customer saw
+    counts; v4: a setting whose state the message claims, read by ``claims``, is no suspected cause
+    ("I think the data saver is on" is ``state_without_tool``'s; v3 excused only the result
+    templates' words); v2 also counted the agent's tool results, and missed "roaming" after the agent's
+    own roaming call on the held-out half; v2: only in a message that suspects a cause, v1
+    also flagged a setting named for another reason, "roaming charges")."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        out = []
+        task = (t.task.user_text or "").lower()
+        for m in t.user_texts:
+            if not _SUSPECTS.search(strip_tokens(m.content or "")):
+                continue
+            before = " ".join((x.content or "") for x in t.messages if x.seq < m.seq and _seen_by_user(x)).lower()
+            claimed = " ".join([*phone.state_claims(m.content), *(k.replace("_", " ") for k in claims.claims(m.content))])
+            # a stated state ("I think the data saver is on") is state_without_tool's, not a suspected cause
+            named = [name for name, pattern in phone.SETTING_TOPICS.items()
+                     if re.search(pattern, (m.content or "").lower()) and not re.search(pattern, before)
+                     and not re.search(pattern, task) and not re.search(pattern, claimed)]
+            if named:
+                out.append(self.finding(m, f"names {', '.join(named)} before anything showed it: {m.content!r}"))
+        return out
+
+
+def _negated(sentence: str, end: int) -> bool:
+    """Whether the sentence negates what it says up to ``end`` (a negation after it, "4 GB, not
+    less", qualifies something else)."""
+    return bool(phone.NEGATION.search(sentence[:end]))
+
+
+class ConstraintBroken(Detector):
+    """The customer breaks what its task fixed: asks for (or agrees to) a plan change it does
+    not want, more data than it is willing to refuel, says it has Wi-Fi it has no access to
+    (words: ``talk``), or refuses the bill payment its task accepts (the payment is not made:
+    ``outcome``). A negation counts only before what it negates (v1 as first written skipped
+    any sentence with a negation, and missed "I want a top-up of 4 GB, not less." on the tune half;
+    v2: "calling over wifi" names Wi-Fi calling, not Wi-Fi access, ``phone.WIFI_ACCESS``)."""
+
+    def detect(self, t: Trajectory) -> list[Finding]:
+        rules = phone.constraints(t.task.user_text)
+        if not rules.any:
+            return []
+        out = []
+        for m in t.user_texts:
+            why = []
+            own = m.content or ""
+            for x in t.messages:  # a phone result repeated in a report is not the customer's own words
+                if x.side == "user" and x.role == "tool" and x.seq < m.seq and x.content:
+                    own = own.replace(x.content, " ")
+            for sentence in phone.sentences(own):
+                plan = phone.PLAN_CHANGE.search(sentence)
+                if rules.no_plan_change and plan and not _negated(sentence, plan.end()):
+                    why.append(f"asks for a plan change: {sentence!r}")
+                over = [g for g in phone.GIGABYTES.finditer(sentence) if rules.refuel_limit_gb is not None
+                        and float(g[1]) > rules.refuel_limit_gb]
+                if over and phone.REFUEL.search(sentence) and not _negated(sentence, over[-1].end()):
+                    why.append(f"asks for more than {rules.refuel_limit_gb} GB: {sentence!r}")
+                wifi = phone.WIFI_ACCESS.search(sentence)
+                if rules.no_wifi and wifi and not _negated(sentence, wifi.end()):
+                    why.append(f"says it has Wi-Fi: {sentence!r}")
+            agent = t.agent_text_before(m.seq)
+            said = phone.sentences(own)
+            if (rules.no_plan_change and agent is not None and phone.PLAN_CHANGE.search(agent.content or "")
+                    and said and phone.AGREES.search(said[0]) and not phone.NEGATION.search(said[0])):
+                why.append(f"agrees to the plan change offered: {m.content!r}")
+            if why:
+                out.append(self.finding(m, "; ".join(why)))
+                continue
+            if (rules.accepts_payment and agent is not None and not m.tool_calls
+                    and "make_payment" in phone.requested_tools(agent.content, t.task.user_tools)
+                    and "make_payment" not in {tool for _, tool in t.user_calls(agent.seq, m.seq + 1)}
+                    and phone.REFUSES.search(m.content or "")):
+                out.append(self.finding(m, f"refuses the payment its task accepts: {m.content!r}", effect="outcome"))
+        return out
+
+
+__all__ = ["ConstraintBroken", "FaultNamedEarly", "IdentityInvented",
+           "KnownInfoContradicted", "ResultContradiction", "StateWithoutTool"]

@@ -1,0 +1,194 @@
+"""A finished conversation's result records: the conversation row with its verdict and
+diagnostics, and its predicate, action and message rows. Whatever ended the
+conversation (a stop, a limit, a failure), :func:`build_result` makes its rows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from tauray import __version__
+from tauray.actors.session import SideFinal, seed_applied
+from tauray.actors.voice.audio_store import kept
+from tauray.results.tables.records import (
+    INFRA,
+    INTERNAL,
+    MODEL,
+    ActionRecord,
+    ConversationRecord,
+    ConversationResult,
+    PredicateRecord,
+)
+from tauray.scenarios.conventions import is_reference
+from tauray.scenarios.scoring import score_checks
+from tauray.scenarios.upstream import upstream_version
+
+if TYPE_CHECKING:
+    from tauray.actors.conversation import Conversation
+
+
+class Termination(str, Enum):
+    USER_STOP = "user_stop"
+    USER_TRANSFER = "user_transfer"
+    USER_OUT_OF_SCOPE = "user_out_of_scope"
+    AGENT_END = "agent_end"
+    AGENT_TRANSFER = "agent_transfer"
+    MAX_STEPS = "max_steps"
+    TOO_MANY_ERRORS = "too_many_errors"
+    INFRA_ERROR = "infra_error"
+    MODEL_ERROR = "model_error"
+    INTERNAL_ERROR = "internal_error"
+
+
+
+
+REASONS = {INFRA: Termination.INFRA_ERROR, MODEL: Termination.MODEL_ERROR}
+
+
+def build_result(conv: Conversation, reason: Termination, error_kind: str | None, error_message: str | None,
+                 finals: dict[str, SideFinal | None], started: datetime, duration: float) -> ConversationResult:
+    unit, scenario = conv.unit, conv.scenario
+    run_id = unit.run_id
+    common = dict(run_id=run_id, conversation_id=conv.id, scenario=scenario.name)
+    scored = None
+    if error_kind is None and finals.get("agent") is not None:
+        failed = next((f.check_error for f in finals.values() if f is not None and f.check_error), None)
+        try:
+            scored = _score(conv, finals) if failed is None else None
+        except Exception as exc:
+            failed = f"{type(exc).__name__}: {exc}"
+        if failed is not None:
+            error_kind, error_message = INTERNAL, f"scoring failed: {failed}"
+            reason = Termination.INTERNAL_ERROR
+    counters = {side: final.counters if (final := finals.get(side)) is not None else None
+                for side in ("agent", "user")}
+
+    def count(side: str, name: str, default: Any = 0) -> Any:
+        c = counters[side]
+        return getattr(c, name) if c is not None else default
+
+    verdict = scored.verdict if scored else None
+    signals = verdict.signals if verdict else {}
+    conversation = ConversationRecord(
+        **common, sweep_id=unit.sweep_id, cell_id=unit.cell_id,
+        domain=scenario.domain, upstream_id=scenario.upstream_id, policy_variant=scenario.policy_variant,
+        issue_type=scenario.issue_type, persona=scenario.persona,
+        agent_model=unit.agent.model, agent_kind=_kind(unit.agent.model),
+        user_model=unit.user.model, user_kind=_kind(unit.user.model),
+        judge_model=None, trial=unit.trial, seed=unit.seed,
+        seed_applied=seed_applied(count("agent", "seed_applied", None), count("user", "seed_applied", None)),
+        termination_reason=reason.value,
+        success=verdict.success if verdict else None,
+        success_reason=verdict.reason if verdict else f"not scored: {reason.value}",
+        gating_signals=list(verdict.gating) if verdict else [s.value for s in scenario.success_signals.gating],
+        excluded_signals=list(verdict.excluded) if verdict else [
+            s.value for s in scenario.success_signals.informational],
+        signal_db_state_assertion=signals.get("DB_STATE_ASSERTION"),
+        signal_nl_assertion=signals.get("NL_ASSERTION"),
+        signal_db_state_match=signals.get("DB_STATE_MATCH"),
+        signal_action_match=signals.get("ACTION_MATCH"),
+        signal_communicate=signals.get("COMMUNICATE"),
+        signal_judge_passed=signals.get("JUDGE_PASSED"),
+        db_state_match=scored.db_state_match if scored else None,
+        action_match=scored.action_match if scored else None,
+        predicates_total=len(scored.predicates) if scored else 0,
+        predicates_met=sum(p.met for p in scored.predicates) if scored else 0,
+        turns=conv.turn,
+        agent_tool_calls=sum(1 for c in conv.calls if c.side == "agent"),
+        user_tool_calls=sum(1 for c in conv.calls if c.side == "user"),
+        tool_errors=conv.errors,
+        malformed_tool_calls=count("agent", "malformed_tool_calls") + count("user", "malformed_tool_calls"),
+        empty_replies=count("agent", "empty_replies") + count("user", "empty_replies"),
+        **{name: count("agent", name) + count("user", name) for name in (
+            "truncated_replies", "truncated_tool_calls", "filtered_replies", "prompt_filtered_replies",
+            "refused_replies", "malformed_call_replies", "text_tool_call_replies", "adapted_calls")},
+        agent_reasoning_tokens=count("agent", "reasoning_tokens"), user_reasoning_tokens=count("user", "reasoning_tokens"),
+        agent_cached_tokens=count("agent", "cached_tokens"), user_cached_tokens=count("user", "cached_tokens"),
+        agent_dropped_params=",".join(count("agent", "dropped_params", ())) or None,
+        user_dropped_params=",".join(count("user", "dropped_params", ())) or None,
+        sync_events=conv.sync_events,
+        agent_llm_calls=count("agent", "llm_calls"), user_llm_calls=count("user", "llm_calls"),
+        agent_llm_retries=count("agent", "llm_retries"), user_llm_retries=count("user", "llm_retries"),
+        agent_prompt_tokens=count("agent", "prompt_tokens"),
+        agent_completion_tokens=count("agent", "completion_tokens"),
+        agent_cost_usd=count("agent", "cost_usd", None),
+        user_prompt_tokens=count("user", "prompt_tokens"),
+        user_completion_tokens=count("user", "completion_tokens"),
+        user_cost_usd=count("user", "cost_usd", None),
+        judge_prompt_tokens=0, judge_completion_tokens=0, judge_cost_usd=None,
+        started_at=started, duration_s=max(duration, 0.0),
+        error_kind=error_kind, error_message=error_message,
+        agent_db_hash=scored.agent_hash if scored else None,
+        user_db_hash=scored.user_hash if scored else None,
+        gold_agent_db_hash=scored.gold_agent_hash if scored else None,
+        gold_user_db_hash=scored.gold_user_hash if scored else None,
+        tauray_version=__version__, upstream_version=upstream_version(),
+        **_voice_columns(conv),
+    )
+    predicates = [PredicateRecord(**common, index=p.index, side=p.side, function=p.function,
+                                  arguments=p.arguments, expected=p.expected, actual=p.actual, met=p.met,
+                                  error=p.error)
+                  for p in (scored.predicates if scored else ())]
+    actions = [ActionRecord(**common, seq=i, **a) for i, a in enumerate(conv.actions)]
+    utterances = [u.model_copy(update={"run_id": run_id, "unit_id": unit.unit_id, "attempt": unit.attempt}) for u in conv.utterances]
+    utterances, audio = _kept_audio(conv, utterances, failed=conversation.success is not True)
+    return ConversationResult(conversation=conversation, predicates=predicates, actions=actions,
+                              messages=list(conv.messages), utterances=utterances, audio=audio)
+
+
+def _kept_audio(conv: Conversation, utterances: list[Any], *, failed: bool) -> tuple[list[Any], dict[str, bytes]]:
+    """The verdict is in: the audio files the keep policy keeps (both sides of every utterance) go
+    with the result to the writer; under a policy that drops them their refs are cleared, so no
+    row names a file the run folder does not hold. (A judge gate's later verdict does not revisit it.)"""
+    voice, held = getattr(conv, "voice", None), getattr(conv, "audio", {})
+    if voice is not None and kept(voice.keep_audio, failed=failed):
+        named = {ref for u in utterances for ref in (u.audio_ref, u.spoken_audio_ref) if ref}
+        # a file that never came back (its host's close failed) is named by no row
+        return [_without_missing(u, held) for u in utterances], {ref: data for ref, data in held.items()
+                                                                 if ref in named}
+    cleared = {"audio_ref": None, "spoken_audio_ref": None}
+    return [u.model_copy(update=cleared) if (u.audio_ref or u.spoken_audio_ref) else u for u in utterances], {}
+
+
+def _without_missing(utterance: Any, held: dict[str, bytes]) -> Any:
+    missing = {f: None for f in ("audio_ref", "spoken_audio_ref") if getattr(utterance, f) and
+               getattr(utterance, f) not in held}
+    return utterance.model_copy(update=missing) if missing else utterance
+
+
+def _voice_columns(conv: Conversation) -> dict[str, Any]:
+    """The conversation row's voice columns: profile, prompts and what the channel lost."""
+    voice = getattr(conv, "voice", None)
+    if voice is None:
+        return {}
+    said = getattr(conv, "utterances", [])
+    return dict(speech_profile=voice.profile.name,
+                voice_prompts=",".join(f"{side}={label}" for side, label in sorted(voice.prompts.items())) or None,
+                utterances=len(said), mean_wer=sum(u.wer for u in said) / len(said) if said else None,
+                identifiers_spoken=sum(u.identifiers_spoken for u in said),
+                identifiers_lost=sum(u.identifiers_lost for u in said),
+                audio_seconds=sum(u.audio_seconds for u in said), speech_cost_usd=_speech_cost(said),
+                text_cell_id=voice.text_cell_id)
+
+
+def _speech_cost(said: list[Any]) -> float | None:
+    """The utterances' synthesis and recognition cost; None when any price is unknown."""
+    costs = [c for u in said for c in (u.tts_cost_usd, u.asr_cost_usd)]
+    return None if any(c is None for c in costs) else round(sum(costs), 8)
+
+
+def _kind(model: str) -> str:
+    return "reference" if is_reference(model) else "llm"
+
+
+def _score(conv: Conversation, finals: dict[str, SideFinal | None]):
+    """The score from what each host checked of its final DB (no DB crosses to here)."""
+    agent = finals["agent"].check
+    if agent is None:
+        raise ValueError("the agent host handed back no check of its final DB")
+    final_user = finals.get("user")
+    user = final_user.check if conv.domain.has_user_state and final_user is not None else None
+    return score_checks(conv.scenario, agent, user, conv.calls, agent_texts=conv.agent_texts)
+

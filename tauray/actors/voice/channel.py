@@ -1,0 +1,227 @@
+"""The speech channel: one utterance, on either side, from the text a speaker means to say to
+the text the other side hears.
+
+text → speech synthesis (the task's voice, rate, pitch) → source effects (caller side, per the
+profile) → telephone line (300–3400 Hz, 8 kHz, μ-law) → recognition → heard text, plus the
+utterance's record (:class:`~tauray.results.tables.records.utterance.UtteranceRecord`). Pure and in
+process: the pool (:mod:`tauray.actors.voice.pool`) runs it inside Ray workers.
+
+Reproducible bit for bit: every random draw comes from a generator seeded with a stable hash
+of (profile, profile seed, unit, turn, side); synthesis is deterministic per (text, voice,
+seed) and cached by that key; recognition decodes greedily.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import OrderedDict
+from typing import Any, Literal
+
+import numpy as np
+
+from tauray.actors.voice import effects as fx
+from tauray.actors.voice.audio_store import audio_files
+from tauray.actors.voice.engines import ASR, SAMPLE_RATE, TTS, EspeakTTS, SpeechModelSpec, make_asr, make_tts
+from tauray.actors.voice.errors import SpeechConfigError
+from tauray.actors.voice.line import LINE_RATE, resample, telephone, ulaw_decode
+from tauray.actors.voice.metrics import identifier_errors, normalise, wer
+from tauray.actors.voice.profiles import DrawnVoice, SpeechProfile, draw_voice, get_profile
+from tauray.actors.voice.seeding import rng_for, stable_seed
+from tauray.results.tables.records.utterance import UtteranceRecord
+
+# Out-of-turn speech a caller may produce mid-utterance (our own words), or a cough.
+OUT_OF_TURN: tuple[str, ...] = ("hold on a second", "sorry, one moment", "just a sec", "excuse me", "<cough>")
+# Unrelated sentences other voices say to make babble noise (our own words).
+_BABBLE_LINES: tuple[str, ...] = (
+    "I told her the train would be late again this evening.",
+    "Can you pass me the bread and the butter please?",
+    "We should paint the kitchen before the summer starts.",
+    "The meeting moved to Thursday after lunch.",
+)
+_BABBLE_VOICES: tuple[str, ...] = ("en-us+f3", "en+m2", "en-us+m4", "en-gb-x-rp+f1")
+
+
+class SpeechChannel:
+    """One profile's channel with its engines; :meth:`carry` takes one utterance across.
+
+    ``tts`` and ``asr`` are engines, specs or model strings (defaults: espeak-ng and the best
+    packaged Whisper). ``cache_size`` bounds the synthesis cache (entries)."""
+
+    def __init__(self, profile: SpeechProfile | str, *, tts: TTS | SpeechModelSpec | str | None = None,
+                 asr: ASR | SpeechModelSpec | str | None = None, seed: int = 0, cache_size: int = 512,
+                 cpu_threads: int = 1) -> None:
+        self.profile = get_profile(profile) if isinstance(profile, str) else profile
+        if not self.profile.speech:
+            raise SpeechConfigError(f"speech profile {self.profile.name!r} has no speech channel (text cells talk "
+                                    "in text)")
+        self.seed = seed
+        self.tts: TTS = tts if hasattr(tts, "synth") else make_tts(tts)  # type: ignore[assignment,arg-type]
+        self.asr: ASR = asr if hasattr(asr, "transcribe") else make_asr(asr, cpu_threads=cpu_threads)  # type: ignore[assignment,arg-type]
+        self._cache: OrderedDict[tuple[str, str, int, int, int], np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._babble: dict[int, np.ndarray] = {}
+        self._noise_tts: TTS | None = self.tts if isinstance(self.tts, EspeakTTS) else None
+        self._tts_cost: float | None = 0.0  # what the current utterance's synthesis calls cost
+
+    def voice_for(self, task_id: str, side: Literal["agent", "user"]) -> DrawnVoice:
+        """The task's voice on one side under this channel's profile (checked with the engine)."""
+        config = draw_voice(self.profile, task_id, self.seed, side=side)
+        self.tts.check_voice(config.voice)
+        return config
+
+    def _synth(self, text: str, voice: DrawnVoice) -> tuple[np.ndarray, float]:
+        spoken_as = self.tts.speaks_as(voice.voice)
+        key = (text, spoken_as, voice.rate_wpm, voice.pitch, voice.seed)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key], 0.0
+        started = time.perf_counter()
+        audio = self.tts.synth(text, spoken_as, voice.rate_wpm, voice.pitch, voice.seed)
+        spent = time.perf_counter() - started
+        self._tts_cost = _add(self._tts_cost, _cost(self.tts.price, len(text), audio.size / self.tts.sample_rate))
+        self._cache[key] = audio
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return audio, spent
+
+    def babble(self, seed: int) -> np.ndarray:
+        """Babble noise: other voices saying unrelated sentences, summed (cached per seed); always
+        espeak-ng's voices (noise is no speaker's, so a hosted synthesiser is never paid for it)."""
+        if seed not in self._babble:
+            if self._noise_tts is None:
+                self._noise_tts = EspeakTTS()
+            rng = rng_for("babble", seed)
+            tracks = []
+            for i, voice in enumerate(_BABBLE_VOICES):
+                line = _BABBLE_LINES[int(rng.integers(len(_BABBLE_LINES)))]
+                tracks.append(self._noise_tts.synth(f"{line} {_BABBLE_LINES[i]}", voice, 170, 50, seed + i))
+            n = max(t.size for t in tracks)
+            self._babble[seed] = sum(np.resize(t, n) for t in tracks).astype(np.float32)
+        return self._babble[seed]
+
+    def _effects(self, audio: np.ndarray, rate: int, voice: DrawnVoice, rng: np.random.Generator,
+                 drawn: dict[str, Any]) -> np.ndarray:
+        behaviour, eff = self.profile.behaviour, self.profile.effects
+        if behaviour.out_of_turn_per_min > 0:
+            events = int(rng.poisson(behaviour.out_of_turn_per_min * audio.size / rate / 60.0))
+            inserted = []
+            for _ in range(events):
+                what = OUT_OF_TURN[int(rng.integers(len(OUT_OF_TURN)))]
+                sound = fx.cough(rate, rng) if what == "<cough>" else self._synth(what, voice)[0]
+                audio, at = fx.insert_at(audio, sound, rate, rng)
+                inserted.append({"what": what, "at_s": round(at, 3)})
+            drawn["out_of_turn"] = inserted
+        if eff.muffle is not None:
+            audio, drawn["muffle"] = fx.muffle(audio, rate, eff.muffle, rng)
+        if eff.noise is not None:
+            kind = voice.noise_kind or eff.noise.kinds[0]
+            babble = self.babble(voice.seed) if kind == "babble" else None
+            if babble is not None and self._noise_tts is not None and self._noise_tts.sample_rate != rate:
+                babble = resample(babble, self._noise_tts.sample_rate, rate)
+            audio, drawn["noise"] = fx.add_noise(audio, rate, eff.noise, kind, rng, babble)
+        if eff.bursts is not None:
+            audio, drawn["bursts"] = fx.add_bursts(audio, rate, eff.bursts, rng)
+        if eff.drops is not None:
+            audio, drawn["drops"] = fx.drop_frames(audio, rate, eff.drops, rng)
+        return audio
+
+    def speak(self, text: str, *, unit_id: str, turn: int, side: Literal["agent", "user"],
+              task_id: str | None = None) -> tuple[bytes, dict[str, Any], dict[str, float], DrawnVoice, int]:
+        """Text to line audio (μ-law WAV bytes): synthesis, effects, line. Also returns the drawn
+        effects, the compute times, the voice and the utterance seed."""
+        wav, _, drawn, times, voice, seed = self.speak_both(text, unit_id=unit_id, turn=turn, side=side,
+                                                            task_id=task_id)
+        return wav, drawn, times, voice, seed
+
+    def speak_both(self, text: str, *, unit_id: str, turn: int, side: Literal["agent", "user"],
+                   task_id: str | None = None) -> tuple[bytes, np.ndarray, dict[str, Any], dict[str, float],
+                                                        DrawnVoice, int]:
+        """Like :meth:`speak`, and also the spoken side: the source audio (synthesis and effects,
+        at the synthesiser's rate) before the line, which the run folder keeps next to the line audio."""
+        voice = self.voice_for(task_id or unit_id, side)
+        seed = stable_seed("utterance", self.profile.name, self.profile.seed, self.seed, unit_id, turn, side)
+        rng = np.random.default_rng(seed)
+        self._tts_cost = 0.0
+        audio, tts_s = self._synth(text, voice)
+        started = time.perf_counter()
+        drawn: dict[str, Any] = {}
+        if side == "user":
+            audio = self._effects(audio, self.tts.sample_rate, voice, rng, drawn)
+        wav = telephone(audio, self.tts.sample_rate)
+        times = {"tts": tts_s, "effects": time.perf_counter() - started, "tts_cost": self._tts_cost}
+        return wav, audio, drawn, times, voice, seed
+
+    def hear(self, wav: bytes) -> tuple[str, float]:
+        """Line audio to text: μ-law decode, 8 → 16 kHz, recognition; and the compute time."""
+        started = time.perf_counter()
+        text = self.asr.transcribe(resample(ulaw_decode(wav), LINE_RATE, SAMPLE_RATE))
+        return text, time.perf_counter() - started
+
+    def carry(self, text: str, *, unit_id: str, attempt: int = 0, turn: int, side: Literal["agent", "user"],
+              clock_s: float = 0.0, task_id: str | None = None) -> tuple[UtteranceRecord, bytes]:
+        """One utterance across the channel: its record and its line audio (μ-law WAV bytes).
+
+        ``clock_s`` is where the utterance starts on the conversation's simulated clock; the record's
+        ``end_s`` is where the next one may start. ``task_id`` keys the voice (default: the unit)."""
+        wav, drawn, times, voice, seed = self.speak(text, unit_id=unit_id, turn=turn, side=side, task_id=task_id)
+        heard, asr_s = self.hear(wav)
+        return self.record(text, heard, wav, unit_id=unit_id, attempt=attempt, turn=turn, side=side,
+                           clock_s=clock_s, drawn=drawn, times={**times, "asr": asr_s}, voice=voice, seed=seed), wav
+
+    def carry_kept(self, text: str, *, keep: bool, unit_id: str, attempt: int = 0, turn: int,
+                   side: Literal["agent", "user"], clock_s: float = 0.0,
+                   task_id: str | None = None) -> tuple[UtteranceRecord, bytes, dict[str, bytes]]:
+        """:meth:`carry`, and with ``keep`` the utterance's audio files: both sides as FLAC named by
+        their content (:func:`~tauray.actors.voice.audio_store.audio_files`), the record naming
+        them. The one way every speech client (in process or on the pool) makes a kept utterance."""
+        wav, spoken, drawn, times, voice, seed = self.speak_both(text, unit_id=unit_id, turn=turn, side=side,
+                                                                 task_id=task_id)
+        heard, asr_s = self.hear(wav)
+        record = self.record(text, heard, wav, unit_id=unit_id, attempt=attempt, turn=turn, side=side,
+                             clock_s=clock_s, drawn=drawn, times={**times, "asr": asr_s}, voice=voice, seed=seed)
+        if not keep:
+            return record, wav, {}
+        refs, files = audio_files(wav, spoken, self.tts.sample_rate)
+        return record.model_copy(update=refs), wav, files
+
+    def record(self, text: str, heard: str, wav: bytes, *, unit_id: str, attempt: int, turn: int,
+               side: Literal["agent", "user"], clock_s: float, drawn: dict[str, Any], times: dict[str, float],
+               voice: DrawnVoice, seed: int, audio_ref: str | None = None) -> UtteranceRecord:
+        """The utterance's row: what was said, what was heard, what was lost, and what it cost."""
+        ids = identifier_errors(text, heard)
+        seconds = max(0.0, (len(wav) - 44) / LINE_RATE)  # μ-law: one byte a sample after the WAV header
+        tts_cost = times.get("tts_cost", _cost(self.tts.price, len(text), seconds))
+        return UtteranceRecord(
+            unit_id=unit_id, attempt=attempt, turn=turn, side=side, profile=self.profile.name,
+            spoken_text=text, heard_text=heard, heard_differs=normalise(text) != normalise(heard), wer=wer(text, heard),
+            words_spoken=len(text.split()),
+            identifiers_spoken=len(ids.spoken), identifiers_lost=len(ids.lost),
+            lost_identifiers=[{"kind": i.kind, "spoken": i.value} for i in ids.lost],
+            identifiers_heard=[{"kind": i.kind, "value": i.value} for i in ids.heard],
+            phone_numbers_spoken=ids.count("phone"), phone_numbers_lost=ids.count("phone", lost=True),
+            account_ids_spoken=ids.count("account_id"), account_ids_lost=ids.count("account_id", lost=True),
+            line_ids_spoken=ids.count("line_id"), line_ids_lost=ids.count("line_id", lost=True),
+            digits_spoken=ids.digits_spoken, digit_errors=ids.digit_errors,
+            audio_seconds=round(seconds, 4), start_s=clock_s, end_s=clock_s + round(seconds, 4),
+            tts_seconds=times.get("tts", 0.0), effects_seconds=times.get("effects", 0.0),
+            asr_seconds=times.get("asr", 0.0), tts_cost_usd=_usd(tts_cost),
+            asr_cost_usd=_usd(_cost(self.asr.price, 0, seconds)), tts_model=self.tts.name,
+            voice=self.tts.speaks_as(voice.voice), asr_model=self.asr.name,
+            effects=json.dumps(drawn, sort_keys=True), seed=seed, audio_ref=audio_ref)
+
+
+def _cost(price: tuple[str, float] | None, chars: int, seconds: float) -> float | None:
+    """One call's cost at ``price`` (:func:`~tauray.actors.voice.spec.speech_price`); None: unknown."""
+    if price is None:
+        return None
+    unit, usd = price
+    return 0.0 if unit == "none" else usd * (chars if unit == "char" else seconds)
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+def _usd(value: float | None) -> float | None:
+    return None if value is None else round(value, 8)

@@ -1,0 +1,240 @@
+"""Speech profiles: how hard the channel between caller and agent is, as a sweep axis.
+
+The profiles follow τ-Voice's speech-complexity levels (τ³-bench): ``control`` is clean
+speech over a telephone line; ``regular`` adds its published source effects (background
+noise at 15 dB SNR drifting ±3 dB, Poisson noise bursts at 1/min at −5..10 dB SNR, muffling
+of 20% of utterances over one 500 ms stretch low-passed at 1500 Hz, Gilbert–Elliott frame
+drops at 2% loss with 100 ms mean bursts), accented speaker personas and out-of-turn speech
+at 0.7/min. The single-factor ablations (``audio``, ``accents``, ``behaviour``) and their
+pairs switch on one or two of the three factors. ``text`` is no speech at all: today's
+text-only conversation. Every task draws its voice configuration per profile from a stable
+seed (:func:`draw_voice`), as τ³ pre-samples one per task and level.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tauray.actors.voice.errors import SpeechConfigError
+from tauray.actors.voice.seeding import rng_for, stable_seed
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+# espeak-ng voices (language, from espeakng-loader's espeak-ng-data) a persona can speak in.
+# Plain American English for the clean personas; English variants and other-language voices
+# reading English for the accented ones.
+AMERICAN: Final = ("en-us",)
+ENGLISH_VARIANTS: Final = ("en-us", "en", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc",
+                           "en-gb-x-gbclan", "en-gb-x-gbcwmd")
+FOREIGN_READING_ENGLISH: Final = ("fr", "de", "es", "it", "hi", "pt", "nl", "pl")
+# espeak-ng voice variants (voices/!v): timbres, male and female. The accented personas draw from
+# all of these; the clean ones from the variants the packaged recogniser heard best through the
+# line (docs/voice.md, "Which voices": 13 voices on a tuning draw apart from the measured corpus).
+VARIANTS: Final = ("m1", "m2", "m3", "m4", "f1", "f2", "f3", "f4")
+CLEAR_VARIANTS: Final = ("f2", "m7", "klatt", "f3")
+
+
+class NoiseParams(BaseModel):
+    """Background noise: synthetic coloured noise or babble under the whole utterance."""
+
+    model_config = _FROZEN
+    snr_db: float = Field(15.0, ge=-10.0, le=60.0, description="Mean signal-to-noise ratio, dB.")
+    drift_db: float = Field(3.0, ge=0.0, le=20.0, description="The SNR drifts within ±drift_db over the utterance.")
+    kinds: tuple[str, ...] = Field(("pink", "brown", "babble"), min_length=1,
+                                   description="Noise kinds a task draws from: white, pink, brown, babble.")
+
+    @model_validator(mode="after")
+    def _known(self) -> NoiseParams:
+        bad = [k for k in self.kinds if k not in NOISE_KINDS]
+        if bad:
+            raise ValueError(f"unknown noise kind {bad[0]!r}; known: {', '.join(NOISE_KINDS)}")
+        return self
+
+
+NOISE_KINDS: Final = ("white", "pink", "brown", "babble")
+
+
+class BurstParams(BaseModel):
+    """Noise bursts: a Poisson process over the utterance, each burst at its own SNR."""
+
+    model_config = _FROZEN
+    rate_per_min: float = Field(1.0, ge=0.0, le=60.0, description="Mean bursts per minute of speech.")
+    snr_db_low: float = Field(-5.0, ge=-20.0, le=40.0, description="Lowest SNR a burst is drawn at, dB.")
+    snr_db_high: float = Field(10.0, ge=-20.0, le=40.0, description="Highest SNR a burst is drawn at, dB.")
+    seconds: float = Field(0.5, gt=0.0, le=5.0, description="Length of one burst, seconds.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> BurstParams:
+        if self.snr_db_low > self.snr_db_high:
+            raise ValueError(f"snr_db_low {self.snr_db_low} is above snr_db_high {self.snr_db_high}")
+        return self
+
+
+class MuffleParams(BaseModel):
+    """Muffled speech: on a share of utterances, one stretch low-passed (a hand over the phone)."""
+
+    model_config = _FROZEN
+    probability: float = Field(0.2, ge=0.0, le=1.0, description="Share of utterances muffled.")
+    seconds: float = Field(0.5, gt=0.0, le=10.0, description="Length of the muffled stretch, seconds.")
+    cutoff_hz: float = Field(1500.0, ge=100.0, le=3400.0, description="Low-pass cut-off of the stretch, Hz.")
+
+
+class DropParams(BaseModel):
+    """Dropped audio frames from a two-state Gilbert–Elliott model (good/bad channel)."""
+
+    model_config = _FROZEN
+    loss: float = Field(0.02, ge=0.0, lt=0.5, description="Target share of frames lost.")
+    mean_burst_ms: float = Field(100.0, gt=0.0, le=2000.0, description="Mean length of one loss burst, ms.")
+    frame_ms: float = Field(20.0, gt=0.0, le=100.0, description="Frame length, ms (a telephony packet).")
+
+
+class Effects(BaseModel):
+    """The source effects of a profile; None switches an effect off."""
+
+    model_config = _FROZEN
+    noise: NoiseParams | None = Field(None, description="Background noise, or None.")
+    bursts: BurstParams | None = Field(None, description="Noise bursts, or None.")
+    muffle: MuffleParams | None = Field(None, description="Muffled stretches, or None.")
+    drops: DropParams | None = Field(None, description="Dropped frames, or None.")
+
+
+class Behaviour(BaseModel):
+    """Caller behaviour the half-duplex channel can carry: speech out of turn."""
+
+    model_config = _FROZEN
+    out_of_turn_per_min: float = Field(0.0, ge=0.0, le=30.0, description="Mean out-of-turn events (a cough, "
+                                       "'hold on a second') per minute of the caller's speech, inserted in the audio.")
+
+
+class Persona(BaseModel):
+    """Who speaks: which voices a task draws from, and the range of speaking rates."""
+
+    model_config = _FROZEN
+    languages: tuple[str, ...] = Field(AMERICAN, min_length=1, description="espeak-ng voices drawn from.")
+    variants: tuple[str, ...] = Field(CLEAR_VARIANTS, min_length=1, description="espeak-ng voice variants drawn from.")
+    rate_wpm: tuple[int, int] = Field((155, 180), description="Speaking rate range, words per minute.")
+    pitch: tuple[int, int] = Field((40, 60), description="espeak-ng pitch range (0-100).")
+
+
+class SpeechProfile(BaseModel):
+    """One speech profile: the effects, personas and behaviour of a voice cell, all seeded."""
+
+    model_config = _FROZEN
+    name: str = Field(min_length=1, description="Profile name, part of a voice cell's identity.")
+    description: str = Field(description="What the profile stands for, in one sentence.")
+    speech: bool = Field(True, description="False for `text`: no speech channel at all.")
+    effects: Effects = Field(default_factory=Effects, description="Source effects applied to the caller's speech.")
+    persona: Persona = Field(default_factory=Persona, description="Caller voices and rates.")
+    agent_persona: Persona = Field(default_factory=lambda: Persona(variants=("m7",), rate_wpm=(170, 170),
+                                                                   pitch=(50, 50)),
+                                   description="The agent's voice: one clean American voice in every profile.")
+    behaviour: Behaviour = Field(default_factory=Behaviour, description="Caller behaviour.")
+    seed: int = Field(0, ge=0, description="Profile seed mixed into every draw (change it for a new sample).")
+
+
+def _audio() -> Effects:
+    return Effects(noise=NoiseParams(), bursts=BurstParams(), muffle=MuffleParams(), drops=DropParams())
+
+
+_ACCENTED = Persona(languages=ENGLISH_VARIANTS + FOREIGN_READING_ENGLISH, variants=VARIANTS)
+_BEHAVIOUR = Behaviour(out_of_turn_per_min=0.7)
+
+
+def _make(name: str, audio: bool, accents: bool, behaviour: bool, description: str) -> SpeechProfile:
+    return SpeechProfile(name=name, description=description, effects=_audio() if audio else Effects(),
+                         persona=_ACCENTED if accents else Persona(), behaviour=_BEHAVIOUR if behaviour else Behaviour())
+
+
+PROFILES: Final[dict[str, SpeechProfile]] = {
+    "text": SpeechProfile(name="text", description="No speech: the conversation is text, as without voice mode.",
+                          speech=False),
+    "control": _make("control", False, False, False, "Clean American speech over a telephone line."),
+    "regular": _make("regular", True, True, True, "τ-Voice's realistic level: noisy line, accents, out-of-turn speech."),
+    "audio": _make("audio", True, False, False, "Ablation: the audio effects only."),
+    "accents": _make("accents", False, True, False, "Ablation: accented personas only."),
+    "behaviour": _make("behaviour", False, False, True, "Ablation: out-of-turn speech only."),
+    "audio+accents": _make("audio+accents", True, True, False, "Ablation pair: audio effects and accents."),
+    "audio+behaviour": _make("audio+behaviour", True, False, True, "Ablation pair: audio effects and behaviour."),
+    "accents+behaviour": _make("accents+behaviour", False, True, True, "Ablation pair: accents and behaviour."),
+}
+
+
+def get_profile(name: str) -> SpeechProfile:
+    """The named profile, or a one-line error naming the known ones."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise SpeechConfigError(f"speech profile {name!r} is unknown; known: {', '.join(PROFILES)}") from None
+
+
+class DrawnVoice(BaseModel):
+    """The voice one task draws under one profile (who speaks: voice, rate, pitch, noise): the same
+    for every turn. Not a profile: a profile is what the draw is made from."""
+
+    model_config = _FROZEN
+    voice: str = Field(description="espeak-ng voice name with its variant, e.g. 'en-us+m3'.")
+    rate_wpm: int = Field(ge=80, le=450, description="Speaking rate, words per minute.")
+    pitch: int = Field(ge=0, le=100, description="espeak-ng pitch (0-100).")
+    noise_kind: str | None = Field(description="Background noise kind, when the profile has noise.")
+    seed: int = Field(ge=0, description="The task's seed under this profile (stable hash of profile, task, seed).")
+
+
+def _draw(persona: Persona, key: tuple[object, ...]) -> tuple[str, int, int]:
+    rng = rng_for(*key)
+    language = persona.languages[int(rng.integers(len(persona.languages)))]
+    variant = persona.variants[int(rng.integers(len(persona.variants)))]
+    rate = int(rng.integers(persona.rate_wpm[0], persona.rate_wpm[1] + 1))
+    pitch = int(rng.integers(persona.pitch[0], persona.pitch[1] + 1))
+    return f"{language}+{variant}", rate, pitch
+
+
+def draw_voice(profile: SpeechProfile | str, task_id: str, seed: int = 0, *, side: str = "user") -> DrawnVoice:
+    """The voice configuration of one task (and side) under a profile, drawn from a stable seed:
+    the same task, profile and seed give the same voice on every machine and run."""
+    prof = get_profile(profile) if isinstance(profile, str) else profile
+    key = ("voice", prof.name, prof.seed, task_id, seed, side)
+    persona = prof.agent_persona if side == "agent" else prof.persona
+    voice, rate, pitch = _draw(persona, key)
+    noise = prof.effects.noise
+    kind = None
+    if noise is not None and side == "user":
+        kind = noise.kinds[int(rng_for(*key, "noise").integers(len(noise.kinds)))]
+    return DrawnVoice(voice=voice, rate_wpm=rate, pitch=pitch, noise_kind=kind, seed=stable_seed(*key))
+
+
+EFFECTS: Final = tuple(Effects.model_fields)
+
+
+def profile_with(base: str, *, name: str | None = None, effects: dict[str, dict[str, object] | None] | None = None,
+                 out_of_turn_per_min: float | None = None, seed: int | None = None) -> SpeechProfile:
+    """A named profile with some effects changed (a sweep file's custom level): ``effects`` maps
+    an effect (noise, bursts, muffle, drops) to its parameters, or None to switch it off. A
+    one-line error names an unknown effect or parameter, or a value out of range."""
+    prof = get_profile(base)
+    changed: dict[str, object] = {}
+    for effect, params in (effects or {}).items():
+        if effect not in EFFECTS:
+            raise SpeechConfigError(f"speech effect {effect!r} is unknown; known: {', '.join(EFFECTS)}")
+        if params is None:
+            changed[effect] = None
+            continue
+        model = Effects.model_fields[effect].annotation.__args__[0]  # type: ignore[union-attr]
+        current = getattr(prof.effects, effect)
+        try:
+            changed[effect] = model(**{**(current.model_dump() if current else {}), **params})
+        except ValueError as exc:
+            first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": (), "msg": str(exc)}  # type: ignore[attr-defined]
+            field = ".".join(str(p) for p in first.get("loc", ()))
+            raise SpeechConfigError(f"speech effect {effect}{'.' + field if field else ''}: {first['msg']}") from None
+    update: dict[str, object] = {"effects": prof.effects.model_copy(update=changed)}
+    if name:
+        update["name"] = name
+    if out_of_turn_per_min is not None:
+        if not 0 <= out_of_turn_per_min <= 30:
+            raise SpeechConfigError(f"out_of_turn_per_min {out_of_turn_per_min} is out of range 0..30")
+        update["behaviour"] = Behaviour(out_of_turn_per_min=out_of_turn_per_min)
+    if seed is not None:
+        update["seed"] = seed
+    return prof.model_copy(update=update)
