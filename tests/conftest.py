@@ -37,6 +37,7 @@ SLOW_FIXTURES = frozenset({
     "serve_up",  # Ray Serve started for a test (tests/serving/conftest.py)
     "fixture_sweep",  # a four-cell sweep through Ray and the endpoint (tests/report/conftest.py)
     "report_dir",  # the report built from that sweep (tests/report/conftest.py)
+    "chromium",  # headless chromium, installed with apt-get where it is missing (below)
 })
 
 
@@ -168,6 +169,49 @@ def endpoint():
 
     with start_endpoint(latency=0.0, behaviours="tests.test_helpers.faulty") as ep:
         yield ep
+
+
+def _install_chromium() -> str | None:
+    """Install Debian's chromium with apt-get; the reason it cannot be, or None. Held under a file
+    lock: the suite's workers may ask at the same time, and apt takes one at a time."""
+    import fcntl
+    import shutil
+
+    if shutil.which("apt-get") is None:
+        return "apt-get is not available (not a Debian-like system)"
+    if os.geteuid() != 0:
+        return "not root, so apt-get cannot install chromium"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    with open("/tmp/tauray-tests-chromium.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if shutil.which("chromium"):  # another worker installed it while this one waited
+            return None
+        for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]):
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env, check=False)
+            except subprocess.TimeoutExpired:
+                return f"{' '.join(cmd)} timed out"
+            if proc.returncode != 0:
+                return f"{' '.join(cmd)} failed: {(proc.stderr or proc.stdout).strip()[-300:]}"
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory) -> list[str]:
+    """Headless chromium's command line (installed first where it is missing), for every test that
+    renders a page, whatever the order the tests run in or the worker they run on."""
+    import shutil
+
+    binary = shutil.which("chromium")
+    if binary is None:
+        reason = _install_chromium()
+        binary = shutil.which("chromium")
+        if binary is None:
+            pytest.skip(f"chromium could not be installed: {reason or 'not on PATH after install'}")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    return [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--disable-dev-shm-usage", f"--user-data-dir={profile}"]
 
 
 @pytest.fixture()

@@ -12,6 +12,7 @@ names something that is gone fails here, naming the file and line.
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 from pathlib import Path
 
@@ -141,3 +142,70 @@ def test_the_scan_finds_what_the_docs_name_and_fails_on_what_is_missing():
         "line 4: `tauray bench engine` has no option --bogus",
         "line 6: `make no-such-target`: no such target in the Makefile",
     ], problems
+
+
+# --- paths and dotted names -------------------------------------------------------------------
+
+_TOPS = ("tauray", "tests", "dev", "docs", "cmake", ".ci")
+_PATH = re.compile(r"(?<![\w./-])((?:%s)/[\w./*-]*[\w*/])" % "|".join(re.escape(t) for t in _TOPS))
+_DOTTED = re.compile(r"(?<![\w./-])(tauray(?:\.\w+)+)")
+
+
+def _top_names(path: Path) -> set[str]:
+    """What a module defines or imports at its top level (what ``module.name`` can reach)."""
+    tree = ast.parse(path.read_text())
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return out
+
+
+def dotted_exists(name: str, root: Path = ROOT) -> bool:
+    """``tauray.a.b`` names a package or module, or a top-level name of one (``….Class``)."""
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        base = root.joinpath(*parts[:i])
+        for source in (base.with_suffix(".py"), base / "__init__.py"):
+            if source.is_file():
+                rest = parts[i:]
+                return not rest or rest[0] in _top_names(source)
+        if i == len(parts) and base.is_dir():
+            return True
+    return False
+
+
+def path_problems(text: str, root: Path = ROOT) -> list[str]:
+    """Every repository path and dotted ``tauray.…`` name a doc names that does not exist."""
+    problems = []
+    for number, line in enumerate(text.splitlines(), 1):
+        for m in _PATH.finditer(line):
+            path = m.group(1).rstrip(".")
+            found = any(root.glob(path)) if "*" in path else (root / path).exists()
+            if not found:
+                problems.append(f"line {number}: {path}: no such path")
+        for m in _DOTTED.finditer(line):
+            if not dotted_exists(m.group(1).rstrip("."), root):
+                problems.append(f"line {number}: {m.group(1)}: no such module or name")
+    return problems
+
+
+def test_every_path_and_module_a_doc_names_exists():
+    problems = [f"{doc.relative_to(ROOT)} {p}" for doc in DOCS for p in path_problems(doc.read_text())]
+    assert not problems, "the docs name what does not exist:\n" + "\n".join(problems)
+
+
+def test_the_path_check_fails_on_what_is_gone():
+    text = ("See `tauray/actors/hosts.py`, `tauray/actors/voice_pool.py` and `tauray.actors.llm.usable.probe_models`,\n"
+            "`tauray.actors.llm.readiness`, `tests/house/*.py`, `dev/nothing/`.\n")
+    assert path_problems(text) == [
+        "line 1: tauray/actors/voice_pool.py: no such path",
+        "line 2: dev/nothing/: no such path",
+        "line 2: tauray.actors.llm.readiness: no such module or name",
+    ]

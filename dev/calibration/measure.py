@@ -1,8 +1,8 @@
-"""How good the detectors are, measured on a calibration sweep (``calibration_sweep``):
+"""How good the detectors are, measured on a calibration sweep (:mod:`.sweep`):
 recall per fault class on injected faults, false positives on clean conversations and
 hard negatives, and whether the attribution names the right side and turn.
 
-Ground truth comes from replaying each customer (``calibration_truth``), never from the
+Ground truth comes from replaying each customer (:mod:`.truth`), never from the
 detectors. A fault counts as found when a finding of its class is at the turn the fault
 was injected; every finding on a clean conversation or a hard negative is a false
 positive. Rates carry 95% Wilson intervals (``results.metrics``).

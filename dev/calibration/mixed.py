@@ -1,13 +1,13 @@
 """Attribution measured on a mixed set: faulty agents alone, faulty customers alone, both in
 one conversation, and neither, each against the ground truth of the replayed endpoint
-behaviours (``calibration_truth_agent``, ``calibration_truth``), never against the detectors.
+behaviours (:mod:`.truth_agent`, :mod:`.truth`), never against the detectors.
 
 The set is one sweep: agents ``scripted-agent-writes`` and ``faulty-agent:<class>`` times
 customers ``scripted-user-writes`` and ``faulty-user:<class>``, so each pairing of a faulty
 agent with a faulty customer is a cell of its own. Per conversation the expected
 attribution is ``none`` when it passed; when it failed, the side that committed a fault
 (``agent`` / ``simulator``); when both did, the conversation is run again with one side
-clean (``calibration_truth_agent.fails_alone``): a side whose fault alone fails the task failed
+clean (:func:`.truth_agent.fails_alone`): a side whose fault alone fails the task failed
 it, both (or neither) make it ``mixed``. The expected decisive turn is that side's injected
 turn (for ``mixed``, the earlier one). Rates carry 95% Wilson intervals.
 

@@ -125,7 +125,7 @@ def test_sigterm_during_a_write_ends_the_process_only_after_the_write(tmp_path, 
     script = textwrap.dedent(f"""
         import json, os, signal, sys, threading, time
         from tauray.pipeline.writing import BackgroundWriter
-        from tauray.results import writer as writer_mod
+        from tauray.results.tables import writer as writer_mod
         from tauray.results.tables.records import ConversationResult
         rows = [ConversationResult.model_validate(r) for r in json.loads(open({str(data)!r}).read())]
         real, began = writer_mod.commit_file, threading.Event()

@@ -79,9 +79,9 @@ def test_bug_in_a_policy_is_an_internal_row_not_infra(ray_local, tmp_path):
             return {}["deliberate bug in a policy"]
 
     class BuggyAgentHost(AgentHost):
-        async def open(self, conv_id, *args, **kwargs):
-            await super().open(conv_id, *args, **kwargs)
-            self.sessions[conv_id].policy = BrokenPolicy()
+        async def open(self, request):
+            await super().open(request)
+            self.sessions[request.conversation_id].policy = BrokenPolicy()
 
     with _pool_with(agent=BuggyAgentHost) as pool:
         cfg = _cfg(tmp_path, "bug", patterns=MMS)

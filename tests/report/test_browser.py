@@ -12,8 +12,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tauray.results.report.values import transcript_href
 
 from .figures import (
@@ -24,37 +22,6 @@ from .figures import (
 )
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-
-
-def _install_chromium() -> str | None:
-    """Install Debian's chromium with apt-get; the reason it cannot be, or None."""
-    if shutil.which("apt-get") is None:
-        return "apt-get is not available (not a Debian-like system)"
-    if os.geteuid() != 0:
-        return "not root, so apt-get cannot install chromium"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]):
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env, check=False)
-        except subprocess.TimeoutExpired:
-            return f"{' '.join(cmd)} timed out"
-        if proc.returncode != 0:
-            return f"{' '.join(cmd)} failed: {(proc.stderr or proc.stdout).strip()[-300:]}"
-    return None
-
-
-@pytest.fixture(scope="module")
-def chromium(tmp_path_factory) -> list[str]:
-    binary = shutil.which("chromium")
-    if binary is None:
-        reason = _install_chromium()
-        binary = shutil.which("chromium")
-        if binary is None:
-            pytest.skip(f"chromium could not be installed: {reason or 'not on PATH after install'}")
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    return [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--disable-dev-shm-usage", f"--user-data-dir={profile}"]
 
 
 def _run(cmd: list[str]) -> str:

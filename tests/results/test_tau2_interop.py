@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tauray.actors.audit import audit_result
 from tauray.pipeline.cli.main import main
 from tauray.pipeline.config import run_config
 from tauray.pipeline.driver import execute
@@ -75,7 +76,7 @@ def _plain(frame: pd.DataFrame, key: list[str]) -> pd.DataFrame:
 def test_round_trip_keeps_every_message_tool_call_and_verdict(faulty_run, tmp_path):
     export_tau2(faulty_run, tmp_path / "export")
     files = sorted((tmp_path / "export").glob("*.json"))
-    summary = import_tau2(files, tmp_path / "imported")
+    summary = import_tau2(files, tmp_path / "imported", finish=audit_result)  # as `tauray import-tau2` does
     # τ²'s reward (by the task's basis) differs from tauray's verdict only on tasks gated on ACTION
     differ = 0
     for f in files:
@@ -187,3 +188,40 @@ def test_a_cut_replys_calls_are_kept_from_tau2s_replay():
     out = tau2_messages(rows, [False])
     assert len(out) == 1 and not out[0]["tool_calls"]
     assert out[0]["raw_data"][HARNESS_KEY]["calls"] == [call] and out[0]["raw_data"]["tauray_stop"] == "length"
+
+
+MOCK_UNSOLVABLE = {"update_task_with_history_and_env_assertions": "ENV_ASSERTION",
+                   "update_task_with_initialization_data": "COMMUNICATE"}
+"""The mock tasks whose data no reference player can satisfy, and τ²'s reward component that fails:
+the first asserts a task status that no reference action sets (its actions are missing), the second
+wants two rubric sentences said word for word as COMMUNICATE facts (docs/tau2.md)."""
+
+
+def test_the_mock_tasks_the_reference_policies_fail_are_the_ones_tau2_fails_too(ray_local, tmp_path):
+    """τ²'s own evaluator, on the exported trajectories and on upstream's own tasks, gives every mock
+    task the verdict tauray gave: 7 rewarded, and the two that fail fail on the same component."""
+    from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
+    from tau2.registry import registry
+
+    cfg = run_config(name="mock-ref", domain="mock", agent={"model": "oracle"}, user={"model": "scripted"})
+    execute(cfg, out=tmp_path / "run", probe=False, progress=False, keep_actors=True)
+    conv = conversations_df(tmp_path / "run")
+    success = {str(r.scenario).removeprefix("tau2_mock__"): bool(r.success) for r in conv.itertuples()}
+    summary = export_tau2(tmp_path / "run", tmp_path / "export")
+    upstream = {t.id: t for t in registry.get_tasks_loader("mock")()}
+    rewards = {}
+    for f in summary.files:
+        for sim in load_tau2_results(f.path).simulations:
+            got = evaluate_simulation(simulation=sim, task=upstream[sim.task_id], evaluation_type=EvaluationType.ALL,
+                                      solo_mode=False, domain="mock")
+            rewards[sim.task_id] = (got.reward, {k.value: v for k, v in (got.reward_breakdown or {}).items()})
+    assert len(rewards) == len(success) == 9
+    assert {t for t, ok in success.items() if not ok} == set(MOCK_UNSOLVABLE)
+    for task, ok in success.items():
+        assert (rewards[task][0] == 1.0) is ok, (task, rewards[task])
+    for task, component in MOCK_UNSOLVABLE.items():
+        assert rewards[task][1][component] == 0.0, (task, rewards[task])
+    # the first is wrong as upstream ships it: τ²'s gold (the history, no reference action) fails its assertion
+    history = upstream["update_task_with_history_and_env_assertions"]
+    assert not history.evaluation_criteria.actions and "ENV_ASSERTION" in [
+        b.value for b in history.evaluation_criteria.reward_basis]

@@ -54,7 +54,8 @@ def test_reference_policies_play_the_mock_domain():
     assert all(r.conversation.error_kind is None for r in rows.values())
     failed = {n for n, r in rows.items() if not r.conversation.success}
     # Upstream's data leaves two tasks out of a reference agent's reach: prose as COMMUNICATE
-    # facts, and an assertion with no reference action to satisfy it (upstream's gold fails it too).
+    # facts, and an assertion with no reference action to satisfy it. τ²'s own evaluator fails both
+    # on the same component (tests/results/test_tau2_interop.py; docs/tau2.md, "Known differences").
     assert failed == {"tau2_mock__update_task_with_initialization_data",
                       "tau2_mock__update_task_with_history_and_env_assertions"}
     history = rows[HISTORY]

@@ -1,7 +1,7 @@
 """The report of a voice run: the per-profile table on the index (from voice_table), and on a
 voice conversation's page every utterance with players for both sides (the run folder's own
 audio files by relative path), spoken next to heard and the lost identifiers marked; rendered
-in a real browser (headless chromium) when one is on PATH, screenshots into docs/img with
+in a real browser (headless chromium, installed by the shared fixture where missing), screenshots into docs/img with
 TAURAY_DOC_SCREENSHOTS=1."""
 
 from __future__ import annotations
@@ -83,15 +83,11 @@ def test_a_text_run_has_no_voice_section(voice_run: Path, tmp_path: Path) -> Non
     assert report_voice.profile_rows(voice_run, pd.DataFrame({"speech_profile": ["text"]})) == []
 
 
-def test_the_voice_pages_render_in_chromium(voice_run: Path, tmp_path: Path) -> None:
-    binary = shutil.which("chromium")
-    if binary is None:
-        pytest.skip("chromium is not on PATH (tests/report/test_browser.py installs it with apt-get)")
+def test_the_voice_pages_render_in_chromium(voice_run: Path, tmp_path: Path, chromium: list[str]) -> None:
     report = tmp_path / "report"
     write_report(voice_run, report, n_boot=200)
     page, rows = _voice_page(voice_run, report)
-    cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
-           f"--user-data-dir={tmp_path / 'profile'}"]
+    cmd = chromium
     dom = subprocess.run([*cmd, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=60).stdout
     assert dom.count("<audio") == 2 * len(rows) and 'id="utterances"' in dom
     shots = []  # the voice sections come first: the index's after the leaderboard, a page's after its summary

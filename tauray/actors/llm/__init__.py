@@ -4,12 +4,13 @@ One concept per module: :mod:`.spec` (what a model is), :mod:`.errors` (what wen
 wrong, classified and scrubbed of secrets), :mod:`.providers` (provider resolution),
 :mod:`.params` (the parameters a model accepts), :mod:`.history` (the history a
 provider family accepts), :mod:`.tool_schemas` (tool schemas per family),
-:mod:`.cost` (whether litellm prices a model), :mod:`.check` (``tauray models
-check``), :mod:`.readiness` (the free check before a run), :mod:`.client` (the
-Router client, one per process and spec), :mod:`.replies` (a completion reduced to
-what tauray keeps), :mod:`.inline_executor` (litellm's
-request building on the loop) and :mod:`.probe` (one real call per model). litellm
-itself is imported only when a call is made.
+:mod:`.client` (the Router client, one per process and spec), :mod:`.replies` (a
+completion reduced to what tauray keeps), :mod:`.inline_executor` (litellm's request
+building on the loop), :mod:`.ratelimit` (waiting out a refusal for load); whether a
+model can be used is :mod:`.usable`'s one answer (the free checks, the probe of
+:mod:`.probe`, served models), from what litellm's tables say (:mod:`.model_map`);
+:mod:`.check` is ``tauray models check``. litellm itself is imported only when a call
+is made.
 """
 
 from tauray.actors.llm.client import ModelClient, allowed_fails_policy, close_clients, get_client, retry_policy

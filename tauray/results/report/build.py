@@ -5,7 +5,7 @@ comparisons, manual-vs-workflow A/B, breakdowns, judge agreement, cost),
 ``conversations.html`` (every conversation by arm, linked), one page per
 conversation under ``transcripts/`` and the shared stylesheet and script under
 ``assets/`` (written once, not inlined into thousands of pages). Pages are
-rendered by jinja2 templates (``report_assets/templates``) with autoescaping,
+rendered by jinja2 templates (``assets/templates``) with autoescaping,
 so no table value can inject markup. Charts are inline SVG drawn from the
 metric functions' output; a Content-Security-Policy forbids any fetch. Every
 figure sits in an element with ``data-metric``/``data-value`` (and the arm,

@@ -2,7 +2,7 @@
 
 A judge against a reference, or judges among themselves: Cohen's κ with an
 interval that keeps its width at perfect agreement, Fleiss' κ, and the
-confusion-matrix rates with Wilson intervals; ``results.judge_report``
+confusion-matrix rates with Wilson intervals; ``results.stats.judges``
 applies them. The votes of one judge's samples (:func:`tally_votes`) and how
 its unscored items fall on the truth live here too. ``results.metrics``
 re-exports every name here.

@@ -1,4 +1,4 @@
-"""The user-simulator audit's rows (``results.audit``): made once per conversation, in the loop,
+"""The user-simulator audit's rows (``tauray.actors.audit``): made once per conversation, in the loop,
 and carried in its ``ConversationResult`` like the other detail rows; ``tauray audit`` appends
 rows under a newer ``audit_id``. Readers keep each conversation's newest audit."""
 
