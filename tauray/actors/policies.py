@@ -19,14 +19,24 @@ them a live self-check of the actors, the sync and the scoring.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tauray.actors.llm.errors import ModelCallError
 from tauray.actors.llm.replies import ModelReply, RawToolCall, filtered_prompt
 from tauray.scenarios.conventions import END_CONVERSATION, ORACLE, SCRIPTED, STOP, is_reference, parse_phone_request
 from tauray.scenarios.model import ReferenceAction, Scenario
 
+if TYPE_CHECKING:  # the client's module loads litellm's helpers; a reference policy needs none
+    from tauray.actors.llm.client import ModelClient
+
 GREETING = "Hello, you have reached customer support. How can I help you today?"
+
+
+class Policy(Protocol):
+    """Who speaks for a side: the next reply to the side's view, with its tools."""
+
+    async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> ModelReply: ...
 
 
 class LLMPolicy:
@@ -35,7 +45,7 @@ class LLMPolicy:
     flagged the prompt is the filter's answer, not a failure: an empty reply that says so
     (:func:`~tauray.actors.llm.replies.filtered_prompt`)."""
 
-    def __init__(self, client: Any):
+    def __init__(self, client: ModelClient):
         self.client = client
 
     async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> ModelReply:
@@ -116,7 +126,8 @@ class ScriptedUser:
         return _reply(SCRIPTED, f"Thanks, that is all I needed. {STOP}")
 
 
-def make_policy(side: str, model: str, scenario: Scenario, client_factory: Any = None) -> Any:
+def make_policy(side: str, model: str, scenario: Scenario,
+                client_factory: Callable[[], ModelClient] | None = None) -> Policy:
     """The policy for one side of one conversation."""
     if side == "agent" and model == ORACLE:
         return OracleAgent(scenario)

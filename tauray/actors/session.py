@@ -31,6 +31,7 @@ from typing import Any, Literal, get_args
 from pydantic import Field
 
 from tauray.actors.llm.replies import ModelReply, RawToolCall
+from tauray.actors.policies import Policy
 from tauray.actors.voice.heard import HeardAudio, message_content
 from tauray.results.tables.records import MessageRecord
 from tauray.scenarios.conventions import END_CONVERSATION, TRANSFER_TO_HUMAN
@@ -149,7 +150,7 @@ CUT_CALLS: tuple[str, ...] = get_args(CutCalls)
 
 
 class SideSession:
-    def __init__(self, scenario: Scenario, side: Side, state: SideState | None, policy: Any, seed: int | None,
+    def __init__(self, scenario: Scenario, side: Side, state: SideState | None, policy: Policy, seed: int | None,
                  sync_view: Any = None, *, run_id: str, conversation_id: str, cut_calls: CutCalls = "tell"):
         self.scenario = scenario
         self.side = side

@@ -48,8 +48,10 @@ def test_an_overall_reply_with_a_key_the_format_does_not_declare_is_no_answer(re
 def test_an_nl_reply_with_a_key_the_format_does_not_declare_is_no_answer():
     results = [{"id": "A1", "reasoning": "r", "verdict": "met"}, {"id": "A2", "reasoning": "r", "verdict": "met"}]
     disagreeing = [{"id": "A1", "reasoning": "r", "verdict": "not_met"}, {"id": "A2", "reasoning": "r", "verdict": "met"}]
+    assert [(p.verdict, p.reasoning) for p in parse_nl(json.dumps({"results": results}), 2)] == [(True, "r")] * 2
     got = parse_nl(json.dumps({"results": results, "assertions": disagreeing}), 2)  # which list is the answer?
-    assert all(p.verdict is None and "'assertions'" in p.unscored_reason for p in got)
+    assert all(p.verdict is None and p.unscored_reason == "the reply's object has keys the format does not "
+               "declare: 'assertions'" for p in got)
     item_extra = [{**results[0], "confidence": 1}, results[1]]
     got = parse_nl(json.dumps({"results": item_extra}), 2)
     assert all(p.verdict is None and "results[0]" in p.unscored_reason and "'confidence'" in p.unscored_reason
