@@ -7,8 +7,10 @@ Model names (served with ``tauray endpoint --behaviours tests.audit_eval.custome
 * ``eval-user:<split>:<class>`` injects one fault of that class (:data:`FAULT_CLASSES`);
 * ``eval-user:<split>:drawn`` draws the class from the seed and the task.
 
-``<split>`` is ``dev`` or ``test`` (the first evaluation set) or ``holdout`` (the independent holdout
-set, ``holdout/``). The holdout customer also paraphrases: in every mode, ``faithful`` included, it
+``<split>`` is ``dev`` or ``test`` (the first evaluation set), ``holdout`` (the independent holdout
+set, ``holdout/``), or ``talk``, ``talk-dev``, ``talk-test`` (the talk set, ``talk/``: all of it, or its
+frozen dev or test split; served by :class:`TalkCustomer`, which mixes faithful talk into every mode).
+The holdout customer also paraphrases: in every mode, ``faithful`` included, it
 reports a tool result in holdout phrasings (true reports of what the result shows without doubt,
 :func:`shown`; word for word only when the result's own lines show nothing it can name), so the
 false-positive rate is measured on customers that paraphrase honestly. Its misreports use no
@@ -36,6 +38,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from tauray.endpoint.behaviours import (
@@ -48,7 +51,7 @@ from tauray.endpoint.behaviours import (
     text_reply,
     tool_call_reply,
 )
-from tests.audit_eval.eval_set import FAULT_CLASSES, Phrasing, load
+from tests.audit_eval.eval_set import FAULT_CLASSES, TALK_SPLITS, Phrasing, load
 from tests.audit_eval.readings import CLAIM_KEYWORDS, is_read_tool, readings, setting_words
 
 NAME = "eval-user"
@@ -90,6 +93,8 @@ class Injection:
 class Decision:
     reply: Reply
     injection: Injection | None = None
+    talk: tuple[str, ...] = ()
+    """The talk customer only: ids of the talk set's faithful lines and reports in this reply."""
 
 
 @dataclass
@@ -194,8 +199,9 @@ def report(result: str, tool: str, split: str, *salt: Any) -> tuple[str, tuple[s
             parts.append(_choose(pool, "report", c, *salt))
     if not parts:
         return None
-    if _h("ack", *salt) % 2 == 0:
-        parts.insert(0, _choose(_pool(split, "report", "ack", "read" if is_read_tool(tool) else "write"), "ack", *salt))
+    acks = _pool(split, "report", "ack", "read" if is_read_tool(tool) else "write")
+    if _h("ack", *salt) % 2 == 0 and acks:  # acks: never empty for the holdout; a talk split may lack one
+        parts.insert(0, _choose(acks, "ack", *salt))
     return " ".join(p.text for p in parts), tuple(p.id for p in parts)
 
 
@@ -209,8 +215,9 @@ class Customer:
     def __init__(self, body: dict[str, Any]):
         param = model_param(body) or ""
         split, _, mode = param.partition(":")
-        if split not in SPLITS or mode not in MODES:
-            raise ValueError(f"model must be {NAME}:<{'|'.join(SPLITS)}>:<{'|'.join(MODES)}>, got {body.get('model')!r}")
+        if split not in (*SPLITS, *TALK_SPLITS) or mode not in MODES:
+            raise ValueError(f"model must be {NAME}:<{'|'.join(SPLITS)}>:<{'|'.join(MODES)}> or "
+                             f"{NAME}:<{'|'.join(TALK_SPLITS)}>:<mode>, got {body.get('model')!r}")
         self.split, self.body = split, body
         messages = request_messages(body)
         self.system = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
@@ -419,6 +426,285 @@ class Customer:
         return Decision(self.faithful(view))
 
 
+# ----------------------------------------------------------------- the talk set's customer
+_SITUATION = re.compile(r"^## (?:Why you are getting in touch|What you know)\n(.*?)(?=^## |\Z)",
+                        re.MULTILINE | re.DOTALL)
+FAMILY_FACTS = (("mms", r"unable to send MMS"), ("data", r"mobile data is not working"), ("service", r"No Service"))
+"""The task's issue family, read from its system prompt (the first that matches)."""
+TASK_FACTS = (("abroad", r"currently abroad"), ("home", r"currently at home"),
+              ("nowifi", r"do not have access to wi-?fi"), ("plan", r"do not want to change your mobile data plan"),
+              ("speedgoal", r"excellent internet speed"))
+"""Facts a faithful line may rest on, read from the task's system prompt (``talk/faithful.txt``'s keys)."""
+TOOL_TYPES = {
+    "toggle_airplane_mode": "airplane_mode", "toggle_data": "mobile_data", "toggle_roaming": "roaming",
+    "toggle_data_saver_mode": "data_saver", "check_data_restriction_status": "data_saver", "toggle_wifi": "wifi",
+    "check_wifi_status": "wifi", "toggle_wifi_calling": "wifi_calling", "check_wifi_calling_status": "wifi_calling",
+    "set_network_mode_preference": "network_mode", "check_network_mode_preference": "network_mode",
+    "reseat_sim_card": "sim", "check_sim_status": "sim", "reset_apn_settings": "apn", "set_apn_settings": "apn",
+    "check_apn_settings": "apn", "connect_vpn": "vpn", "disconnect_vpn": "vpn", "check_vpn_status": "vpn",
+    "grant_app_permission": "app_permission", "check_app_permissions": "app_permission", "make_payment": "payment",
+    "check_payment_request": "payment", "run_speed_test": "speed", "can_send_mms": "mms"}
+"""The claim type a phone tool touches: naming the tool puts that setting in the conversation."""
+_NOT_EXCELLENT = re.compile(r"Speed Test Result: [\d.]+ Mbps \((?:Very Poor|Poor|Fair|Good)\)")
+AFTER_SKIP = 3
+"""A report is followed by a faithful 'after' line unless the reply's digest is divisible by this (2 in 3)."""
+
+
+def _mentions(text: str, ctype: str) -> bool:
+    """Whether lower-cased text names a claim type (one of its keywords, as a whole word)."""
+    return any(re.search(rf"(?<![a-z0-9]){re.escape(k.strip())}(?![a-z0-9])", text) for k in CLAIM_KEYWORDS[ctype])
+
+
+def talk_facts(system: str) -> frozenset[str]:
+    """The facts of the task (its issue family, where the customer is, what it lacks or wants) that make a
+    faithful line true: the keys of ``talk/faithful.txt`` a customer with this system prompt may use."""
+    facts = {"any"}
+    family = next((name for name, pattern in FAMILY_FACTS if re.search(pattern, system, re.IGNORECASE)), None)
+    if family:
+        facts.add(family)
+    facts.update(name for name, pattern in TASK_FACTS if re.search(pattern, system, re.IGNORECASE))
+    return frozenset(facts)
+
+
+class TalkCustomer(Customer):
+    """The talk set's customer (``eval-user:talk|talk-dev|talk-test:<mode>``): the same play and the same one
+    fault as :class:`Customer`, in the talk set's words, and in every mode its opening and its ordinary turns
+    mix in faithful talk that is true for its task (``talk/faithful.txt``): the opening is the task's
+    symptom with a line or two on its situation or means (negations such as "I don't have Wi-Fi here",
+    where the task says so), hedges, questions or small talk; a tool result is reported in the set's report
+    phrasings (what :func:`shown` reads; quoted word for word in the set's frames when it names nothing),
+    then two times in three a line that fits what it showed, the task, or a setting already named in the
+    conversation; a tool call carries no words. Ids of the faithful lines said go in ``Decision.talk``.
+
+    Differences in fault modes: a state claimed without a tool is said on its own (``alone``) or in the same
+    message as the asked tool call (``with_call``, the drawn variant; said on its own at the reply that would
+    end the call when no step came), about a setting nobody has named (not the task's situation, not the
+    agent, not a result, not the asked step); a new problem comes at a reply drawn from 1 to 3, or at the
+    reply that would end the call; a misreport contradicts what :func:`shown` reads."""
+
+    def __init__(self, body: dict[str, Any]):
+        super().__init__(body)
+        self.situation = "\n".join(_SITUATION.findall(self.system)) or self.system
+        self.facts = talk_facts(self.system)
+        self.family = next((f for f, _ in FAMILY_FACTS if f in self.facts), "any")
+        if self.fault == "new_problem":
+            self.first = 1 + _h("turn", *self.key) % FIRST_TURN_CHOICES
+        if self.fault == "state_without_tool":
+            self.variant = _choose(["alone", "with_call"], "variant", *self.key)
+        self._said: dict[int, tuple[str, ...]] = {}
+
+    # ----------------------------------------------------------------- what the conversation holds
+    def _lines(self, context: str, keys: set[str] | frozenset[str], form: str | None = None) -> list[Phrasing]:
+        return [p for p in _talk_pool(self.split, context) if p.variant in keys and (form is None or p.form == form)]
+
+    def _line(self, context: str, keys: set[str] | frozenset[str], *salt: Any, form: str | None = None,
+              avoid: tuple[str, ...] = ()) -> Phrasing | None:
+        pool = [p for p in self._lines(context, keys, form) if p.id not in avoid]
+        return _choose(pool, context, *salt) if pool else None
+
+    def _topics(self, view: _View) -> set[str]:
+        """Claim types already in the conversation: named by the task's situation, the agent or a tool result, or
+        touched by a tool the agent named or the customer ran (roaming too when the task puts it abroad)."""
+        agent = [str(m.get("content") or "") for m in view.messages if m.get("role") == "user"]
+        text = " ".join([self.situation, *agent, *view.results()]).lower()
+        found = {c for c in CLAIM_KEYWORDS if _mentions(text, c)}
+        tools = [m.group(1) for words in agent for m in _TAG.finditer(words)]
+        tools += [c["function"]["name"] for m in view.messages if m.get("role") == "assistant"
+                  for c in m.get("tool_calls") or []]
+        found |= {TOOL_TYPES[t] for t in tools if t in TOOL_TYPES}
+        if "abroad" in self.facts:
+            found.add("roaming")
+        return found
+
+    def _keys(self, view: _View) -> set[str]:
+        return set(self.facts) | ({"fresh"} if not view.results() else set())
+
+    def _after_keys(self, view: _View) -> set[str]:
+        result = view.results()[-1]
+        calls = view.messages[-2].get("tool_calls") if len(view.messages) > 1 else None
+        tool = str(((calls or [{}])[0].get("function") or {}).get("name", ""))
+        keys = {f"{c}={v}" for c, v in shown(result).items()} | {f"about={c}" for c in self._topics(view)}
+        if tool and not is_read_tool(tool) and self.family != "any":
+            keys.add(f"{self.family}:write")
+        if "Speed test failed" in result:
+            keys.add("speedtest=failed")
+        elif _NOT_EXCELLENT.search(result):
+            keys.add("speedtest=notexcellent")
+        return keys | self._keys(view)
+
+    # ----------------------------------------------------------------- faithful play, in the set's words
+    def _opening(self, view: _View) -> tuple[str, tuple[str, ...]]:
+        salt = ("open", *self.key)
+        parts: list[Phrasing | None] = []
+        if _h("greet", *salt) % 3 == 0:
+            parts.append(self._line("open", {"any"}, "greet", *salt, form="smalltalk"))
+        parts.append(self._line("symptom", {self.family}, *salt))
+        keys = self._keys(view)
+        parts.append(self._line("open", keys - {"any"}, "first", *salt))
+        if _h("second", *salt) % 2 == 0:
+            parts.append(self._line("open", keys, "second", *salt, avoid=tuple(p.id for p in parts if p)))
+        said = [p for p in parts if p is not None]
+        return " ".join(p.text for p in said), tuple(p.id for p in said)
+
+    def _after_result(self, view: _View) -> tuple[str, tuple[str, ...]]:
+        result = str(view.last.get("content") or "")
+        calls = view.messages[-2].get("tool_calls") if len(view.messages) > 1 else None
+        tool = str(((calls or [{}])[0].get("function") or {}).get("name", ""))
+        said = report(result, tool, self.split, view.index, *self.key)
+        if said is not None:
+            text, ids = said
+        else:
+            frame = self._line("quote", {"any"}, view.index, *self.key)
+            assert frame is not None, f"{self.split}: no quote frame"
+            text, ids = frame.text.replace("{result}", result), (frame.id,)
+        if _h("after", view.index, *self.key) % AFTER_SKIP:
+            line = self._line("after", self._after_keys(view), view.index, *self.key)
+            if line is not None:
+                text, ids = f"{text} {line.text}", (*ids, line.id)
+        return text, ids
+
+    def _talk_reply(self, view: _View) -> tuple[Reply, tuple[str, ...]]:
+        salt = (view.index, *self.key)
+        if view.index == 0:
+            text, ids = self._opening(view)
+            return text_reply(text), ids
+        if view.last.get("role") == "tool":
+            text, ids = self._after_result(view)
+            return text_reply(text), ids
+        asked = view.asked()
+        if asked is not None:
+            if asked[0] not in self.tools:
+                line = self._line("nosuch", {"any"}, *salt)
+                assert line is not None, f"{self.split}: no nosuch line"
+                return text_reply(line.text), (line.id,)
+            return tool_call_reply(asked[0], json.dumps(asked[1]), f"phone_{view.index}"), ()
+        content = str(view.last.get("content") or "")
+        if view.index < 3 and "?" in content and "anything else" not in content.lower():
+            line = self._line("more", self._keys(view), *salt)
+            assert line is not None, f"{self.split}: no more line"
+            return text_reply(line.text), (line.id,)
+        line = self._line("close", {"any"}, *salt)
+        assert line is not None, f"{self.split}: no close line"
+        return text_reply(f"{line.text} {STOP_TOKEN}"), (line.id,)
+
+    def faithful(self, view: _View) -> Reply:
+        reply, ids = self._talk_reply(view)
+        self._said[len(view.messages)] = ids
+        return reply
+
+    # ----------------------------------------------------------------- where and how the fault comes
+    def _unshown(self, view: _View) -> str | None:
+        topics = self._topics(view)
+        seen = {c for r in view.results() for c in (*readings(r), *shown(r))}
+        types = sorted({p.type for p in load(self.split) if p.kind == "claim"})  # type: ignore[arg-type]
+        free = [c for c in types if c not in topics and c not in seen]
+        return _choose(free, "unshown", *self.key) if free else None
+
+    def _contradiction(self, view: _View) -> tuple[str, str] | None:
+        result = view.results()[-1] if view.last.get("role") == "tool" else ""
+        options = [(c, v) for c, read in sorted(shown(result).items())
+                   for v in sorted({p.variant for p in _pool(self.split, "claim", c)}) if v != read]
+        return _choose(options, "contra", *self.key) if options else None
+
+    def _last_chance(self, view: _View) -> bool:
+        """Whether this reply would end the call (so a new problem or a state said on its own comes here
+        when it has not come yet)."""
+        if self.fault not in ("new_problem", "state_without_tool") or view.index == 0:
+            return False
+        if view.last.get("role") != "user" or view.asked() is not None:
+            return False
+        return STOP_TOKEN in str(self._talk_reply(view)[0].message.get("content") or "")
+
+    def _state_form(self, view: _View) -> str | None:
+        """How a state claimed without a tool can be said in this reply: with the asked call, alone, or not."""
+        asked = view.asked()
+        if self._unshown(view) is None:
+            return None
+        if self.variant == "with_call" and asked is not None and asked[0] in self.tools:
+            return "with_call"
+        alone = view.index == 0 or (view.last.get("role") == "user" and asked is None)
+        return "alone" if alone and (self.variant == "alone" or self._last_chance(view)) else None
+
+    def opportunity(self, view: _View) -> bool:
+        if self.fault == "state_without_tool":
+            return self._state_form(view) is not None
+        return super().opportunity(view)
+
+    def injected_at(self) -> int | None:
+        if self.fault is None:
+            return None
+        own = [i for i, m in enumerate(self.history) if m.get("role") == "assistant"]
+        for index, cut in enumerate([*own, len(self.history)]):
+            view = _View(self.history[:cut], self.system, self.tools)
+            if (index >= self.first or self._last_chance(view)) and self.opportunity(view):
+                return index
+        return None
+
+    def _phrase(self, cls: str, variant: str = "-", **fill: str) -> tuple[str, list[str]]:
+        by_variant = cls in ("hang_up", "wrong_action", "state_without_tool")
+        frames = _pool(self.split, "fault", cls, variant if by_variant else None)
+        frame = _choose(frames, "frame", cls, *self.key)
+        text, ids = frame.text, [frame.id]
+        if "{claim}" in text:
+            ctype, value = fill.pop("claim_type"), fill.pop("claim_value")
+            claim = _choose(_pool(self.split, "claim", ctype, value), "claim", *self.key)
+            text, ids = text.replace("{claim}", claim.text), [*ids, claim.id]
+        return text.replace("{setting}", fill.get("setting", "that setting")), ids
+
+    def inject(self, view: _View) -> Decision:
+        cls, index, asked = str(self.fault), view.index, view.asked()
+        if cls == "misreport":
+            ctype, value = self._contradiction(view)  # type: ignore[misc]
+            text, ids = self._phrase(cls, claim_type=ctype, claim_value=value)
+            detail = f"{ctype}={value} against {shown(view.results()[-1]).get(ctype)}"
+            return Decision(text_reply(text), Injection(cls, "-", index, tuple(ids), detail))
+        if cls != "state_without_tool":
+            return super().inject(view)
+        form = str(self._state_form(view))
+        ctype = str(self._unshown(view))
+        value = _choose(sorted({p.variant for p in _pool(self.split, "claim", ctype)}), "value", *self.key)
+        setting = setting_words(asked[0]) if asked else "it"
+        text, ids = self._phrase(cls, form, claim_type=ctype, claim_value=value, setting=setting)
+        if form == "with_call":
+            assert asked is not None
+            call = tool_call_reply(asked[0], json.dumps(asked[1]), f"phone_{index}")
+            return Decision(Reply({**call.message, "content": text}, call.finish_reason),
+                            Injection(cls, form, index, tuple(ids), f"{ctype}={value} with {asked[0]}"))
+        base = self.faithful(view).message.get("content") or ""
+        text = f"{text} {base}" if STOP_TOKEN in base else f"{base} {text}" if index == 0 else text
+        return Decision(text_reply(text), Injection(cls, form, index, tuple(ids), f"{ctype}={value}"))
+
+    def follow_up(self, view: _View, injection_index: int) -> Reply | None:
+        if self.fault not in ("unasked_action", "wrong_action") or view.index != injection_index + 1:
+            return None
+        if view.last.get("role") != "tool":
+            return None
+        name = str((self.history[-2].get("tool_calls") or [{}])[0].get("function", {}).get("name", ""))
+        text, _ = self._phrase(str(self.fault), self.variant, setting=setting_words(name))
+        result = str(view.last.get("content") or "")
+        said = report(result, name, self.split, view.index, *self.key)
+        if said is None:
+            return text_reply(f"{text} {result}")
+        self._said[len(view.messages)] = said[1]
+        return text_reply(f"{text} {said[0]}")
+
+    def decide(self) -> Decision:
+        view = _View(self.history, self.system, self.tools)
+        at = self.injected_at()
+        self._said.clear()
+        if at is not None and at == view.index:
+            d = self.inject(view)
+        else:
+            follow = self.follow_up(view, at) if at is not None else None
+            d = Decision(follow if follow is not None else self.faithful(view))
+        return Decision(d.reply, d.injection, self._said.get(len(view.messages), ()))
+
+
+@cache
+def _talk_pool(split: str, context: str) -> tuple[Phrasing, ...]:
+    return tuple(p for p in load(split) if p.kind == "talk" and p.type == context)  # type: ignore[arg-type]
+
+
 def request_key(body: dict[str, Any]) -> str:
     """The join key of a request: sha256 of its model, seed, system prompt and messages (roles, words,
     calls with their arguments normalised), so two conversations that only share their words differ."""
@@ -436,7 +722,8 @@ def request_key(body: dict[str, Any]) -> str:
 
 
 def decide(body: dict[str, Any]) -> Decision:
-    return Customer(body).decide()
+    split = (model_param(body) or "").partition(":")[0]
+    return (TalkCustomer(body) if split in TALK_SPLITS else Customer(body)).decide()
 
 
 def eval_user(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
@@ -456,5 +743,20 @@ def eval_user(body: dict[str, Any], settings: BehaviourSettings) -> Reply:
 BEHAVIOURS = {NAME: eval_user}
 """Added to the endpoint's registry by ``tauray endpoint --behaviours tests.audit_eval.customer``."""
 
-__all__ = ["BEHAVIOURS", "Customer", "Decision", "Injection", "NAME", "SPLITS", "TRUTH_ENV", "decide", "eval_user",
-           "report", "request_key", "shown"]
+__all__ = [
+    "BEHAVIOURS",
+    "NAME",
+    "SPLITS",
+    "TALK_SPLITS",
+    "TRUTH_ENV",
+    "Customer",
+    "Decision",
+    "Injection",
+    "TalkCustomer",
+    "decide",
+    "eval_user",
+    "report",
+    "request_key",
+    "shown",
+    "talk_facts",
+]

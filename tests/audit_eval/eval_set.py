@@ -15,6 +15,12 @@ The holdout set (``holdout/``, issue 38) is a second, independent set written af
 used for tuning: its own hand-written claims, faithful reports and fault phrasings, its own grammar,
 every item in split ``holdout`` (test only, nobody tunes on it). ``load("holdout")`` reads it;
 ``python -m tests.audit_eval.eval_set --freeze-holdout`` (re)writes its frozen files.
+
+The talk set (``talk/``) is a third, independent set: faithful talk (negations of one's situation or
+means, hedges, questions, conditionals, reported results, circumstances, small talk) and fault phrasings
+in the same voices, with its own frozen dev/test split by the same sha256 rule. ``load("talk-dev")``,
+``load("talk-test")`` and ``load("talk")`` read it; ``python -m tests.audit_eval.eval_set --freeze-talk``
+(re)writes its frozen files.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import itertools
 import json
 import re
 import sys
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -40,7 +46,7 @@ CAP_PER_TEMPLATE = 24
 """At most this many expansions of one template (per claim value), taken evenly over its products."""
 
 Split = Literal["dev", "test"]
-SetSplit = Literal["dev", "test", "holdout"]
+SetSplit = Literal["dev", "test", "holdout", "talk", "talk-dev", "talk-test"]
 RUNTIME_SLOTS = frozenset({"setting", "claim"})
 """Slots the customer fills during a conversation (the asked setting, a claim sentence)."""
 
@@ -183,8 +189,10 @@ def load(split: SetSplit | None = None) -> tuple[Phrasing, ...]:
     if split == "holdout":
         return tuple(HoldoutPhrasing.model_validate_json(line) for name in HOLDOUT_FILES
                      for line in (HOLDOUT_FROZEN / name).read_text(encoding="utf-8").splitlines())
+    if split in TALK_SPLITS:
+        return load_talk(split)
     if split not in (None, "dev", "test"):
-        raise ValueError(f"split must be 'dev', 'test' or 'holdout', got {split!r}")
+        raise ValueError(f"split must be 'dev', 'test', 'holdout' or one of {TALK_SPLITS}, got {split!r}")
     items: list[Phrasing] = []
     for name in FROZEN_FILES:
         for line in (FROZEN / name).read_text(encoding="utf-8").splitlines():
@@ -330,9 +338,200 @@ def freeze_holdout() -> dict[str, str]:
     return holdout_manifest()
 
 
+# ----------------------------------------------------------------- the talk set
+TALK = HERE / "talk"
+TALK_FROZEN = TALK / "frozen"
+TALK_SOURCES = ("faithful.txt", "reports.txt", "claims.txt", "faults.txt", "grammar.json")
+TALK_FILES = ("talk.jsonl", "reports.jsonl", "claims.jsonl", "faults.jsonl")
+TALK_SPLITS = ("talk", "talk-dev", "talk-test")
+"""``talk``: the whole talk set; ``talk-dev`` / ``talk-test``: its frozen dev / test items."""
+TALK_VOICES = ("plain", "chatty", "terse", "non-native", "weary", "elderly", "texting", "formal")
+TALK_CONTEXTS = ("symptom", "open", "after", "more", "close", "quote", "nosuch")
+"""Where a faithful line is said (``talk/faithful.txt`` explains each)."""
+TALK_FORMS = ("negation", "hedge", "question", "conditional", "reported", "situation", "smalltalk")
+"""How a faithful line talks."""
+REPORT_FORMS = ("reported", "negation", "hedge")
+CLAIM_FORMS = ("direct", "negation", "hedge", "reported")
+FAULT_FORMS = ("direct", "negation", "hedge", "question", "smalltalk", "situation")
+TALK_FAULT_GROUPS = ("unasked_action", "fake_done", "ignored_request", "bundled", "wrong_action:sibling",
+                     "wrong_action:arguments", "hang_up:leave", "hang_up:fixed", "invented_constraint", "misreport",
+                     "state_without_tool:alone", "state_without_tool:with_call", "new_problem")
+"""Fault class, or class:variant where the words differ by variant (a state said on its own, or in the
+message that performs the asked step)."""
+FACT_KEYS = ("any", "mms", "data", "service", "abroad", "home", "nowifi", "plan", "speedgoal", "fresh", "mms:write",
+             "data:write", "service:write", "speedtest=failed", "speedtest=notexcellent")
+"""Keys of a faithful line that are facts of the task or of the conversation (the others: ``about=<type>``
+and ``<type>=<value>``)."""
+TALK_RUNTIME = frozenset({"setting", "claim", "result"})
+
+
+class TalkPhrasing(Phrasing):
+    """One sentence (or frame) of the talk set. A faithful line has kind ``talk``, its context as ``type``
+    and its key as ``variant``."""
+
+    kind: Literal["talk", "report", "claim", "fault"] = Field(  # type: ignore[assignment]
+        description="A faithful line, a true report of a tool result, a claim (a fault's words), a fault's phrasing.")
+    form: str = Field(description="How it talks (the talk, report, claim and fault forms); '-': an acknowledgement.")
+
+
+def valid_talk_key(key: str) -> bool:
+    """A faithful line's key: a fact, ``about=<claim type>``, or ``<claim type>=<value>``."""
+    if key in FACT_KEYS:
+        return True
+    name, _, value = key.partition("=")
+    if name == "about":
+        return value in CLAIM_VALUES
+    return value in CLAIM_VALUES.get(name, ())
+
+
+def _talk_item(pid: str, key: str, source: str, kind: str, type_: str, variant: str, voice: str, form: str,
+               text: str) -> TalkPhrasing:
+    return TalkPhrasing(id=pid, split_key=key, split=split_of(key), source=source, kind=kind,  # type: ignore[arg-type]
+                        type=type_, variant=variant, voice=voice, form=form, text=text)
+
+
+def _talk_hand(path: Path, kind: Literal["talk", "report", "claim", "fault"]) -> list[TalkPhrasing]:
+    out: list[TalkPhrasing] = []
+    counts: dict[str, int] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = [p.strip() for p in line.split("|", 4)]
+        where = f"talk/{path.name}:{number}"
+        if len(parts) != 5:
+            raise ValueError(f"{where}: expected 5 fields separated by |, got {line!r}")
+        if kind == "talk":
+            type_, variant, form, voice, text = parts
+            if type_ not in TALK_CONTEXTS or not valid_talk_key(variant) or form not in TALK_FORMS:
+                raise ValueError(f"{where}: bad context, key or form in {line!r}")
+        elif kind == "fault":
+            type_, variant, voice, form, text = parts
+            group = type_ if variant == "-" else f"{type_}:{variant}"
+            if group not in TALK_FAULT_GROUPS or form not in FAULT_FORMS:
+                raise ValueError(f"{where}: unknown fault class, variant or form in {line!r}")
+        else:
+            type_, variant, form, voice, text = parts
+            values = (CLAIM_VALUES if kind == "claim" else REPORT_VALUES).get(type_, ())
+            forms = CLAIM_FORMS if kind == "claim" else (("-",) if type_ == "ack" else REPORT_FORMS)
+            if variant not in values or form not in forms:
+                raise ValueError(f"{where}: unknown {kind} {type_}|{variant} or form {form!r}")
+        if voice not in TALK_VOICES:
+            raise ValueError(f"{where}: voice must be one of {TALK_VOICES}, got {voice!r}")
+        group = f"{type_}.{variant}" if variant != "-" else type_
+        counts[group] = counts.get(group, 0) + 1
+        pid = f"tk.h.{kind}.{group}.{counts[group]:02d}"
+        out.append(_talk_item(pid, pid, "hand", kind, type_, variant, voice, form, text))
+    return out
+
+
+def _talk_sample(template: str, slots: dict[str, list[str]], cap: int, key: str) -> list[str]:
+    """Every filling of a talk template (the runtime slots {setting}, {claim} and {result} kept), tidied and
+    capitalised after a full stop, question or exclamation mark; then ``cap`` of them drawn by the SHA-256 of
+    the key and the text, kept in order (as the holdout's ``_sample``, with {result} kept too)."""
+    names = [n for n in dict.fromkeys(_SLOT.findall(template)) if n not in TALK_RUNTIME]
+    missing = [n for n in names if n not in slots]
+    if missing:
+        raise ValueError(f"talk template {template!r} uses unknown slots {missing}")
+    texts: dict[str, None] = {}
+    for combo in itertools.product(*(slots[n] for n in names)):
+        text = template
+        for name, word in zip(names, combo):
+            text = text.replace("{" + name + "}", word)
+        text = re.sub(r"([.?!] )([a-z])", lambda m: m.group(1) + m.group(2).upper(), _tidy(text))
+        texts.setdefault(text, None)
+    keep = set(sorted(texts, key=lambda t: hashlib.sha256(f"{key}|{t}".encode()).hexdigest())[:cap])
+    return [t for t in texts if t in keep]
+
+
+def _talk_grammar(path: Path) -> dict[str, list[TalkPhrasing]]:
+    g = json.loads(path.read_text(encoding="utf-8"))
+    caps, shared = g["caps"], g["shared"]
+    out: dict[str, list[TalkPhrasing]] = {"talk": [], "report": [], "claim": [], "fault": []}
+    if set(g["types"]) != set(CLAIM_VALUES):
+        raise ValueError(f"talk/grammar.json: types must be exactly {sorted(CLAIM_VALUES)}")
+    for t_index, spec in enumerate(g["talk"]):
+        key = f"tk.g.talk.{spec['context']}.t{t_index}"
+        if spec["context"] not in TALK_CONTEXTS or spec["form"] not in TALK_FORMS:
+            raise ValueError(f"talk/grammar.json: talk template {t_index}: bad context or form")
+        targets = ([(f"about={c}", {"topic": t["topic"]}) for c, t in g["types"].items()]
+                   if spec["key"] == "about={type}" else [(spec["key"], {})])
+        for talk_key, extra in targets:
+            if not valid_talk_key(talk_key):
+                raise ValueError(f"talk/grammar.json: talk template {t_index}: bad key {talk_key!r}")
+            split_key = f"{key}.{talk_key}" if extra else key  # one template per setting, as a claim template
+            for n, text in enumerate(_talk_sample(spec["t"], {**shared, **extra}, caps["talk"], f"{key}.{talk_key}")):
+                out["talk"].append(_talk_item(f"{key}.{talk_key}#{n:03d}", split_key, "grammar", "talk",
+                                              spec["context"], talk_key, "grammar", spec["form"], text))
+    for kind, forms in (("report", REPORT_FORMS), ("claim", CLAIM_FORMS)):
+        for t_index, spec in enumerate(g[f"{kind}s"]):
+            key = f"tk.g.{kind}.t{t_index}"  # split key: per template and claim type, as in the other sets
+            if spec["form"] not in forms:
+                raise ValueError(f"talk/grammar.json: {kind} template {t_index}: bad form {spec['form']!r}")
+            used = set(_SLOT.findall(spec["t"]))
+            for ctype, tspec in g["types"].items():
+                if kind == "report" and ctype in UNREAD_TYPES:
+                    continue
+                for value, vslots in tspec["values"].items():
+                    if value not in CLAIM_VALUES[ctype]:
+                        raise ValueError(f"talk/grammar.json: {ctype} has no value {value!r}")
+                    slots = {**shared, "name": tspec["name"], **vslots}
+                    if not used <= set(slots):
+                        continue
+                    for n, text in enumerate(_talk_sample(spec["t"], slots, caps[kind], f"{key}.{ctype}.{value}")):
+                        out[kind].append(_talk_item(f"{key}.{ctype}.{value}#{n:03d}", f"{key}.{ctype}", "grammar",
+                                                    kind, ctype, value, "grammar", spec["form"], text))
+    for name, templates in g["faults"].items():
+        if name not in TALK_FAULT_GROUPS:
+            raise ValueError(f"talk/grammar.json: unknown fault class or variant {name!r}")
+        cls, _, variant = name.partition(":")
+        for t_index, spec in enumerate(templates):
+            if spec["form"] not in FAULT_FORMS:
+                raise ValueError(f"talk/grammar.json: {name} template {t_index}: bad form {spec['form']!r}")
+            key = f"tk.g.fault.{name.replace(':', '.')}.t{t_index}"
+            for n, text in enumerate(_talk_sample(spec["t"], {**shared, **g["fault_slots"]}, caps["fault"], key)):
+                out["fault"].append(_talk_item(f"{key}#{n:03d}", key, "grammar", "fault", cls, variant or "-",
+                                               "grammar", spec["form"], text))
+    return out
+
+
+def build_talk() -> dict[str, list[TalkPhrasing]]:
+    """The whole talk set from its sources: file name -> items."""
+    grammar = _talk_grammar(TALK / "grammar.json")
+    sources = {"talk": "faithful.txt", "report": "reports.txt", "claim": "claims.txt", "fault": "faults.txt"}
+    return {f"{kind}{'' if kind == 'talk' else 's'}.jsonl":
+            [*_talk_hand(TALK / source, kind), *grammar[kind]]  # type: ignore[arg-type]
+            for kind, source in sources.items()}
+
+
+def talk_manifest() -> dict[str, str]:
+    """Path relative to ``talk/`` -> SHA-256 of every talk source and frozen file."""
+    paths = [TALK / n for n in TALK_SOURCES] + [TALK_FROZEN / n for n in TALK_FILES]
+    return {str(p.relative_to(TALK)): sha256_file(p) for p in paths}
+
+
+def freeze_talk() -> dict[str, str]:
+    """Write the talk set's frozen files from its sources; their manifest."""
+    TALK_FROZEN.mkdir(exist_ok=True)
+    for name, items in build_talk().items():
+        (TALK_FROZEN / name).write_text(render(items), encoding="utf-8")  # type: ignore[arg-type]
+    return talk_manifest()
+
+
+@cache
+def load_talk(split: str = "talk") -> tuple[TalkPhrasing, ...]:
+    """The talk set's frozen items: all (``talk``), or those of its dev or test split (``talk-dev``,
+    ``talk-test``). Reads the frozen files, never the sources."""
+    if split not in TALK_SPLITS:
+        raise ValueError(f"split must be one of {TALK_SPLITS}, got {split!r}")
+    items = [TalkPhrasing.model_validate_json(line) for name in TALK_FILES
+             for line in (TALK_FROZEN / name).read_text(encoding="utf-8").splitlines()]
+    side = split.partition("-")[2]
+    return tuple(p for p in items if not side or p.split == side)
+
+
 if __name__ == "__main__":
-    commands = {"--freeze": freeze, "--freeze-holdout": freeze_holdout}
+    commands = {"--freeze": freeze, "--freeze-holdout": freeze_holdout, "--freeze-talk": freeze_talk}
     if len(sys.argv) != 2 or sys.argv[1] not in commands:
-        sys.exit("usage: python -m tests.audit_eval.eval_set --freeze | --freeze-holdout")
+        sys.exit("usage: python -m tests.audit_eval.eval_set --freeze | --freeze-holdout | --freeze-talk")
     for path, digest in commands[sys.argv[1]]().items():
         print(f"| `{path}` | `{digest}` |")

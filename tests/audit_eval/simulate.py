@@ -1,7 +1,11 @@
 """A conversation between the endpoint's reference-steps agent and the independent customer, in
 process and without a phone (tool results are a fixed status line): enough to check that the
 customer commits exactly one fault and that replaying it finds the same one, in milliseconds.
-The measurement itself runs real sweeps (``measure.py``)."""
+The measurement itself runs real sweeps (``measure.py``).
+
+With ``phone=True`` both sides' tools run on the scenario's real initial state (τ²'s telecom tools, as
+:func:`tauray.scenarios.gold.fresh_state` sets them up), so the customer reports real results; ``said``,
+when given, collects each customer reply's ``Decision.talk`` (the talk customer's faithful lines)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import json
 from typing import Any
 
 from tauray.endpoint.writers import scripted_agent_writes
+from tauray.scenarios.gold import fresh_state
 from tauray.scenarios.model import Scenario
 from tests.audit_eval.customer import Injection, decide
 
@@ -22,9 +27,18 @@ def _steps_prompt(s: Scenario) -> str:
         for i, a in enumerate(s.reference_actions))
 
 
-def converse(s: Scenario, model: str, seed: int, max_replies: int = 40) -> tuple[list[tuple[str, dict[str, Any]]],
-                                                                                   list[Injection]]:
+def _run(state: Any, side: str, call: dict[str, Any]) -> str:
+    try:
+        args = json.loads(call["function"].get("arguments") or "{}")
+    except ValueError:
+        args = {}
+    return state.execute(side, call["function"]["name"], args if isinstance(args, dict) else {})[0].result
+
+
+def converse(s: Scenario, model: str, seed: int, max_replies: int = 40, phone: bool = False,
+             said: list[tuple[str, ...]] | None = None) -> tuple[list[tuple[str, dict[str, Any]]], list[Injection]]:
     """(side, message) of the whole conversation, and the injections the customer reported."""
+    state = fresh_state(s) if phone else None
     conv: list[tuple[str, dict[str, Any]]] = [("agent", {"role": "assistant", "content": GREETING})]
     tools = [t.openai() for t in s.user_tools]
     injections: list[Injection] = []
@@ -38,12 +52,15 @@ def converse(s: Scenario, model: str, seed: int, max_replies: int = 40) -> tuple
                     view.append({"role": "user", "content": m["content"]})
             d = decide({"model": model, "messages": view, "tools": tools, "seed": seed})
             conv.append(("user", d.reply.message))
+            if said is not None:
+                said.append(d.talk)
             if d.injection is not None:
                 injections.append(d.injection)
             calls = d.reply.message.get("tool_calls")
             if not calls:
                 break
-            conv.append(("user", {"role": "tool", "tool_call_id": calls[0]["id"], "content": PHONE_RESULT}))
+            result = _run(state, "user", calls[0]) if state is not None else PHONE_RESULT
+            conv.append(("user", {"role": "tool", "tool_call_id": calls[0]["id"], "content": result}))
         if "###" in str(d.reply.message.get("content") or ""):
             break
         while True:
@@ -57,7 +74,8 @@ def converse(s: Scenario, model: str, seed: int, max_replies: int = 40) -> tuple
             conv.append(("agent", a))
             if not a.get("tool_calls"):
                 break
-            conv.append(("agent", {"role": "tool", "tool_call_id": a["tool_calls"][0]["id"], "content": "ok"}))
+            result = _run(state, "agent", a["tool_calls"][0]) if state is not None else "ok"
+            conv.append(("agent", {"role": "tool", "tool_call_id": a["tool_calls"][0]["id"], "content": result}))
     return conv, injections
 
 
