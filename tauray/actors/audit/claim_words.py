@@ -30,7 +30,8 @@ SETTINGS: dict[str, str] = {
     "vpn": r"\bvpn\b|\bvirtual private network\b",
     "network_mode": r"\bnetwork (?:mode|type|setting|preference)s?\b|\bpreferred network\b|"
                     r"\b(?:[2345]g|lte)(?:\s*(?:/|and|or|,)\s*(?:[2345]g|lte))*\s*(?:only|preferred)\b|"
-                    r"\b(?:only|just)\s+(?:[2345]g|lte)\b",
+                    r"\b(?:only|just)\s+(?:[2345]g|lte)\b|"
+                    r"\bprefer(?:s|red|ring)?\s+(?:[2345]g|lte)(?:\s*(?:/|and|or|,)\s*(?:[2345]g|lte))*\b",
     "signal": r"\bsignal\b|(?<!status )\bbars?\b|\breception\b|\bcoverage\b|\bno (?:cell(?:ular)? )?service\b",
     "sim": r"\bsim(?: card)?\b",
     "apn": r"\bapn\b|\baccess point\b|\bmmsc\b|\bmms (?:url|address)\b|\bpicture message (?:address|url)\b",
@@ -38,7 +39,9 @@ SETTINGS: dict[str, str] = {
     "mms": r"\bmms\b|\b(?:picture|photo|multimedia|image|pic)s?(?: messages?| texts?| msgs?)?\b",
     "payment": r"\bpayment\b|\bbill\b|\bpay\b|\bpaid\b",
     "line": r"\b(?:my|phone|the|account|mobile)\s+line\b|\bline(?:'s| is| was| has| got| seems)\b",
-    "speed": r"\bspeed(?: ?test)?\b|\bmbps\b|\bmegabits?\b|\bdownloads?\b",
+    "speed": r"\bspeed(?: ?test)?\b|\bmbps\b|\bmegabits?\b|\bdownloads?\b|"
+             r"\b(?:internet |web )?connection(?=\s+(?:is|was|'s|seems|feels|has been|looks)\s+(?:\w+\s+)?"
+             r"(?:slow|fast|quick|sluggish|terrible|awful|poor|excellent|crawling|dreadful|speedy)\b)",
 }
 """Each readable setting or reading and the words a customer uses for it (the longest match of
 overlapping names wins: "wi-fi calling" over "wi-fi", "data saver" over "data")."""
@@ -60,9 +63,40 @@ VALUE = re.compile(rf"(?P<neg>{NEG}\s+(?:\w+\s+){{0,2}})?(?:(?P<on>{ON})|(?P<off
 """The first on/off word of a window, with a negation up to two words before it."""
 
 ABSENT = re.compile(r"(?:\b(?:no|without|not any|not a single|not one)\b(?:\s+[\w-]+){0,2}|"
-                    r"\b(?:don'?t|do not|doesn'?t|does not|can'?t|cannot|didn'?t)\s+(?:\w+\s+)?"
-                    r"(?:see|have|show|use|find|get)\b(?:\s+[\w-]+){0,2})\s*$", _I)
+                    r"\b(?:don'?t|do not|doesn'?t|does not|can'?t|cannot|didn'?t|haven'?t|hasn'?t|have not|has not)\s+"
+                    r"(?:\w+\s+)?(?:see|seen|have|had|show|find|get|got)\b(?:\s+[\w-]+){0,2})\s*$", _I)
 """A setting named as absent just before its name ("no VPN", "I don't see any little aeroplane")."""
+ANOTHER = re.compile(r"\b(?:another|spare|second|other|extra|different|new|backup|replacement)\b", _I)
+"""Absence of another one ("I don't have another SIM to test with") says nothing of the phone's own."""
+ALTERNATIVES = re.compile(r"\b(?:on or off|off or on|enabled or disabled|disabled or enabled|one way or the other)\b", _I)
+"""Both values named as alternatives ("on or off, which one?"): no claim."""
+
+SITUATION_ON = re.compile(r"\b(?:rel(?:y|ies|ying|ied)|depend(?:s|ing|ed)?|count(?:s|ing)?|running|runs?|stuck|based|get(?:ting)? by|"
+                          r"manag(?:e|es|ing)|living|live|surviving|(?:i'?m|i am|we'?re|we are|i'?ve been|i was)\s+(?:just |only |"
+                          r"still |now )?)\s+on\b", _I)
+"""The caller's situation with "on" ("I'm relying on mobile data", "I'm on my data"): the "on" says
+what it uses, not that a switch is on."""
+
+INTERMITTENT = re.compile(r"\bon and off\b|\boff and on\b|\bon/off\b|\bcomes? and goes?\b|\bin and out\b|"
+                          r"\bcut(?:s|ting)? (?:in and )?out\b|\bdrop(?:s|ping|ped)? (?:out|off)\b|\bkeeps? \w+ing\b|"
+                          r"\bevery (?:few|couple|now|so often)\b|\bby itself\b|\bon its own\b", _I)
+"""How the problem comes and goes ("on and off all day", "keeps cutting out"): a symptom, not a switch read."""
+
+SYMPTOM_OFF = re.compile(r"\b(?:stopped|stops|gone|disappeared|vanished|dead|dropped|drops|disconnect(?:ed|s)?)\b", _I)
+"""Off words that say a service fails, not that its switch is off ("my data just stopped"), for
+mobile data and Wi-Fi."""
+
+DENIED_ACTION = re.compile(rf"{NEG}\s+(?:\w+\s+)?(?:turn|switch|toggl|touch|chang|set|put|enabl|disabl|activat|deactivat|"
+                           r"mess|flip|play|use|using|used)\w*(?:\s+(?:on|off|with|about))?\s+(?:the\s+|my\s+|any\s+)?(?:\w+\s+)?$", _I)
+"""An action the caller denies or a habit it has not, said before the setting ("I never turned
+roaming on", "I don't use a VPN"): what it does not do, not what the phone shows."""
+
+IN_MODE = re.compile(r"\bin\s+(?:the\s+)?$", _I)
+"""The phone "in" a mode ("in airplane mode"): the mode is on (off when negated)."""
+
+SIM_UNREAD = re.compile(r"\b(?:can'?t|cannot|can not|won'?t|doesn'?t|does not|didn'?t|isn'?t able to|unable to|fails? to)\s+"
+                        r"(?:even\s+)?(?:detect|read|find|see|recogni[sz]e|pick up|register)\s+(?:the\s+|my\s+|a\s+)?$", _I)
+"""The phone not reading the SIM, said before it ("It doesn't detect the SIM"): missing."""
 
 VERB_BEFORE = re.compile(r"\b(?:(?:turned|switched|toggled|flipped|shut)\s+(?P<v>on|off)|(?P<w>enabled|disabled|activated|"
                          r"deactivated))\s+(?:the\s+|my\s+|your\s+)?(?:\S+\s+)?$", _I)
@@ -71,14 +105,40 @@ VERB_BEFORE = re.compile(r"\b(?:(?:turned|switched|toggled|flipped|shut)\s+(?P<v
 QUESTION_START = re.compile(r"^(?:(?:so|and|but|ok(?:ay)?|um+|uh+|well|right|hmm+|oh|wait|sorry)\b[,\s]*)*"
                             r"(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|had|what|which|"
                             r"why|how|where|when|who|whose|am)\b", _I)
-"""A sentence ending in "?" that starts like this asks; one that does not ("I guess it's off?",
-"Maybe data saver is on?") still claims."""
+"""A sentence ending in "?" that starts like this asks; one that does not ("I guess it's off?") still claims,
+unless it only guesses (``GUESS``)."""
+
+INVERTED = re.compile(r"^(?:(?:so|and|but|ok(?:ay)?|um+|uh+|well|right|hmm+|oh|wait|sorry|also|just)\b[,\s]*)*"
+                      r"(?:is|are|am|does|do|can|could|would|will|should|shall|must|isn'?t|aren'?t|doesn'?t)\s+"
+                      r"(?:it|its|it's|this|that|there|i|you|we|they|he|she|my|your|the|a|an|any|anything|something|"
+                      r"everything|mobile|data|roaming|wi-?fi|airplane|flight|vpn|sim|apn)\b", _I)
+"""A sentence that starts with its verb before its subject asks, with or without a "?" (texting
+style: "is roaming meant to be on for this"); not "did the VPN, done" (a report with its "I" left out)."""
+
+GUESS = re.compile(r"\b(?:maybe|perhaps|possibly|might|could|wonder\w*|guessing)\b", _I)
+"""A "?" sentence with these words is a guess put to the agent ("Maybe the SIM is locked? Not sure."), no claim."""
 
 NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|let me|only when|only if|as soon as|until|"
                          r"should i|shall i|do you want|want me to|could you|can you|would you|will you|how do i|"
-                         r"how can i|try to|trying to|i'?d like to|i need to|please|tell me|let me know|whether|"
-                         r"want(?:s|ed)? to|would(?:n'?t)? like|rather|prefer|willing|accept)\b", _I)
-"""A plan, a request or a wish: it says what someone will do, not what the phone shows."""
+                         r"how can i|try to|trying to|i'?d like to|i need to|please(?!\s+(?:note|be aware|know))|tell me|"
+                         r"let me know|whether|want(?:s|ed)? to|would(?:n'?t)? like|rather|prefer(?!s|red|ring|\s+(?:[2345]g|lte)\b)|willing|accept|"
+                         # what the caller needs, wants, hopes for or expects
+                         r"need(?:s|ed)?|want(?:s|ed)?|wish\w*|hope|hopes|hoped|hopefully|hoping|expect\w*|require\w*|"
+                         r"looking for|would love|'d love|"
+                         # a supposition or a wonder
+                         r"if|unless|in case|suppos\w*|imagine|wonder\w*|any idea|do you (?:know|think|reckon)|"
+                         # what could or would be, not what is
+                         r"might|may|could(?!\s+not)|would(?!\s+not)|'d(?!\s+(?:say|guess|think|bet|reckon))|"
+                         r"meant to|ought to)\b", _I)
+"""Where a claim's scope ends: what follows is a plan, a request, a wish or need, a supposition, or
+what could or would be, not what the phone shows now ("I need the speed test to say excellent",
+"I'd feel silly if airplane mode was on"). The words before it can still claim ("Roaming's on, I'll
+leave it")."""
+
+HABIT = re.compile(r"\b(?:usually|normally|typically|generally|always|never|used to|most of the time|until|till|"
+                   r"these days)\b", _I)
+"""What is usual, or the problem's history ("signal is usually great here", "pictures went through
+fine until last week"): the whole clause says nothing of what the phone shows now."""
 
 ABILITY = re.compile(r"\bi (?:really |just |simply )?(?:can'?t|cannot|can not|won'?t|mustn'?t|shouldn'?t|"
                      r"am not (?:allowed|able) to|'?m not (?:allowed|able) to|don'?t (?:want|dare) to) (?:\w+ )?"
@@ -86,11 +146,31 @@ ABILITY = re.compile(r"\bi (?:really |just |simply )?(?:can'?t|cannot|can not|wo
                      r"restart|reboot)\b", _I)
 """What the customer can or may do ("I can't change the app permissions"): no state of the phone."""
 
-CONDITION = re.compile(r"^\s*(?:if|whether|unless|in case|once|when|after|before)\b", _I)
+NOT_TRIED = re.compile(rf"{NEG}\s+(?:\w+\s+)?(?:tried|attempted|checked|tested|looked|run|ran|measured|had a (?:go|look|chance))\b"
+                       r"(?:(?:\s+[\w'-]+){0,6}?\s+(?:yet|since|so far|today|at all|again)\b(?:\s+(?:then|that \w+|the \w+))?|"
+                       r"(?:\s+[\w'-]+){0,3})", _I)
+"""A check the caller has not made ("I haven't tried sending a picture since", "havent tried anything
+yet"): no reading; the words are taken out, what follows them can still claim."""
+
+CONTROL = re.compile(r"^\s*(?:option|setting|settings|app|button|toggle|menu|switch|section|page|tab)\b", _I)
+"""A control named after a setting ("no data saver option"): not finding it says nothing of the setting."""
+
+SIGNAL_NOT = re.compile(rf"{NEG}\s+(?:\w+\s+)?(?:(?P<good>great|good|strong|excellent|amazing|brilliant|perfect|full)|"
+                        r"(?P<bad>bad|weak|poor|terrible|awful))\b", _I)
+"""A signal word negated ("not great", "isn't bad"): about the other end of the scale, vaguely."""
+
+CONDITION = re.compile(r"^\s*(?:if|whether|unless|in case|once|when|whenever|after|before)\b", _I)
 """A clause that supposes something claims nothing."""
 
+FRAME = re.compile(r"^\s*(?:when|after|before|once|the last time|last time)\s+(?:i|we|my \w+|the \w+|it)\s+"
+                   r"(?:\w+\s+)?(?:looked|checked|saw|opened|went|restarted|rebooted|glanced|tried|peeked|had|did|"
+                   r"got|turned|switched|toggled)\b[^,]*,\s*", _I)
+"""A past frame before a report ("When I looked earlier, airplane mode was on"): the words after it
+are what the caller says it saw."""
+
 HEDGE_NEGATIONS = re.compile(r"\b(?:i'?m|i am) not (?:sure|certain|positive)\b|\bnot sure\b|\bi (?:don'?t|do not) know\b|"
-                             r"\bno idea\b|\bno problems?\b|\bnot a problem\b|^\s*(?:no|nope|yes|yeah|yep)\s*[,.!]", _I)
+                             r"\bno idea\b|\bno problems?\b|\bnot a problem\b|^\s*(?:no|nope|yes|yeah|yep)\s*[,.!]|"
+                             r"\bno clue\b|\bnot that i know of\b", _I)
 """Negations that negate no setting ("I'm not sure, but...", "no problem with it", a leading "No,")."""
 
 FILLER = re.compile(r"^\s*(?:(?:ok(?:ay)?|right|well|um+|uh+|so|oh|alright|hmm+|anyway|yes|yeah|yep)\b[,.!]?\s*|"
@@ -105,11 +185,14 @@ BARS = {"one": 1, "a single": 1, "single": 1, "1": 1, "two": 2, "2": 2, "a coupl
         "3": 3, "four": 4, "4": 4, "five": 4, "5": 4}
 """Bars in the status bar and their level (the phone's own: 📶¹ Poor, 📶² Fair, 📶³ Good, 📶⁴ Excellent)."""
 SIGNAL_NONE = re.compile(r"\b(?:no|zero|0|not a single|not one|without)\s+(?:\w+\s+)?(?:signal|bars?|service|reception|"
-                         r"coverage)\b|\bzero\b|\bnothing\b|\bnone\b|\bempty\b|crossed[- ]out|\bsos\b|emergency(?: calls?)? only|"
-                         r"\bdead\b|\bno_service\b|(?:don'?t|doesn'?t|do not|does not|can'?t|cannot)\s+(?:have|get|see|find)"
-                         r"\s+(?:any\s+)?(?:signal|bars?|service|reception)", _I)
+                         r"coverage)\b|\bzero\b|\bnothing\b(?!\s+(?:\w+\s+)?wrong)|\bnone\b|\bempty\b|crossed[- ]out|\bsos\b|"
+                         r"emergency(?: calls?)? only|\bdead\b|\bno_service\b|\bnon-?existent\b|(?:don'?t|doesn'?t|do not|does not|can'?t|cannot|haven'?t|hasn'?t)\s+"
+                         r"(?:have|get|got|see|find)\s+(?:any\s+|a single\s+|one\s+|even one\s+)?(?:\w+\s+)?"
+                         r"(?:signal|bars?|service|reception)", _I)
+SIGNAL_GONE = re.compile(r"^[^.,;]*?\b(?:is|was|'s|has|had|seems|looks)\s+(?:\w+\s+){0,2}(?:gone|vanished|disappeared)\b", _I)
+"""The signal said to be gone, after its name ("the signal had completely vanished")."""
 SIGNAL_BARS = re.compile(rf"\b({'|'.join(sorted(BARS, key=len, reverse=True))})\s+(?:\w+\s+)?bars?\b", _I)
-SIGNAL_FULL = re.compile(r"\bfull\b|\ball (?:the |four |of the |\w+ )?bars\b|\bmax(?:imum)?\b|\bperfect\b", _I)
+SIGNAL_FULL = re.compile(r"\bfull\b|\ball (?:the |four |of the |\w+ )?bars\b|\bmax(?:imum)?\b|\bperfect\b|\bflawless\b", _I)
 SIGNAL_WORDS: tuple[tuple[str, str], ...] = (
     (r"\bexcellent\b", "excellent"), (r"\bgood\b", "good"), (r"\bfair\b", "fair"), (r"\bpoor\b", "poor"),
     (r"\b(?:strong|decent|solid|great)\b", "~good"), (r"\b(?:ok(?:ay)?|moderate|medium|average|so-so)\b", "~fair"),
@@ -145,12 +228,18 @@ PERMISSION_GRANTED = re.compile(rf"\b{_GRANT}\b", _I)
 
 MMS_CANNOT = re.compile(rf"(?:\b(?:can'?t|cannot|can not|unable to)|{NEG})\s+(?:\w+\s+)?(?:send|go|goes|work|deliver|get|"
                         r"come|be sent|going|sending|working)\b|\bfail\w*\b|\bstuck\b|\bsits? there\b|\berror\b|"
-                        r"\bbounc\w*\b|\bstill broken\b|\bundeliver\w*\b", _I)
+                        r"\bbounc\w*\b|\bundeliver\w*\b", _I)
+MMS_BROKEN = re.compile(rf"(?P<neg>{NEG}\s+(?:\w+\s+)?)?\b(?:broken|bust|out of action|kaput|down)\b", _I)
+"""Picture messaging said broken, or not ("MMS isn't broken": it can send)."""
 MMS_CAN = re.compile(r"\bcan send\b|\bsends?\b|\bsent\b|\bwent (?:through|out)\b|\bgo(?:es)? (?:through|out)\b|"
                      r"\bgoing through\b|\bworks?\b|\bworking\b|\bdelivered\b|\bsuccess\w*\b|\bfine\b", _I)
 
-PAYMENT_NONE = re.compile(rf"\bno\s+(?:\w+\s+){{0,2}}(?:request|bill)\b|{NEG}\s+(?:\w+\s+){{0,3}}(?:request|bill)\b|"
-                          r"\bnothing (?:came|arrived|there)\b", _I)
+PAYMENT_NONE = re.compile(r"\b(?:no|not any|not a|never (?:got|had|received|seen)|(?:is|was)n'?t (?:a|any)|is not (?:a|any)|"
+                          r"(?:don'?t|do not|haven'?t|have not|didn'?t) (?:\w+ )?(?:have|got|get|receive|see|seen)\s+(?:a|any))\s+"
+                          r"(?:\w+\s+){0,2}(?:request|bill)s?\b|\bnothing (?:came|arrived|there|to pay|owed|due|outstanding)\b|"
+                          r"\b(?:don'?t|do not) owe\b", _I)
+"""No payment request, said as one ("there's no payment request", "I don't owe anything"); not "I don't
+have the bill in front of me"."""
 PAYMENT_PAID = re.compile(r"\bpaid\b|\bpayment (?:went through|was made|has been made|is done|succeeded|completed|"
                           r"is complete|made)\b|\bsettled\b|\bcleared\b|\bmade the payment\b", _I)
 PAYMENT_REQUEST = re.compile(r"\brequest\b|\basking me to pay\b|\bamount due\b|"
@@ -171,8 +260,10 @@ SPEED_STATES: tuple[tuple[str, str], ...] = (
     (r"\bfast\w*\b|\bexcellent\b|\bgreat\b|\bquick\w*\b|\bgood\b|\bspeedy\b|\bamazing\b|\bmuch better\b|"
      r"\bblazing\b|\bsuper\b", "fast"))
 
-__all__ = ["ABILITY", "ABSENT", "APN_STATES", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "GENERATION", "HEDGE_NEGATIONS", "LINE_STATES",
-           "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",
+__all__ = ["ABILITY", "ABSENT", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
+           "HEDGE_NEGATIONS", "INVERTED", "INTERMITTENT", "IN_MODE", "LINE_STATES", "DENIED_ACTION",
+           "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
+           "MMS_BROKEN", "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",
            "PERMISSION_GRANTED", "PERMISSION_MISSING", "PERMISSION_NAMES", "QUESTION_START", "SETTINGS", "SIGNAL_BARS",
-           "SIGNAL_FULL", "SIGNAL_LEVELS", "SIGNAL_NONE", "SIGNAL_WORDS", "SIM_STATES", "SPEED_STATES", "SWITCHES",
+           "SIGNAL_FULL", "SIGNAL_GONE", "SIGNAL_LEVELS", "SIGNAL_NONE", "SIGNAL_WORDS", "SIM_STATES", "SPEED_STATES", "SWITCHES",
            "VALUE", "VERB_BEFORE"]

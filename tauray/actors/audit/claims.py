@@ -38,23 +38,48 @@ _NAMES = {k: re.compile(v, re.IGNORECASE) for k, v in w.SETTINGS.items()}
 _WINDOW = 80
 
 
+def _asks(sentence: str) -> bool:
+    """Whether a sentence asks rather than states: a "?" sentence that starts like a question or
+    only guesses ("Maybe the SIM is locked?"), or one whose verb comes before its subject, with or
+    without its "?" ("is roaming meant to be on for this")."""
+    if sentence.endswith("?") and (w.QUESTION_START.search(sentence) or w.GUESS.search(sentence)):
+        return True
+    return bool(w.INVERTED.search(sentence))
+
+
 def clauses(text: str | None) -> list[str]:
-    """The clauses of a text that can claim something (see the module doc)."""
+    """The clauses of a text that can claim something (see the module doc): each sentence and
+    contrast; a question, a supposition, an ability and what follows a plan, a wish, a need or a
+    possibility dropped; a past frame ("When I looked earlier, ...") kept as the report it frames."""
     out, topic = [], ""
-    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text or ""):
+    for sentence in re.split(r"(?<=[.!?;:])\s+|\n+", text or ""):
         sentence = f"{topic}{sentence.strip()}"
         topic = ""
-        if sentence.endswith("?") and len(sentence.split()) <= 4 and mentions(sentence) \
-                and not w.QUESTION_START.search(sentence):
-            topic = sentence[:-1] + ": "  # "Roaming? It's off.": a topic asked, then answered
+        if sentence[-1:] in "?:" and len(sentence.split()) <= 4 and mentions(sentence) \
+                and not w.QUESTION_START.search(sentence) and not w.GUESS.search(sentence):
+            topic = sentence[:-1] + ": "  # "Roaming? It's off.", "VPN: off": a topic named, then answered
             continue
-        if not sentence or (sentence.endswith("?") and w.QUESTION_START.search(sentence)):
+        sentence = sentence.removesuffix(":")  # a lead-in ("Just so you're aware: ...") ends a sentence
+        if not sentence or _asks(w.FILLER.sub("", sentence)):
             continue
         for clause in w.CLAUSE_BREAK.split(sentence):
-            clause = (clause or "").strip()
-            if clause and not w.NOT_A_CLAIM.search(clause) and not w.CONDITION.search(clause) and not w.ABILITY.search(clause):
-                out.append(w.HEDGE_NEGATIONS.sub(" ", w.FILLER.sub("", clause)))
+            clause = w.FILLER.sub("", (clause or "").strip())
+            if frame := w.FRAME.search(clause):
+                clause = clause[frame.end():]
+            clause = w.NOT_TRIED.sub(" ", clause)
+            if not clause or w.CONDITION.search(clause) or w.ABILITY.search(clause) or w.HABIT.search(clause):
+                continue
+            if stop := w.NOT_A_CLAIM.search(clause):
+                clause = clause[:stop.start()]
+            if clause.strip():
+                out.append(w.HEDGE_NEGATIONS.sub(" ", clause))
     return out
+
+
+def stated(text: str | None) -> str:
+    """The clauses of a text that state something (``clauses``), as one text: what a rule reading the
+    phone's template words ("mobile data is on") may read, so "If mobile data is on, ..." states nothing."""
+    return " . ".join(clauses(text))
 
 
 def mentions(clause: str) -> list[tuple[int, int, str]]:
@@ -69,13 +94,35 @@ def mentions(clause: str) -> list[tuple[int, int, str]]:
     return out
 
 
+_MEANS = ("mobile_data", "wifi")
+"""Switches that are also a means the caller has or lacks ("I don't have Wi-Fi here", "no data"):
+named as absent, they describe its situation or symptom, not a switch it read."""
+
+
 def _switch(setting: str, before: str, name: str, after: str) -> str | None:
-    if w.ABSENT.search(before) and setting not in ("mobile_data", "wifi"):
-        return "off"  # "no VPN", "no plane icon"; but "no data", "no wifi here" are symptoms, not a setting
+    if w.DENIED_ACTION.search(before):
+        return None  # "I never turned roaming on": an action denied, no reading
+    after = w.SITUATION_ON.sub(" using", after)  # "relying on mobile data": what it uses
+    absent = w.ABSENT.search(before)
+    if (absent and w.ANOTHER.search(absent.group(0))) or w.ALTERNATIVES.search(after):
+        return None  # "I don't have another ...", "on or off, which one?"
     m = w.VALUE.search(after)
+    if m and w.INTERMITTENT.search(after[:m.end() + 12]):
+        return None  # "keeps cutting out", "on and off all day": a symptom
     if m:
-        on = bool(m.group("on"))
-        return ("on" if on else "off") if not m.group("neg") else ("off" if on else "on")
+        if setting in _MEANS and m.group("off") and w.SYMPTOM_OFF.search(m.group("off")) and \
+                not re.search(r"\b(?:icon|symbol|toggle|switch|setting)\b", name + after[:m.start()], re.IGNORECASE):
+            return None  # "my data just stopped": the service failing, not its switch
+        on = bool(m.group("on")) != bool(m.group("neg"))
+        if absent:
+            on = not on  # "I don't have data saver on"
+        return "on" if on else "off"
+    if absent and (setting in _MEANS or w.CONTROL.match(after)):
+        return None  # "no wifi here" is a situation; "no data saver option" is a control not found
+    if absent:
+        return "off"  # "no VPN", "no plane icon"
+    if setting == "airplane_mode" and w.IN_MODE.search(before):
+        return "off" if re.search(w.NEG, before, re.IGNORECASE) else "on"  # "(not) in flight mode"
     v = w.VERB_BEFORE.search(before)
     if v:
         word = (v.group("v") or v.group("w")).lower()
@@ -86,6 +133,8 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
 
 
 def _signal(text: str) -> str | None:
+    if m := w.SIGNAL_NOT.search(text):
+        return "~poor" if m.group("good") else "~good"  # "not great", "isn't bad"
     if w.SIGNAL_NONE.search(text):
         return "none"
     if m := w.SIGNAL_BARS.search(text):
@@ -147,18 +196,24 @@ def _read(setting: str, clause: str, before: str, name: str, after: str) -> dict
     elif setting == "network_mode":
         return _network(window)
     elif setting == "signal":
-        value = _signal(window)
+        value = "none" if w.SIGNAL_GONE.search(after) else _signal(window)
     elif setting == "sim":
         lock = _first(w.SIM_STATES[:2], name + after)  # "locked ... the PUK": the lock named wins
-        value = "missing" if w.ABSENT.search(before) else lock or _first(w.SIM_STATES[2:], name + after)
+        absent = w.ABSENT.search(before)
+        if absent and w.ANOTHER.search(absent.group(0)):
+            return {}  # "I don't have another SIM to test with"
+        unread = absent or w.SIM_UNREAD.search(before)  # "no SIM", "it doesn't detect the SIM"
+        value = "missing" if unread else lock or _first(w.SIM_STATES[2:], name + after)
     elif setting == "apn":
         value = _first(w.APN_STATES, name + after)
     elif setting == "permission":
         return _permissions(window)
     elif setting == "mms":
-        value = "cannot" if w.MMS_CANNOT.search(clause) else "can" if w.MMS_CAN.search(clause) else None
+        broken = w.MMS_BROKEN.search(name + after)
+        value = ("can" if broken.group("neg") else "cannot") if broken else \
+            "cannot" if w.MMS_CANNOT.search(window) else "can" if w.MMS_CAN.search(window) else None
     elif setting == "payment":
-        value = _payment(window)
+        value = "paid" if w.PAYMENT_PAID.search(name + after) else _payment(window)  # "..., the bill's been paid"
     elif setting == "line":
         value = _first(w.LINE_STATES, name + after)
     else:  # speed
@@ -183,7 +238,8 @@ def _claims(text: str) -> tuple[tuple[str, str], ...]:
         for i, (start, end, setting) in enumerate(found):
             stop = next((x[0] for x in found[i + 1:] if x[2] != setting), len(clause))  # the next other setting
             begin = max(found[i - 1][1] if i else 0, start - 40)
-            read = _read(setting, clause, clause[begin:start], clause[start:end], clause[end:min(stop, end + _WINDOW)])
+            before = re.split(r"[,;:—–]", clause[begin:start])[-1]  # "Calls work fine, it's only the pictures"
+            read = _read(setting, clause, before, clause[start:end], clause[end:min(stop, end + _WINDOW)])
             for key, value in read.items():
                 if key not in out or (out[key].startswith("~") and not value.startswith("~")):
                     out[key] = value  # the first claim of a setting; an exact signal level over a vague word
@@ -299,4 +355,4 @@ def contradictions(claimed: str | None, result: str | None) -> list[tuple[str, s
     return [(k, said[k], seen[k]) for k in said if k in seen and not agree(k, said[k], seen[k])]
 
 
-__all__ = ["SETTINGS", "agree", "claims", "clauses", "contradictions", "mentions", "own_words", "shown"]
+__all__ = ["SETTINGS", "agree", "claims", "clauses", "contradictions", "mentions", "own_words", "shown", "stated"]

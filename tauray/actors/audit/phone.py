@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tauray.actors.audit.claims import clauses
 from tauray.scenarios.conventions import parse_phone_request
 
 # Topic of each phone tool in plain words: an agent that mentions the topic asked for it
@@ -168,8 +169,44 @@ def known_info(text: str | None) -> KnownInfo:
 
 PHONE_NUMBER = re.compile(r"\b\d{3}-\d{3}-\d{4}\b")
 NAME_CLAIM = re.compile(r"\b(?:[Mm]y name is|[Tt]his is|I am|I'm)\s+(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)")
-NOT_HOME = re.compile(r"\b(?:abroad|travell?ing|overseas|out of the country)\b", re.IGNORECASE)
-AT_HOME = re.compile(r"\b(?:at home|in the (?:united states|us|usa)|not (?:abroad|travell?ing))\b", re.IGNORECASE)
+NOT_HOME = re.compile(r"\b(?:abroad|travell?ing|overseas|out of the country|in another country|away from home|"
+                      r"on (?:holiday|vacation|a trip))\b", re.IGNORECASE)
+"""Words that put the caller away from home."""
+HOME_COUNTRY = re.compile(r"\b(?:in the (?:united states|states|us|usa|u\.s\.)|in america|stateside)\b", re.IGNORECASE)
+"""Words that put the caller in its home country (the United States, every telecom task's home)."""
+AT_HOME = re.compile(rf"\b(?:at home|back home|home in)\b|{HOME_COUNTRY.pattern}", re.IGNORECASE)
+"""Words that put the caller at home."""
+_NEGATED = re.compile(r"(?:\bnot\b|n'?t\b|\bnever\b|\bno longer\b|\bnowhere near\b)(?:\s+[\w']+){0,3}\s*$", re.IGNORECASE)
+_PRESENT = re.compile(r"\b(?:i'?m|im|i am|we'?re|we are|i'?ve been|we'?ve been|i have been|currently|right now|"
+                      r"at the moment|atm|staying|stuck|living|i live|we live|here|back|now|travell?ing|away)\b", re.IGNORECASE)
+"""The caller's own presence somewhere ("I'm ...", "right now", "staying"): whereabouts are said of it."""
+_PAST = re.compile(r"\b(?:was|were|had been|used to|last (?:week|month|year|time)|ago|before|earlier this year)\b",
+                   re.IGNORECASE)
+
+
+def whereabouts(text: str | None) -> set[str]:
+    """Where a caller's text says it is ("home", "abroad"), read as a person means it: only in
+    clauses that state something (``claims.clauses``: no question, supposition or wish), and a
+    negation before the place turns it ("I'm not travelling": at home; "in France, not at home":
+    abroad; but "not at home" alone only says the caller is out, perhaps in town); where it was
+    ("I was travelling last month") is not where it is. v1 of ``known_info_contradicted`` matched
+    the words alone, so "I'm not travelling, I'm at home" read as abroad (issue 51)."""
+    out: set[str] = set()
+    for clause in clauses(text):
+        if not _PRESENT.search(clause):
+            continue  # "I've got no wifi at home": where the wifi is not, not where the caller is
+        for part in re.split(r"[,;:]|\b(?:but|and|just|so|only|though)\b", clause, flags=re.IGNORECASE):
+            if _PAST.search(part):
+                continue
+            for m in AT_HOME.finditer(part):
+                if not _NEGATED.search(part[:m.start()]):
+                    out.add("home")
+                elif HOME_COUNTRY.fullmatch(m.group(0)):
+                    out.add("abroad")  # "not in the States"
+            for m in NOT_HOME.finditer(part):
+                out.add("home" if _NEGATED.search(part[:m.start()]) else "abroad")
+    return out
+
 
 # --- the task's constraints and the customer's rules ------------------------------------------
 
@@ -270,7 +307,7 @@ INVENTED_KINDS: dict[str, re.Pattern[str]] = {
     "social security number": re.compile(r"\b(?:ssn|social security)\b", re.IGNORECASE),
 }
 
-__all__ = ["AGREES", "ASKS_HOW", "AT_HOME", "CANNOT", "DECLINES", "GIGABYTES", "INVENTED_KINDS", "NAME_CLAIM", "NEGATION", "NOT_HOME", "PHONE_NUMBER",
+__all__ = ["AGREES", "ASKS_HOW", "AT_HOME", "CANNOT", "DECLINES", "GIGABYTES", "HOME_COUNTRY", "INVENTED_KINDS", "NAME_CLAIM", "NEGATION", "NOT_HOME", "PHONE_NUMBER",
            "PLAN_CHANGE", "REFUEL", "REFUSES", "SETTING_TOPICS", "TOPICS", "WIFI_ACCESS", "Constraints", "KnownInfo",
            "bundling_forbidden", "claim_spans", "without_offers", "constraints", "contradictions", "known_info", "mentions",
-           "requested_tools", "sentences", "shows_failure", "shows_resolved", "state_claims"]
+           "requested_tools", "sentences", "shows_failure", "shows_resolved", "state_claims", "whereabouts"]

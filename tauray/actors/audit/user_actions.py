@@ -96,7 +96,8 @@ def claims_done(text: str | None) -> bool:
 
 class DoneWithoutCall(Detector):
     """The customer says it did the asked phone action, but made no phone call in that turn
-    (v3: the claim is read in any words, ``claims_done``, and a negated one ("I haven't done it
+    (v4: read in the clauses of issue 51's reader, ``claims.clauses``: a sentence whose verb comes
+    first asks, "did the VPN, done" claims; v3: the claim is read in any words, ``claims_done``, and a negated one ("I haven't done it
     yet") is none: v2 read "done", "did it", "I've toggled..." only, found 0.41 of fake "done"s on
     independently written customers, and flagged "I haven't done it yet"; v2: a message that ends
     the call is no such claim; v1 read "I'm done with the bot. ###TRANSFER###" as one)."""
@@ -183,7 +184,8 @@ class IgnoredRequest(Detector):
     off the call is ``premature_stop``'s or ``transfer_without_agent``'s, a claim of having done it
     ``done_without_call``'s, another phone action instead ``unasked_write``'s (``different_action``),
     a phone state stated without a call ``state_without_tool``'s, a refusal (any words of
-    ``user_reasons.REFUSES``: v2; v1 knew fewer and counted "That has to stay as it is" here)
+    ``user_reasons.REFUSES``: v2; v1 knew fewer and counted "That has to stay as it is" here; v3:
+    also "that's off-limits for me", "I'll pass on that", "I'm not able to do that")
     ``invented_constraint``'s or no fault; none of those is counted here."""
 
     def detect(self, t: Trajectory) -> list[Finding]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from tauray.actors.audit import phone
+from tauray.actors.audit import claims, phone
 from tauray.actors.audit.finding import Detector, Finding, strip_tokens
 from tauray.actors.audit.trajectory import Message, Trajectory
 from tauray.scenarios.conventions import (
@@ -21,9 +21,12 @@ from tauray.scenarios.conventions import (
 _CLAIMS_FIXED = re.compile(r"\b(?:fixed|works?|working|resolved|solved|sorted|back to normal|went through|"
                            r"goes through|all good|problem is gone|that did it|did the trick|"
                            r"(?:all right|alright|fine|ok(?:ay)?|good|normal|better|great) now|"
-                           r"(?:seems?|looks?) (?:to be )?(?:all right|alright|fine|ok(?:ay)?|good|normal|better))\b",
+                           r"(?:seems?|looks?) (?:to be )?(?:all right|alright|fine|ok(?:ay)?|good|normal|better)|"
+                           r"no (?:more|longer)(?: any)? (?:problems?|issues?|trouble)|nothing wrong any ?more|"
+                           r"(?:problem|issue|trouble)s? (?:is |are |'s |has |have )?(?:been )?(?:gone|over|fixed|sorted|solved))\b",
                            re.IGNORECASE)
-"""Words that say the problem is gone (v3 of premature_stop: also "seems okay now", "looks fine now")."""
+"""Words that say the problem is gone (v3 of premature_stop: also "seems okay now", "looks fine now";
+v4: "no more problems", "the issue's gone")."""
 _NOT_FIXED = re.compile(r"\b(?:not|still not|isn'?t|doesn'?t|didn'?t|won'?t|never|no longer)\s+(?:\w+\s+)?"
                         r"(?:fixed|work\w*|resolved|solved|go\w* through)\b|\bstill (?:broken|can'?t|cannot)\b",
                         re.IGNORECASE)
@@ -32,10 +35,12 @@ _NOT_FIXED = re.compile(r"\b(?:not|still not|isn'?t|doesn'?t|didn'?t|won'?t|neve
 class PrematureStop(Detector):
     """The customer ends the call while the agent's last request (a phone action) is still
     undone, or says the problem is fixed after a write with no check since it showing the
-    family's resolved condition (v3: the fix also in words such as "it seems to be all right now",
-    "looks fine now"; v2; v1 read only the undone request, and missed "that fixed
-    it, bye" right after the write on independently written customers, 0/101); either way no
-    result after the customer's last write showed the resolved condition."""
+    family's resolved condition (v4: the fix read only where the caller states it, ``claims.stated``:
+    "Hopefully that works now" or "if that's fixed it" claims nothing, and also in "no more problems";
+    v3: the fix also in words such as "it seems to be all right now", "looks fine now"; v2; v1 read
+    only the undone request, and missed "that fixed it, bye" right after the write on independently
+    written customers, 0/101); either way no result after the customer's last write showed the
+    resolved condition."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -52,7 +57,7 @@ class PrematureStop(Detector):
                 continue
             pending = phone.requested_tools(asked.content, t.task.user_tools) - {
                 tool for _, tool in t.user_calls(asked.seq, m.seq)}
-            words = strip_tokens(m.content or "")
+            words = claims.stated(strip_tokens(m.content or ""))  # "Hopefully that works now" says nothing fixed
             if not pending and writes and _CLAIMS_FIXED.search(words) and not _NOT_FIXED.search(words):
                 out.append(self.finding(m, f"says it is fixed after {writes[-1].tool_calls[0].get('name')} with no "
                                            f"check showing it resolved, and ends: {m.content!r}"))
@@ -64,12 +69,15 @@ class PrematureStop(Detector):
         return out
 
 
-_ASKS = re.compile(r"\?|\b(?:can|could|would|will) you\b|\bplease\b|\bI (?:also )?(?:need|want|would like)\b", re.IGNORECASE)
+_ASKS = re.compile(r"\?|\b(?:can|could|would|will) you\b|\bplease\b|\bI (?:also )?(?:need|want|would like)\b"
+                   r"(?!\s+to\s+(?:go|leave|run|head|get going|hang up|dash|sign off|be off|get off|stop|rest))", re.IGNORECASE)
+"""What asks for something in a goodbye (v2: not "I need to go" or "I need to head off", which only leave)."""
 
 
 class StopWithRequest(Detector):
     """The stop message also asks for something (a question or a request), which the agent
-    can no longer answer."""
+    can no longer answer (v2: saying it has to go asks for nothing; v1 read "I need to head off" as
+    a request)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         return [self.finding(m, f"stop message asks: {m.content!r}") for m in t.user_texts

@@ -23,16 +23,29 @@ from tauray.actors.audit.trajectory import Trajectory
 from tauray.scenarios.conventions import OUT_OF_SCOPE, STOP, TRANSFER
 
 _I = re.IGNORECASE
+_ACTION = (r"(?:change|touch|do|turn|switch|toggle|mess|reset|restart|reboot|grant|disable|enable|connect|disconnect|pay|"
+           r"let|allow|fiddle|tamper|play|go near|adjust|alter|try|run|fool)")
+_ME = r"(?:\b(?:i|we)(?:'m|'d|'ll|'ve| am| would| will| just| really| simply| honestly| truly| definitely| must| have)*\s+|^|[.!?,;:]\s*)"
+"""The caller as the one who refuses (or a refusal with its "I" left out: "Can't do that, I'm driving"),
+not a part that fails to do its job ("the volume buttons don't do anything")."""
 REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to|refuse|rather not|prefer not|better not|"
-                     r"not (?:allow(?:ed)?|permit(?:ted)?|supposed|able to change)|(?:can'?t|cannot|can not|mustn'?t|shouldn'?t|"
-                     r"couldn'?t) (?:\w+ )?(?:change|touch|do|turn|switch|toggle|mess|reset|restart|reboot|grant|disable|"
-                     r"enable|connect|disconnect|pay|let|allow)|never (?:to )?(?:touch|change|mess|switch|turn)|"
+                     r"not (?:allow(?:ed)?|permit(?:ted)?|supposed|meant|able to change))\b|" + _ME +
+                     r"(?:can'?t|cannot|can not|mustn'?t|shouldn'?t|couldn'?t|won'?t|don'?t|do not|never|"
+                     r"not (?:able|allowed|permitted|meant|supposed) to|not going to) (?:\w+ )?" + _ACTION + r"\b|"
+                     r"\b(?:never (?:to )?(?:touch|change|mess|switch|turn)|"
                      r"(?:has|have|needs?) to stay|stays? (?:as it is|as is|the way|like (?:that|this))|off the table|"
                      r"leave it (?:as it is|as is|alone|be)|no way|not (?:changing|touching|doing|switching|turning)|"
                      r"not (?:comfortable|willing)|not something i (?:can|could|will|would|want to)|"
                      r"(?:prefer|rather|like) to (?:leave|keep) it|(?:leave|keep) it (?:as it is|as is|the way it is|"
-                     r"like (?:that|this)))\b", _I)
-"""Words that refuse an asked action (not "can't find it": that is not being able to)."""
+                     r"like (?:that|this))|off[- ]limits|out of bounds|(?:a )?no[- ]go|not an option|forbidden|banned|"
+                     r"hands off|(?:i'?ll|i will|i'?d|i would|let me) (?:have to )?(?:pass|skip)|pass on|skip (?:that|this|it)|"
+                     r"give (?:that|this|it) a miss|count me out|not for me|"
+                     r"^(?:(?:sorry|no|nope|oh|um+|well|honestly|afraid)[,!.]?\s+)*i (?:can'?t|cannot|won'?t|couldn'?t)"
+                     r"(?:,|\.|!|;| sorry| right now| at the moment| today| now))", _I)
+"""Words that refuse an asked action (not "can't find it": that is not being able to): an action
+refused or not allowed ("I don't touch those settings", "I'm not able to do that"), the setting
+declared out of bounds ("off-limits", "a no-go for me"), a pass ("I'll skip that one"), or a bare
+"I can't, sorry"."""
 CANNOT_FIND = re.compile(r"\b(?:can'?t|cannot|couldn'?t|unable to) (?:find|see|locate|get to)\b|"
                          r"\b(?:don'?t|doesn'?t|do not|does not) (?:seem to )?(?:see|have|find|know how)\b|\bno such\b|"
                          r"\bwhere\b|\bhow (?:do|can|would) i\b", _I)
@@ -41,7 +54,8 @@ RULE = re.compile(r"\b(?:allow(?:ed)?|permit(?:ted)?|supposed to|forbid\w*|prohi
                   r"won'?t let me)\b|\b(?:the|my|our|his|her|their) \w+(?: \w+)? (?:said|says|told|warned|insist\w*)\b|"
                   r"\bmy (?:employer|company|boss|work|job|it department|doctor|son|daughter|husband|wife|partner|"
                   r"parents?|kids?|children|grandson|granddaughter|family|landlord|school|bank|insurer|lawyer|"
-                  r"technician|carrier|church)\b", _I)
+                  r"technician|carrier|church)\b|\bwe (?:don'?t|do not|never)\b|\b(?:in|where) (?:my|our) "
+                  r"(?:country|house|home|family|culture|religion)\b", _I)
 """A rule or an owner of the phone named as the reason ("my employer manages it", "the contract")."""
 _CONNECTIVE = re.compile(r"\s*(?:[.!;:,—–]|\s-\s|\bbecause\b|\bsince\b|\bas\b|\bso\b|\botherwise\b|\bor else\b|\bcause\b)\s*",
                          _I)
@@ -62,7 +76,7 @@ def refusal_reason(text: str | None) -> str | None:
             continue
         for part in _CONNECTIVE.split(sentence):
             part = part.strip()
-            if len(part.split()) >= 3 and not REFUSES.search(part) and not _PLEASANTRY.search(part):
+            if len(part.split()) >= 2 and not REFUSES.search(part) and not _PLEASANTRY.search(part):
                 return part
     return None
 
@@ -73,7 +87,10 @@ class InventedConstraint(Detector):
     reason's words). The asked action is not done, so the effect is ``outcome`` when it is a write
     (``counterfactual`` corrects it by doing the asked action in that turn); a refused check is
     ``talk``. A refused bill payment the task accepts is also ``constraint_broken``'s when its words
-    are that rule's."""
+    are that rule's. v2 (issue 51): refusals in other words (``REFUSES``: the setting "off-limits",
+    "a no-go for me", "I'll pass on that", "I'm not able to do that", "Can't do that right now")
+    and a two-word reason ("I'm driving"); v1 found 75 of 159 on talk-dev, and a refusal it missed
+    left the failure with no finding, put on the agent."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -100,23 +117,57 @@ COMPONENTS = (r"camera|flash(?:light)?|torch|bluetooth|head ?phones?|ear ?buds?|
               r"maps?|navigation|voicemail|contacts?|calendar|fingerprint(?: (?:reader|sensor|scanner))?|face (?:id|unlock)|"
               r"keyboard|autocorrect|notifications?|ringtone|ringer|vibrat\w+|gallery|photos? app|music|email|e-mail|"
               r"smart ?watch|watch|nfc|sd card|memory card|lock screen|passcode|home button|power button|wallpaper|"
-              r"time zone|calculator|weather app|games?|stylus|case|headphone jack|usb|car|tablet|laptop|printer|tv|"
-              r"speakerphone|flip cover|compass|step counter|health app|banking app|app store|updates?")
-"""Parts and apps of a phone (and devices paired with it) outside the telecom problem: a complaint
-about one is a new problem. Network, data, calls, messages, the SIM and the settings are not here."""
+              r"time zone|calculator|weather app|games?|stylus|(?<!in )case|headphone jack|usb|car(?:'s)? (?:bluetooth|stereo|"
+              r"radio|kit|system|play)|tablet|laptop|printer|tv|speakerphone|flip cover|compass|step counter|health app|"
+              r"banking app|app store|updates?|brightness|rotation|storage(?! permission| access)|back glass|glass|"
+              r"(?:camera|gallery|music|video|notes|clock|calendar|email|social media|shopping|news) app")
+"""Parts and apps of a phone (and devices paired with it, and the caller's own data on it) outside the
+telecom problem: a complaint about one is a new problem. Network, data, calls, messages, the SIM and the
+settings are not here."""
 _COMPONENT = re.compile(rf"\b(?:{COMPONENTS})\b", _I)
-_MALFUNCTION = re.compile(
-    r"\b(?:crash\w*|freez\w*|frozen|broken|broke|flicker\w*|overheat\w*|drain\w*|dies|dying|died|glitch\w*|lag\w*|"
-    r"unresponsive|crackl\w*|buzz\w*|distort\w*|blurry|cracked|stuck|disappeared|vanished|went missing|"
+_BROKEN = re.compile(
+    r"\b(?:crash\w*|freez\w*|frozen|broken|broke|flicker\w*|overheat\w*|drain\w*|dies|died|glitch\w*|lag\w*|"
+    r"unresponsive|crackl\w*|buzz\w*|distort\w*|blurry|cracked|cracks?|smashed|shattered|scratch\w*|dented|"
+    r"water damage|stuck|disappeared|vanished|went missing|duplicat\w*|corrupt\w*|scrambled|jumbled|mixed up|"
+    r"(?:black|blank|white|grey|gray) (?:screen|page|picture)|is full|(?:out of|no) (?:space|storage|memory)|"
     r"(?:gets|getting|is|runs|running|got) (?:really |very |super |so |too )?(?:hot|warm)|"
-    r"keeps? (?:\w+ing|turning off|shutting down|restarting)|(?:restarts|reboots|shuts down|turns off) (?:by )?itself|"
-    r"(?:won'?t|doesn'?t|does not|didn'?t|did not|can'?t|cannot|isn'?t|is not|stopped|no longer|never|not)\s+"
-    r"(?:\w+\s+)?(?:work\w*|pair\w*|connect\w*|charg\w*|ring\w*|turn(?:ing)? on|load\w*|open\w*|respond\w*|sync\w*|"
-    r"go(?:ing)? off|show\w*|focus\w*|updat\w*|unlock\w*|recogni[sz]\w*|read\w*|sound\w*|vibrat\w*|last\w*)|"
+    r"(?<!\bi )(?<!\bwe )(?<!\byou )keeps? (?:\w+ing|turning off|shutting down|restarting)|"
+    r"(?:restarts|reboots|shuts down|turns off) (?:by )?itself|itself|by itself|on its own|for no reason|randomly|"
+    r"at random|out of nowhere|logs? me out|logging me out|changed (?:its |the )?(?:language|colou?rs?|settings|"
+    r"layout|by itself|on its own)|(?:an hour|\d+ (?:minutes?|hours?)|hours?|minutes?) (?:late|early|behind|ahead)|"
     r"(?:wrong|bad|terrible|awful) (?:time|date|sound|colou?rs?)|shows? the wrong|"
     r"(?:goes|go|going|went|runs?|running|drops?|dropping) (?:down|out|flat|dead|empty)\b[^.!?]*\b(?:fast|quick\w*|"
     r"soon)|empt(?:ies|y) (?:fast|quickly))\b", _I)
-"""Words that say something is broken ("stopped working", "keeps crashing", "gets really hot")."""
+"""Words that say something is broken or behaves on its own ("keeps crashing", "gets really hot",
+"got duplicated", "switches itself on", "a black screen")."""
+_NOT_WORKING = re.compile(
+    r"\b(?:won'?t|doesn'?t|does not|didn'?t|did not|can'?t|cannot|isn'?t|is not|aren'?t|stopped|no longer|never|not|"
+    r"refuses to|fails? to|won'?t even|don'?t)\s+(?:\w+\s+)?(?:work\w*|pair\w*|connect\w*|charg\w*|ring\w*|"
+    r"turn(?:ing)? on|load\w*|open\w*|respond\w*|sync\w*|go(?:ing)? off|show\w*|focus\w*|updat\w*|unlock\w*|"
+    r"recogni[sz]\w*|read\w*|sound\w*|vibrat\w*|last\w*|play\w*|do anything|do a thing|react\w*|record\w*|save\w*|"
+    r"stay\w*|hold\w*|light\w* up|rotat\w*|dim\w*|register\w*|detect\w*|scan\w*)", _I)
+"""A part that does not do its job ("the volume buttons don't do anything"): said of the part, as
+its subject (``new_problem``)."""
+_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|we|you|me)\b", _I)
+_WHY = re.compile(r"\b(?:why|how come|what'?s wrong with|what is wrong with|what'?s up with|what'?s going on with|"
+                  r"is it normal (?:that|for)|any idea why|y does|y is|y has)\b", _I)
+"""A question about why a part does what it does ("why has my keyboard changed language?")."""
+_PHONE_DOES = re.compile(
+    r"\b(?:my |the |this )?(?:phone|handset|mobile|device)\b(?:'s|\s+has|\s+is|\s+just|\s+also|\s+now)*\s+"
+    r"(?:\w+\s+){0,3}?(?:itself\b|by itself|on its own|for no reason|randomly|at random|(?:stopped|quit) \w+ing|"
+    r"keeps? \w+ing|won'?t stop \w+ing|(?:doesn'?t|won'?t|will not|does not) (?:ring|vibrate|charge|turn on|unlock|"
+    r"rotate|play|make a sound|hold a charge))", _I)
+"""The phone itself behaving wrongly, no part named ("my phone dims itself for no reason", "my phone
+has stopped ringing")."""
+_REPORTS = re.compile(r"\b(?:shows?|showing|showed|says?|saying|said|reads?|reading|displays?|displaying|tells? me|telling me|"
+                      r"flash\w*|put up|puts up|came up with|comes up with)\b", _I)
+_TELECOM = re.compile(
+    r"\b(?:no service|signal|bars?|reception|coverage|mobile data|cellular|data|internet|network|connection|online|"
+    r"roaming|wi-?fi|apn|sim|puk|vpn|mms|speed|airplane|aeroplane|(?:little |tiny )?plane|flight mode|[2345]g|lte|"
+    r"status bar|(?:picture|photo|multimedia|image) "
+    r"messag\w*|texts?|text messages?|sms|messaging app|(?:send|sending|sent|go through)\w*\s+(?:\w+\s+)?"
+    r"(?:pictures?|photos?|pics?|images?)|asking for (?:a |my |the )?pin|(?:enter|type) (?:a |my |the )?pin)\b", _I)
+"""The telecom problem's own words: a complaint in them is the task's problem, not a new one."""
 
 
 _PHYSICAL = re.compile(r"\b(?:(?:gets|getting|is|runs|running|got) (?:really |very |super |so |too )?(?:hot|warm)|"
@@ -129,19 +180,47 @@ _PHYSICAL = re.compile(r"\b(?:(?:gets|getting|is|runs|running|got) (?:really |ve
 _APPS_OR_DATA = re.compile(
     r"\b(?:apps|games|phone)\b[^.!?]{0,30}\b(?:crash\w*|freez\w*|keeps? closing|force[- ]clos\w*)\b|"
     r"\b(?:photos|pictures|contacts|notes|files|music|songs|videos|apps|calendar entries|alarms)\b[^.!?]{0,20}"
-    r"\b(?:disappeared|vanished|deleted|gone|missing|lost|wiped)\b", _I)
+    r"\b(?:disappeared|vanished|deleted|gone|missing|lost|wiped|duplicat\w*|corrupt\w*)\b", _I)
 """Apps in general crashing, or the customer's own data lost ("all my contacts are gone")."""
 
 
+def _part_broken(sentence: str, task: str, telecom: bool) -> bool:
+    """A part the task never names said to be broken or to act on its own, or not to do its job
+    with the part as the subject ("the camera won't focus"; not "I can't charge it till tonight",
+    whose subject is the caller), or asked why it does what it does (not when the sentence is in the
+    telecom problem's words: "why is there a little plane at the top of my screen?")."""
+    for part in _COMPONENT.finditer(sentence):
+        if part.group(0).lower() in task:
+            continue
+        if _BROKEN.search(sentence) or (_WHY.search(sentence) and not telecom):
+            return True
+        failing = _NOT_WORKING.search(sentence, part.end())
+        if failing and not _PERSON.search(sentence[part.end():failing.start()]):
+            return True  # "the volume buttons don't do anything"
+        failing = _NOT_WORKING.search(sentence[:part.start()])
+        if failing and not _PERSON.search(sentence[:failing.start()]):
+            return True  # "my phone won't pair with my watch"
+    return False
+
+
 def new_problem(text: str | None, task: str) -> str | None:
-    """The sentence of a text that complains of a part or app (``COMPONENTS``) the task's text never
-    names, when it says that part is broken (``_MALFUNCTION``), or of the phone's hardware failing
-    (``_PHYSICAL``); None otherwise."""
+    """The sentence of a text that complains of something outside the telecom problem (v2): a part or
+    app (``COMPONENTS``) the task's text never names, broken, acting on its own, not doing its job or
+    asked about ("why does my alarm go off late?"); the phone itself misbehaving with no part named
+    ("my phone dims itself for no reason"); or the phone's hardware failing (``_PHYSICAL``), apps
+    crashing, the caller's data lost. A sentence in the telecom problem's own words (``_TELECOM``: no
+    service, data, MMS, the network...) is the task's problem. None otherwise."""
     for sentence in re.split(r"(?<=[.!?;])\s+|\n+", strip_tokens(text or "")):
-        part = _COMPONENT.search(sentence)
-        if part and _MALFUNCTION.search(sentence) and part.group(0).lower() not in task:
-            return sentence.strip()
-        if (m := _PHYSICAL.search(sentence) or _APPS_OR_DATA.search(sentence)) and m.group(0).lower() not in task:
+        if refusal_reason(sentence):
+            continue  # "I'd rather leave it, last time I touched it the phone stopped ringing": a reason to refuse
+        telecom = _TELECOM.search(sentence)
+        shows_telecom = telecom and (said := _REPORTS.search(sentence)) and said.start() < telecom.start()
+        if not shows_telecom and _part_broken(sentence, task, bool(telecom)):
+            return sentence.strip()  # not "the screen keeps showing No Service": that is the task's problem
+        if telecom:
+            continue
+        if (m := _PHONE_DOES.search(sentence) or _PHYSICAL.search(sentence) or _APPS_OR_DATA.search(sentence)) \
+                and m.group(0).lower() not in task:
             return sentence.strip()
     return None
 
@@ -150,7 +229,12 @@ class NewProblem(Detector):
     """The customer raises a new problem its task never gave it: a malfunction of a part or app of
     the phone outside the telecom problem (``new_problem``), named nowhere in its task, and not a
     phone result it repeats. Other new problems (a second telecom fault, an unrelated complaint in
-    words this does not read) are the judge tier's (``sim-audit@3`` A6)."""
+    words this does not read) are the judge tier's (``sim-audit@3`` A6). v2 (issue 51): also a part
+    asked about ("why has my keyboard changed language?"), acting on its own, damaged, the caller's
+    data duplicated, the phone itself misbehaving with no part named, a part not doing its job only
+    as its subject (not "I can't work out why"); a sentence that shows the telecom problem ("the
+    screen keeps showing No Service") is none (v1 flagged it on 19 of 414 faithful talk-dev callers
+    and found 193 of 382 new problems there)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []

@@ -31,7 +31,8 @@ class ResultContradiction(Detector):
     vocabulary of settings and values, and each claimed setting is compared with the latest result
     of the turn that showed it; v2 read fewer words and only the turn's last result, and read
     "calling over wifi is on" as Wi-Fi; v1 compared the result templates' own words, so it read only
-    "X is on/off")."""
+    "X is on/off"; v4: the claim reader of issue 51 (``claims.clauses``: negation, needs, hedged
+    guesses, suppositions, frames, situations), and the template words read only where stated)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -44,14 +45,16 @@ class ResultContradiction(Detector):
                 seen.update(claims.shown(x.content))
             said = claims.claims(claims.own_words(m.content, [x.content or "" for x in results]))
             bad = [(k, v, seen[k]) for k, v in said.items() if k in seen and not claims.agree(k, v, seen[k])]
-            bad += [b for b in phone.contradictions(m.content, results[-1].content) if b[0] not in said]
+            bad += [b for b in phone.contradictions(claims.stated(m.content), results[-1].content) if b[0] not in said]
             if bad:
                 out.append(self.finding(m, "; ".join(f"{f}: said {a}, phone showed {b}" for f, a, b in bad)))
         return out
 
 
 class KnownInfoContradicted(Detector):
-    """The customer states a phone number, name or whereabouts other than its known information."""
+    """The customer states a phone number, name or whereabouts other than its known information
+    (v2: whereabouts read as a person means them, ``phone.whereabouts``: "I'm not travelling, I'm at
+    home" is at home; v1 matched the words, and flagged 47 of 414 faithful talk-dev callers)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         known = phone.known_info(t.task.known_info)
@@ -66,24 +69,43 @@ class KnownInfoContradicted(Detector):
             for claim in phone.NAME_CLAIM.finditer(text):
                 if known.name and claim["name"] not in known.name and known.name not in claim["name"]:
                     why.append(f"name {claim['name']} (known {known.name})")
-            if known.where == "abroad" and phone.AT_HOME.search(text):
+            where = phone.whereabouts(strip_tokens(text))
+            if known.where == "abroad" and "home" in where:
                 why.append("says at home (known: abroad)")
-            if known.where == "home" and phone.NOT_HOME.search(text):
+            if known.where == "home" and "abroad" in where:
                 why.append("says abroad (known: at home)")
             if why:
                 out.append(self.finding(m, "; ".join(why)))
         return out
 
 
+_A_VALUE = re.compile(r"[^.?!\n]{0,30}?(?:\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b)",
+                      re.IGNORECASE)
+
+
+def _gives(kind: str, pattern: re.Pattern[str], text: str) -> bool:
+    """Whether a text gives a detail of this kind, not only names it: the email address itself, or
+    the kind's words followed by a value (a number, a month), in a sentence that does not ask
+    ("Should I give you my date of birth?", "I don't know my date of birth" give none)."""
+    for sentence in phone.sentences(text):
+        if sentence.rstrip().endswith("?"):
+            continue
+        for m in pattern.finditer(sentence):
+            if kind in ("email", "postal address") or _A_VALUE.match(sentence, m.end()):
+                return True
+    return False
+
+
 class IdentityInvented(Detector):
     """The customer gives an identity detail its task never gave it (date of birth, email,
-    account number, address...)."""
+    account number, address...); v2: only a detail given (a value), not one named in a question or
+    in "I don't know my date of birth"."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         known = t.task.known_info or ""
         out = []
         for m in t.user_texts:
-            kinds = [k for k, p in phone.INVENTED_KINDS.items() if p.search(m.content or "") and not p.search(known)]
+            kinds = [k for k, p in phone.INVENTED_KINDS.items() if _gives(k, p, m.content or "") and not p.search(known)]
             if kinds:
                 out.append(self.finding(m, f"gives {', '.join(kinds)} not in its known information: {m.content!r}"))
         return out
@@ -113,8 +135,13 @@ class StateWithoutTool(Detector):
     claims (``claims.claims``). In a turn where it ran no phone tool that is the fault; in a turn
     where it did (a report), only for a setting the turn's results did not show and only when the
     user-side DB at that point says otherwise (``user_db``): a report may say what its result
-    implies. v5: the agent's words count as told, reports are read against the DB, the evidence
-    says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
+    implies. v6 (issue 51): claims read as a person means them (``claims.clauses``): a means the
+    caller lacks ("I don't have Wi-Fi where I am"), a need ("I need the speed test to say
+    excellent"), a symptom ("it keeps cutting out"), a guess put as a question, a supposition, a
+    habit or the problem's history claim nothing; "I don't have data saver on" claims it off; the
+    template words ("mobile data is on") are read only in stated clauses (v5 flagged 79 of 414
+    faithful talk-dev callers, most of them reading such words as a switch); v5: the agent's words
+    count as told, reports are read against the DB, the evidence says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
     words, so "I can't send MMS" for "You are unable to send MMS messages" was flagged in every MMS
     conversation with the non-solving agent); v2 excused any state the task named; v1 flagged
     customers opening with their task's symptom."""
@@ -135,7 +162,7 @@ class StateWithoutTool(Detector):
             said = {(k, v) for k, v in claims.claims(claims.own_words(m.content, [x.content or "" for x in results]))
                     .items() if (k, v) not in shown and (k, v) not in told and k not in now}
             if not any(x.turn == m.turn for x in results):  # the template words v3 read
-                said |= {_as_claim(k, v) for k, v, words in phone.claim_spans(m.content)
+                said |= {_as_claim(k, v) for k, v, words in phone.claim_spans(claims.stated(m.content))
                          if (k, v) not in shown and _as_claim(k, v) not in told | shown and words.lower() not in task}
             said = {(k, v) for k, v in said if not (k == "signal" and any(k == s for s, _ in shown))}
             if not said:
@@ -150,7 +177,10 @@ class StateWithoutTool(Detector):
 
 
 _SUSPECTS = re.compile(r"\b(?:think|maybe|perhaps|probably|likely|suspect|(?:might|could|must|may) be|guess|feeling|"
-                       r"because|caus\w*|problem is|blame)\b", re.IGNORECASE)
+                       r"because|caus\w*|problem is|blame|if it'?s|if it is|could it|might it|is it)\b", re.IGNORECASE)
+
+_IMPLIED = {"abroad": "roaming"}
+"""Settings a task's situation brings into the conversation: a caller abroad knows of roaming."""
 
 
 def _seen_by_user(m: Message) -> bool:
@@ -161,28 +191,37 @@ def _seen_by_user(m: Message) -> bool:
 
 class FaultNamedEarly(Detector):
     """The customer names a phone setting as the cause before anything it saw (the agent's
-    words, a phone result) or its own task mentioned it (v3: only what the customer saw
-    counts; v4: a setting whose state the message claims, read by ``claims``, is no suspected cause
-    ("I think the data saver is on" is ``state_without_tool``'s; v3 excused only the result
-    templates' words); v2 also counted the agent's tool results, and missed "roaming" after the agent's
-    own roaming call on the held-out half; v2: only in a message that suspects a cause, v1
-    also flagged a setting named for another reason, "roaming charges")."""
+    words, a phone result) or its own task mentioned it (v5: the suspicion and the setting in the
+    same sentence, and a setting the task's situation brings up counts as mentioned (abroad: roaming);
+    v4 flagged "There, I think I've managed it. ... If it's data roaming, ..." from a caller abroad;
+    v4: a setting whose state the message claims, read by ``claims``, is no suspected cause ("I think
+    the data saver is on" is ``state_without_tool``'s; v3 excused only the result templates' words);
+    v3: only what the customer saw counts; v2 also counted the agent's tool results, and missed
+    "roaming" after the agent's own roaming call on the held-out half; v2: only in a message that
+    suspects a cause, v1 also flagged a setting named for another reason, "roaming charges")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
-        task = (t.task.user_text or "").lower()
+        task = " ".join([(t.task.user_text or "").lower(),
+                         _IMPLIED.get(phone.known_info(t.task.known_info).where or "", "")])
         for m in t.user_texts:
-            if not _SUSPECTS.search(strip_tokens(m.content or "")):
+            text = strip_tokens(m.content or "")
+            if not _SUSPECTS.search(text):
                 continue
             before = " ".join((x.content or "") for x in t.messages if x.seq < m.seq and _seen_by_user(x)).lower()
             claimed = " ".join([*phone.state_claims(m.content), *(k.replace("_", " ") for k in claims.claims(m.content))])
             # a stated state ("I think the data saver is on") is state_without_tool's, not a suspected cause
+            suspected = " ".join(x for x in phone.sentences(text) if _SUSPECTS.search(x)).lower()
             named = [name for name, pattern in phone.SETTING_TOPICS.items()
-                     if re.search(pattern, (m.content or "").lower()) and not re.search(pattern, before)
+                     if re.search(pattern, suspected) and not re.search(pattern, before)
                      and not re.search(pattern, task) and not re.search(pattern, claimed)]
             if named:
                 out.append(self.finding(m, f"names {', '.join(named)} before anything showed it: {m.content!r}"))
         return out
+
+
+_SUPPOSED = re.compile(r"\b(?:if|unless|in case|whether|suppose|supposing|assuming)\b[^,;:.?!]*", re.IGNORECASE)
+"""A supposed part of a sentence ("if the only fix is a new plan"): it asks for nothing and says nothing it has."""
 
 
 def _negated(sentence: str, end: int) -> bool:
@@ -197,7 +236,8 @@ class ConstraintBroken(Detector):
     (words: ``talk``), or refuses the bill payment its task accepts (the payment is not made:
     ``outcome``). A negation counts only before what it negates (v1 as first written skipped
     any sentence with a negation, and missed "I want a top-up of 4 GB, not less." on the tune half;
-    v2: "calling over wifi" names Wi-Fi calling, not Wi-Fi access, ``phone.WIFI_ACCESS``)."""
+    v2: "calling over wifi" names Wi-Fi calling, not Wi-Fi access, ``phone.WIFI_ACCESS``; v3: a
+    supposed part of a sentence ("if the only fix is a new plan, forget it") breaks nothing)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         rules = phone.constraints(t.task.user_text)
@@ -211,6 +251,7 @@ class ConstraintBroken(Detector):
                 if x.side == "user" and x.role == "tool" and x.seq < m.seq and x.content:
                     own = own.replace(x.content, " ")
             for sentence in phone.sentences(own):
+                sentence = _SUPPOSED.sub(" ", sentence)  # "If the only fix is a new plan, forget it." asks for none
                 plan = phone.PLAN_CHANGE.search(sentence)
                 if rules.no_plan_change and plan and not _negated(sentence, plan.end()):
                     why.append(f"asks for a plan change: {sentence!r}")

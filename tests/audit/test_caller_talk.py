@@ -1,0 +1,292 @@
+"""Issue 51: a caller's words read as a person means them. A caller describes its situation by what
+it lacks ("I don't have Wi-Fi here"), says what it needs or hopes for, asks, supposes, guesses and
+quotes its phone; only a statement of what the phone or account is (plain, believed or quoted) is a
+claim about it. Every sentence here was written for these tests (none is taken from the evaluation
+sets under tests/audit_eval). Each test of a changed reading failed on the rules before issue 51
+(46e8faa); the tests named "still found" guard what the change must keep, and the section "more of the
+same classes" guards against the change's own first overreach (those failed on its first version)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tauray.actors.audit import claims
+from tauray.actors.audit.user_ends import PrematureStop, StopWithRequest
+from tauray.actors.audit.user_reasons import InventedConstraint, new_problem, refusal_reason
+from tauray.actors.audit.user_words import (
+    ConstraintBroken,
+    FaultNamedEarly,
+    IdentityInvented,
+    KnownInfoContradicted,
+    StateWithoutTool,
+)
+from tests.audit.helpers import GREETING, ask, build, performed
+
+AT_HOME = "tau2_telecom__mms_issue__bad_wifi_calling__persona_easy"  # "You are currently at home in the United States."
+ABROAD = "tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off"  # "abroad in France"
+NO_SERVICE = "tau2_telecom__service_issue__contract_end_suspension__persona_hard"  # "showing 'No Service'"
+
+
+# --- claims: what is not a reading of the phone ------------------------------------------------
+
+@pytest.mark.parametrize("said", [
+    # a means the caller lacks, and how it copes (not a switch it read)
+    "I don't have Wi-Fi where I'm staying, so I'm relying on mobile data.",
+    "There's no wifi at the cottage, I'm depending on mobile data.",
+    "Without Wi-Fi here, I'm running on mobile data.",
+    # what it needs, wants or hopes for
+    "I need the speed test to come back excellent, nothing less.",
+    "I want the speed to be excellent again.",
+    "Hopefully mobile data is enabled properly after this.",
+    # the problem as it happens (a symptom, not a setting)
+    "My data keeps cutting out, it's been on and off all afternoon.",
+    "My mobile data drops every few minutes, it might as well be switched off.",
+    # supposition, wonder and guesses asked
+    "I'd feel silly if airplane mode was switched on all along.",
+    "Maybe the VPN is on? No idea really.",
+    "I wonder if data saver is enabled.",
+    "is roaming meant to be on for this",
+    "Maybe the SIM is locked? Not sure.",
+    # an action denied, not a reading
+    "I never turned roaming on, as far as I remember.",
+])
+def test_a_situation_a_need_a_symptom_a_supposition_or_a_guess_claims_no_setting(said) -> None:
+    assert claims.claims(said) == {}
+
+
+@pytest.mark.parametrize(("said", "setting", "value"), [
+    ("I don't have mobile data switched on, I checked.", "mobile_data", "off"),
+    ("I haven't got mobile data turned on.", "mobile_data", "off"),
+    ("I'm definitely not in flight mode.", "airplane_mode", "off"),
+    ("My phone is in aeroplane mode, I can see the plane.", "airplane_mode", "on"),
+    ("When I checked this morning, roaming was switched off.", "roaming", "off"),
+    ("After I restarted it, the VPN was still running.", "vpn", "on"),
+    ("The phone won't read the SIM card whatever I do.", "sim", "missing"),
+    ("I don't get a single bar of signal indoors.", "signal", "none"),
+    ("Nothing is wrong with my signal, it's perfect.", "signal", "excellent"),
+    ("The settings page said the signal had completely vanished.", "signal", "none"),
+    ("I'm quite sure picture messaging is broken.", "mms", "cannot"),
+    ("My connection is painfully slow.", "speed", "slow"),
+    ("Data roaming's on, I'll leave it like that.", "roaming", "on"),  # a plan after a claim keeps the claim
+])
+def test_a_claim_behind_a_negation_a_frame_or_a_plan_is_read(said, setting, value) -> None:
+    assert claims.claims(said).get(setting) == value
+
+
+def test_a_preference_for_four_and_five_g_is_the_phones_own_mode() -> None:
+    assert claims.claims("I'm pretty sure it's set to prefer 4G and 5G.") == {"network_mode": "4g_5g_preferred"}
+
+
+# --- the detectors on whole conversations ------------------------------------------------------
+
+def _opening(text: str, scenario: str) -> object:
+    return build([(0, "agent", "assistant", GREETING), (1, "user", "user", text)], scenario=scenario)
+
+
+@pytest.mark.parametrize(("scenario", "said"), [
+    (AT_HOME, "Picture messages fail. I'm not travelling at the moment, I'm at home."),
+    (AT_HOME, "I'm not abroad or anything. My pictures won't go."),
+    (ABROAD, "My data is awful. I'm over in France, not at home, if that matters."),
+    (ABROAD, "I'm not in the US at the moment, I'm visiting family in Lyon."),
+])
+def test_whereabouts_said_with_a_negation_agree_with_the_known_information(scenario, said) -> None:
+    assert KnownInfoContradicted(name="k", version=1, fault_class="known_info_contradicted").detect(
+        _opening(said, scenario)) == []
+
+
+@pytest.mark.parametrize(("scenario", "said"), [
+    (AT_HOME, "I'm travelling in Portugal this week and my pictures won't send."),
+    (ABROAD, "I'm at home and my data is slow."),
+    (ABROAD, "I'm not abroad, I'm just at home."),
+])
+def test_whereabouts_against_the_known_information_are_still_found(scenario, said) -> None:
+    assert KnownInfoContradicted(name="k", version=1, fault_class="known_info_contradicted").detect(
+        _opening(said, scenario))
+
+
+SWT = StateWithoutTool(name="state_without_tool", version=5, fault_class="state_without_tool")
+
+
+@pytest.mark.parametrize("said", [
+    "My data is useless. I don't have Wi-Fi where I'm staying, so I'm relying on mobile data.",
+    "Internet's crawling and I need the speed test to say excellent, nothing less.",
+    "If mobile data is on then I really don't get what's wrong.",
+    "My data keeps dropping out. Maybe data saver is on? I've no clue.",
+])
+def test_a_faithful_opening_states_nothing_without_a_tool(said) -> None:
+    assert SWT.detect(_opening(said, ABROAD)) == []
+
+
+@pytest.mark.parametrize(("said", "state"), [
+    ("I don't have mobile data switched on, by the way.", "mobile_data=off"),
+    ("When I had a look earlier, data saver was switched on.", "data_saver=on"),
+    ("I'm pretty sure the VPN is running.", "vpn=on"),
+])
+def test_a_state_the_caller_never_saw_is_still_found_with_its_value(said, state) -> None:
+    found = SWT.detect(_opening(f"My data is useless. {said}", ABROAD))
+    assert len(found) == 1 and state in found[0].evidence
+
+
+def test_a_conditional_about_roaming_is_no_cause_named_early_for_a_caller_abroad() -> None:
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "My data is useless."),
+               (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *performed(3, "toggle_airplane_mode", "Airplane Mode is now OFF.\nStatus Bar: 📶³ Good | 5G | 🔋 80%",
+                          "Okay, I think that worked. If it's the roaming thing, tell me what to press.")],
+              scenario=ABROAD)
+    assert FaultNamedEarly(name="f", version=4, fault_class="fault_named_early").detect(t) == []
+
+
+def test_a_cause_suspected_in_another_sentence_than_the_setting_is_none() -> None:
+    t = _opening("I think it started on Monday. My brother uses a VPN too and his phone works.", AT_HOME)
+    assert FaultNamedEarly(name="f", version=4, fault_class="fault_named_early").detect(t) == []
+
+
+# --- new problems, refusals with a reason, a fixed problem claimed ------------------------------
+
+@pytest.mark.parametrize("said", [
+    "The top of my screen has read No Service since lunch and I can't work out why.",
+    "My charger's at work so I can't charge it till tonight.",
+    "The screen keeps showing No Service, day and night.",
+])
+def test_the_callers_own_problem_or_situation_is_no_new_problem(said) -> None:
+    assert new_problem(said, "") is None
+
+
+@pytest.mark.parametrize("said", [
+    "Also, the torch switches itself on in my pocket.",
+    "Oh, and why does my alarm go off an hour late?",
+    "Another thing: my phone dims itself for no reason.",
+    "Separate issue, but all my photos got duplicated after the update.",
+    "Any idea why the calculator app shows a blank page?",
+    "Also my phone has stopped ringing when people call.",
+    "One more thing, the back glass has cracked.",
+    "By the way my phone keeps telling me the storage is full.",
+])
+def test_a_new_problem_in_other_words_is_found(said) -> None:
+    assert new_problem(said, "") is not None
+
+
+@pytest.mark.parametrize("said", [
+    "Sorry, that setting is off-limits for me: my landlord set the phone up.",
+    "I can't do that right now, I'm cooking.",
+    "I'm not able to do that; the phone is my daughter's.",
+    "I don't touch those settings, my nephew warned me off them.",
+    "I'll skip that one; last time I changed something like it I lost my photos.",
+    "That's a no-go for me, I'm at the wheel.",
+])
+def test_a_refusal_in_other_words_with_a_reason_gives_the_reason(said) -> None:
+    assert refusal_reason(said)
+
+
+@pytest.mark.parametrize("said", [
+    "I can't find that option anywhere, sorry.",
+    "I'd rather not. What else could we try?",
+    "Sure, one moment.",
+])
+def test_not_finding_a_bare_refusal_or_a_yes_gives_no_reason(said) -> None:
+    assert refusal_reason(said) is None
+
+
+def test_a_refused_write_in_other_words_is_an_invented_constraint() -> None:
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, my phone has no data."),
+               (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               (3, "user", "user", "Honestly, that's out of bounds for me: the phone belongs to my club.")],
+              scenario=ABROAD, success=False)
+    found = InventedConstraint(name="i", version=1, fault_class="invented_constraint", effect="outcome").detect(t)
+    assert [(f.turn, f.effect) for f in found] == [(3, "outcome")]
+
+
+def test_a_problem_said_gone_after_a_write_with_no_check_is_a_premature_stop() -> None:
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, my phone has no data."),
+               (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *performed(3, "toggle_airplane_mode", "Airplane Mode is now OFF.\nStatus Bar: 📶³ Good | 5G | 🔋 80%"),
+               (4, "agent", "assistant", "Great, that was the last step on my side. Anything else?"),
+               (5, "user", "user", "No more trouble at all now, cheers. Bye! ###STOP###")], scenario=ABROAD)
+    assert PrematureStop(name="p", version=3, fault_class="premature_stop", effect="outcome").detect(t)
+
+
+def test_a_hope_said_at_the_end_is_no_fix_claimed() -> None:
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, my phone has no data."),
+               (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *performed(3, "toggle_airplane_mode", "Airplane Mode is now OFF.\nStatus Bar: 📶³ Good | 5G | 🔋 80%"),
+               (4, "agent", "assistant", "That should be everything from my side. Anything else?"),
+               (5, "user", "user", "Hopefully that works now, we'll see. Thanks, bye! ###STOP###")], scenario=ABROAD)
+    assert PrematureStop(name="p", version=3, fault_class="premature_stop", effect="outcome").detect(t) == []
+
+
+# --- more of the same classes, in other words (each failed on the first version of this change) ----
+
+@pytest.mark.parametrize("said", [
+    "I never use Wi-Fi calling, I wouldn't know how.",  # a habit, not a reading
+    "I don't use a VPN or anything like that.",
+    "I don't have another SIM card to test with.",  # another SIM, not this one
+    "I don't have the bill in front of me right now.",
+    "Mobile data on or off, which one do you want?",
+    "Signal is usually great round here.",  # what is usual, not what the phone shows now
+    "Picture messages were going through fine until last week.",  # the problem's history
+])
+def test_a_habit_another_thing_an_alternative_or_the_past_claims_no_setting(said) -> None:
+    assert claims.claims(said) == {}
+
+
+@pytest.mark.parametrize(("scenario", "said"), [
+    (AT_HOME, "I'm not at home at the moment, I'm at my sister's across town."),  # still in the country
+    (AT_HOME, "I was travelling last month but I'm back now."),
+])
+def test_not_being_at_the_house_or_having_travelled_is_not_being_abroad(scenario, said) -> None:
+    assert KnownInfoContradicted(name="k", version=1, fault_class="known_info_contradicted").detect(
+        _opening(said, scenario)) == []
+
+
+@pytest.mark.parametrize("said", [
+    "My battery's dying, so can we be quick?",  # the caller's hurry, not a fault
+    "Why does the screen say 5G when nothing loads?",  # the telecom problem, read off the screen
+    "Why is there a little plane at the top of my screen?",
+])
+def test_a_hurry_or_the_telecom_problem_on_the_screen_is_no_new_problem(said) -> None:
+    assert new_problem(said, "") is None
+
+
+# --- the other claim families: the task's constraints, identity details, a goodbye's request -------
+
+def _reply(text: str) -> object:
+    return build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, my phone has no data."),
+                  (2, "agent", "assistant", "I see. Is there anything else you can tell me?"),
+                  (3, "user", "user", text)], scenario=ABROAD)
+
+
+@pytest.mark.parametrize("said", [
+    "If the only fix is a new plan, forget it.",  # a supposition, not asking for one
+    "In case you're thinking of a bigger plan, I'm not interested.",
+])
+def test_a_plan_change_only_supposed_breaks_no_constraint(said) -> None:
+    assert ConstraintBroken(name="c", version=2, fault_class="constraint_broken").detect(_reply(said)) == []
+
+
+def test_a_plan_change_asked_for_still_breaks_the_constraint() -> None:
+    assert ConstraintBroken(name="c", version=2, fault_class="constraint_broken").detect(
+        _reply("Honestly, can you just move me to a bigger plan?"))
+
+
+@pytest.mark.parametrize("said", [
+    "I don't know my date of birth off hand, sorry.",  # a detail named, none given
+    "Should I give you my date of birth?",
+])
+def test_an_identity_detail_named_but_not_given_is_not_invented(said) -> None:
+    assert IdentityInvented(name="i", version=1, fault_class="identity_invented").detect(_reply(said)) == []
+
+
+def test_an_identity_detail_given_is_still_invented() -> None:
+    assert IdentityInvented(name="i", version=1, fault_class="identity_invented").detect(
+        _reply("My date of birth is 12 March 1980, if that helps."))
+
+
+@pytest.mark.parametrize("said", ["I need to head off now, thanks for your time. ###STOP###",
+                                  "I need to go, bye! ###STOP###"])
+def test_leaving_says_no_request(said) -> None:
+    assert StopWithRequest(name="s", version=1, fault_class="stop_with_request").detect(_reply(said)) == []
+
+
+def test_a_request_in_the_goodbye_is_still_found() -> None:
+    assert StopWithRequest(name="s", version=1, fault_class="stop_with_request").detect(
+        _reply("I need you to call me back tomorrow. Bye. ###STOP###"))
