@@ -18,6 +18,7 @@ from tauray.actors.audit.user_words import (
     FaultNamedEarly,
     IdentityInvented,
     KnownInfoContradicted,
+    ResultContradiction,
     StateWithoutTool,
 )
 from tests.audit.helpers import GREETING, ask, build, performed
@@ -290,3 +291,33 @@ def test_leaving_says_no_request(said) -> None:
 def test_a_request_in_the_goodbye_is_still_found() -> None:
     assert StopWithRequest(name="s", version=1, fault_class="stop_with_request").detect(
         _reply("I need you to call me back tomorrow. Bye. ###STOP###"))
+
+
+# --- a report after a check: hedged, with a habit beside it, a topic after fillers ----------------
+
+_VPN_OFF = "VPN is turned OFF\nStatus Bar: 📶³ Good | 5G | 📱 Data Enabled | 🔋 80%"
+
+
+@pytest.mark.parametrize("report", [
+    "I think the VPN might be running.",  # hedged, but what it tells the agent it saw
+    "Done, I think. The VPN could be on, I never touch those things myself.",
+    "Okay so, um, right, the VPN: on.",
+])
+def test_a_report_against_the_result_is_a_misreport_when_hedged_or_beside_a_habit(report) -> None:
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, my phone has no data."),
+               (2, "agent", "assistant", ask("check_vpn_status")),
+               *performed(3, "check_vpn_status", _VPN_OFF, report)], scenario=ABROAD)
+    found = ResultContradiction(name="r", version=4, fault_class="result_contradiction").detect(t)
+    assert [f.turn for f in found] == [3] and "vpn: said on" in found[0].evidence
+
+
+@pytest.mark.parametrize(("said", "setting", "value"), [
+    ("The data switch seems to be off, I never touch those things myself.", "mobile_data", "off"),
+    ("Well, uh the plane mode: on.", "airplane_mode", "on"),
+])
+def test_a_habit_beside_a_claim_or_fillers_before_a_topic_keep_the_claim(said, setting, value) -> None:
+    assert claims.claims(said).get(setting) == value
+
+
+def test_what_could_be_claims_no_state_where_nothing_was_checked() -> None:
+    assert SWT.detect(_opening("My data is useless. I think the VPN might be running.", ABROAD)) == []

@@ -127,13 +127,18 @@ NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|let me|o
                          r"looking for|would love|'d love|"
                          # a supposition or a wonder
                          r"if|unless|in case|suppos\w*|imagine|wonder\w*|any idea|do you (?:know|think|reckon)|"
-                         # what could or would be, not what is
-                         r"might|may|could(?!\s+not)|would(?!\s+not)|'d(?!\s+(?:say|guess|think|bet|reckon))|"
+                         # what would be, not what is
+                         r"would(?!\s+not)|'d(?!\s+(?:say|guess|think|bet|reckon))|"
                          r"meant to|ought to)\b", _I)
 """Where a claim's scope ends: what follows is a plan, a request, a wish or need, a supposition, or
-what could or would be, not what the phone shows now ("I need the speed test to say excellent",
+what would be, not what the phone shows now ("I need the speed test to say excellent",
 "I'd feel silly if airplane mode was on"). The words before it can still claim ("Roaming's on, I'll
 leave it")."""
+
+POSSIBLE = re.compile(r"\b(?:might|may|could(?!\s+not))\b", _I)
+"""What could be ("the VPN might be running"): a guess where nothing was checked, so no claim of a state
+shown by no result; in a report after a check it is what the caller tells the agent it saw, and counts
+(``claims.claims(..., hedged=True)``)."""
 
 HABIT = re.compile(r"\b(?:usually|normally|typically|generally|always|never|used to|most of the time|until|till|"
                    r"these days)\b", _I)
@@ -262,7 +267,7 @@ SPEED_STATES: tuple[tuple[str, str], ...] = (
 
 __all__ = ["ABILITY", "ABSENT", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
            "HEDGE_NEGATIONS", "INVERTED", "INTERMITTENT", "IN_MODE", "LINE_STATES", "DENIED_ACTION",
-           "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
+           "POSSIBLE", "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
            "MMS_BROKEN", "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",
            "PERMISSION_GRANTED", "PERMISSION_MISSING", "PERMISSION_NAMES", "QUESTION_START", "SETTINGS", "SIGNAL_BARS",
            "SIGNAL_FULL", "SIGNAL_GONE", "SIGNAL_LEVELS", "SIGNAL_NONE", "SIGNAL_WORDS", "SIM_STATES", "SPEED_STATES", "SWITCHES",

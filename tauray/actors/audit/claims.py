@@ -47,15 +47,29 @@ def _asks(sentence: str) -> bool:
     return bool(w.INVERTED.search(sentence))
 
 
-def clauses(text: str | None) -> list[str]:
+def _habit_dropped(clause: str) -> str:
+    """A clause less what it says is usual or was so ("I never touch those things", "until last
+    week"): the comma-separated parts with such words go; one that leads ("Until last week, ...",
+    "Usually, ...") frames the whole clause, which then goes too."""
+    if not w.HABIT.search(clause):
+        return clause
+    parts = clause.split(",")
+    if w.HABIT.search(parts[0]):
+        return ""
+    return ",".join(x for x in parts if not w.HABIT.search(x))
+
+
+def clauses(text: str | None, hedged: bool = False) -> list[str]:
     """The clauses of a text that can claim something (see the module doc): each sentence and
-    contrast; a question, a supposition, an ability and what follows a plan, a wish, a need or a
-    possibility dropped; a past frame ("When I looked earlier, ...") kept as the report it frames."""
+    contrast; a question, a supposition, an ability, a habit and what follows a plan, a wish, a need
+    or (unless ``hedged``) a possibility dropped; a past frame ("When I looked earlier, ...") kept as
+    the report it frames. ``hedged``: what could be ("the VPN might be running") is read as claimed,
+    as a report after a check means it."""
     out, topic = [], ""
     for sentence in re.split(r"(?<=[.!?;:])\s+|\n+", text or ""):
         sentence = f"{topic}{sentence.strip()}"
         topic = ""
-        if sentence[-1:] in "?:" and len(sentence.split()) <= 4 and mentions(sentence) \
+        if sentence[-1:] in "?:" and len(w.FILLER.sub("", sentence).split()) <= 4 and mentions(sentence) \
                 and not w.QUESTION_START.search(sentence) and not w.GUESS.search(sentence):
             topic = sentence[:-1] + ": "  # "Roaming? It's off.", "VPN: off": a topic named, then answered
             continue
@@ -67,9 +81,12 @@ def clauses(text: str | None) -> list[str]:
             if frame := w.FRAME.search(clause):
                 clause = clause[frame.end():]
             clause = w.NOT_TRIED.sub(" ", clause)
-            if not clause or w.CONDITION.search(clause) or w.ABILITY.search(clause) or w.HABIT.search(clause):
+            if not clause or w.CONDITION.search(clause) or w.ABILITY.search(clause):
                 continue
+            clause = _habit_dropped(clause)
             if stop := w.NOT_A_CLAIM.search(clause):
+                clause = clause[:stop.start()]
+            if not hedged and (stop := w.POSSIBLE.search(clause)):
                 clause = clause[:stop.start()]
             if clause.strip():
                 out.append(w.HEDGE_NEGATIONS.sub(" ", clause))
@@ -221,19 +238,20 @@ def _read(setting: str, clause: str, before: str, name: str, after: str) -> dict
     return {setting: value} if value else {}
 
 
-def claims(text: str | None) -> dict[str, str]:
+def claims(text: str | None, hedged: bool = False) -> dict[str, str]:
     """setting -> value that a customer's text claims (the first claim of each setting; app
     permissions as ``sms_permission`` / ``storage_permission``). A question, a plan, a request or
-    a supposition claims nothing."""
-    return dict(_claims(text or ""))
+    a supposition claims nothing; what could be ("X might be on") claims only when ``hedged`` (a
+    report after a check: ``user_words.ResultContradiction``)."""
+    return dict(_claims(text or "", hedged))
 
 
 @lru_cache(maxsize=16384)
-def _claims(text: str) -> tuple[tuple[str, str], ...]:
+def _claims(text: str, hedged: bool = False) -> tuple[tuple[str, str], ...]:
     """``claims`` of one text, kept: a task's prompt and the agent's words are read for every
     customer message after them."""
     out: dict[str, str] = {}
-    for clause in clauses(text):
+    for clause in clauses(text, hedged):
         found = mentions(clause)
         for i, (start, end, setting) in enumerate(found):
             stop = next((x[0] for x in found[i + 1:] if x[2] != setting), len(clause))  # the next other setting

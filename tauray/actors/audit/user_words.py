@@ -32,7 +32,8 @@ class ResultContradiction(Detector):
     of the turn that showed it; v2 read fewer words and only the turn's last result, and read
     "calling over wifi is on" as Wi-Fi; v1 compared the result templates' own words, so it read only
     "X is on/off"; v4: the claim reader of issue 51 (``claims.clauses``: negation, needs, hedged
-    guesses, suppositions, frames, situations), and the template words read only where stated)."""
+    guesses, suppositions, frames, situations), and the template words read only where stated; a report
+after a check is read ``hedged``: "I think the VPN might be running" tells the agent what it saw)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -43,7 +44,7 @@ class ResultContradiction(Detector):
             seen: dict[str, str] = {}
             for x in results:
                 seen.update(claims.shown(x.content))
-            said = claims.claims(claims.own_words(m.content, [x.content or "" for x in results]))
+            said = claims.claims(claims.own_words(m.content, [x.content or "" for x in results]), hedged=True)
             bad = [(k, v, seen[k]) for k, v in said.items() if k in seen and not claims.agree(k, v, seen[k])]
             bad += [b for b in phone.contradictions(claims.stated(m.content), results[-1].content) if b[0] not in said]
             if bad:
