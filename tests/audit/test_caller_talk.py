@@ -321,3 +321,38 @@ def test_a_habit_beside_a_claim_or_fillers_before_a_topic_keep_the_claim(said, s
 
 def test_what_could_be_claims_no_state_where_nothing_was_checked() -> None:
     assert SWT.detect(_opening("My data is useless. I think the VPN might be running.", ABROAD)) == []
+
+
+# --- new problems: negated, tolerated or said of something else; asides that raise one -----------
+
+@pytest.mark.parametrize("said", [
+    "The camera has never crashed, it's only the messages.",  # a broken-word negated
+    "My screen isn't cracked or anything, I look after it.",
+    "Bluetooth works, wifi works, only mobile data is broken.",  # broken said of the telecom problem
+    "The screen has a small crack from years ago, nothing new.",  # an old, tolerated state
+    "Okay, I found it and switched it. The screen is cracked in the corner but I can still see.",
+])
+def test_a_part_said_not_broken_or_broken_long_ago_is_no_new_problem(said) -> None:
+    assert new_problem(said, "") is None
+
+
+@pytest.mark.parametrize("said", [
+    "Oh, while I have you, my phone won't stop beeping at night.",  # "won't" is no refusal here
+    "Also the charging port is loose, I have to wiggle the cable.",
+    "Also, my phone's clock is wrong every morning.",
+    "Also, I can't hear people properly on calls, it's all muffled.",
+    "Also my smartwatch doesn't get notifications anymore.",
+    "One other thing, the back of the phone is peeling off.",
+])
+def test_a_second_matter_raised_in_an_aside_is_a_new_problem(said) -> None:
+    assert new_problem(said, "") is not None
+
+
+@pytest.mark.parametrize("said", [
+    "Also, I did restart the phone this morning, didn't help.",  # the caller acts on the phone
+    "By the way, I don't have a charger with me.",
+    "Also my camera works fine, it's only the pictures that won't send.",
+    "By the way, my battery is at 20 percent so let's be quick.",
+])
+def test_an_aside_about_the_caller_or_a_part_that_works_is_no_new_problem(said) -> None:
+    assert new_problem(said, "") is None
