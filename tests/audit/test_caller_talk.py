@@ -356,3 +356,30 @@ def test_a_second_matter_raised_in_an_aside_is_a_new_problem(said) -> None:
 ])
 def test_an_aside_about_the_caller_or_a_part_that_works_is_no_new_problem(said) -> None:
     assert new_problem(said, "") is None
+
+
+# --- a symptom in other words, the task's "No Service" as "no signal", a cause ruled out ----------
+
+@pytest.mark.parametrize(("said", "expected"), [
+    ("Good afternoon, my phone's not letting me send photos by text.", {"mms": "cannot"}),
+    ("Hi there, I'm abroad at the moment and my data won't connect.", {}),  # a symptom, not its switch
+])
+def test_a_symptom_in_other_words_is_read_as_the_symptom(said, expected) -> None:
+    assert claims.claims(said) == expected
+
+
+def test_no_signal_is_the_no_service_the_task_states() -> None:
+    assert SWT.detect(_opening("Hi, no signal at all today, I'm stuck.", NO_SERVICE)) == []
+
+
+@pytest.mark.parametrize("said", [
+    "Hey, I haven't left the country, so it's not a roaming thing I guess. Pictures don't send.",
+    "My pictures won't go. I don't think it's the VPN, I never installed one, I think.",
+])
+def test_a_setting_named_to_rule_it_out_is_no_cause_named_early(said) -> None:
+    assert FaultNamedEarly(name="f", version=5, fault_class="fault_named_early").detect(_opening(said, AT_HOME)) == []
+
+
+def test_a_setting_suspected_is_still_a_cause_named_early() -> None:
+    assert FaultNamedEarly(name="f", version=5, fault_class="fault_named_early").detect(
+        _opening("My pictures won't go. I think it's the VPN, honestly.", AT_HOME))

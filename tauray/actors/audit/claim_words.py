@@ -231,7 +231,7 @@ PERMISSION_MISSING = re.compile(rf"{NEG}\s+(?:\w+\s+){{0,2}}{_GRANT}\b|\b(?:no|w
 PERMISSION_GRANTED = re.compile(rf"\b{_GRANT}\b", _I)
 """A permission named as missing (a grant word negated, "no storage permission", "denied"), or granted."""
 
-MMS_CANNOT = re.compile(rf"(?:\b(?:can'?t|cannot|can not|unable to)|{NEG})\s+(?:\w+\s+)?(?:send|go|goes|work|deliver|get|"
+MMS_CANNOT = re.compile(rf"(?:\b(?:can'?t|cannot|can not|unable to)|{NEG})\s+(?:[\w']+\s+){{0,3}}(?:send|go|goes|work|deliver|get|"
                         r"come|be sent|going|sending|working)\b|\bfail\w*\b|\bstuck\b|\bsits? there\b|\berror\b|"
                         r"\bbounc\w*\b|\bundeliver\w*\b", _I)
 MMS_BROKEN = re.compile(rf"(?P<neg>{NEG}\s+(?:\w+\s+)?)?\b(?:broken|bust|out of action|kaput|down)\b", _I)

@@ -127,6 +127,8 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
     if m and w.INTERMITTENT.search(after[:m.end() + 12]):
         return None  # "keeps cutting out", "on and off all day": a symptom
     if m:
+        if setting in _MEANS and m.group("on") and m.group("neg") and re.fullmatch(r"connect", m.group("on"), re.I):
+            return None  # "my data won't connect": the service failing, not its switch read
         if setting in _MEANS and m.group("off") and w.SYMPTOM_OFF.search(m.group("off")) and \
                 not re.search(r"\b(?:icon|symbol|toggle|switch|setting)\b", name + after[:m.start()], re.IGNORECASE):
             return None  # "my data just stopped": the service failing, not its switch

@@ -33,7 +33,8 @@ class ResultContradiction(Detector):
     "calling over wifi is on" as Wi-Fi; v1 compared the result templates' own words, so it read only
     "X is on/off"; v4: the claim reader of issue 51 (``claims.clauses``: negation, needs, hedged
     guesses, suppositions, frames, situations), and the template words read only where stated; a report
-after a check is read ``hedged``: "I think the VPN might be running" tells the agent what it saw)."""
+after a check is read ``hedged``: "I think the VPN might be running" tells the agent what it saw; v5:
+that hedged reading, a habit beside a claim keeps it, "not letting me send photos" cannot send)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -127,6 +128,8 @@ def _as_claim(feature: str, value: str) -> tuple[str, str]:
         return "mobile_data", "on" if value == "enabled" else "off"
     if feature == "speed":
         return "speed", "fast" if value in ("excellent", "good") else "slow"
+    if feature == "signal" and value == "no signal":
+        return "signal", "none"  # the reader's word for it, so a task's "No Service" covers "no signal"
     return feature, value
 
 
@@ -141,7 +144,8 @@ class StateWithoutTool(Detector):
     excellent"), a symptom ("it keeps cutting out"), a guess put as a question, a supposition, a
     habit or the problem's history claim nothing; "I don't have data saver on" claims it off; the
     template words ("mobile data is on") are read only in stated clauses (v5 flagged 79 of 414
-    faithful talk-dev callers, most of them reading such words as a switch); v5: the agent's words
+    faithful talk-dev callers, most of them reading such words as a switch); v7: "no signal" is the
+    task's "No Service", "my data won't connect" a symptom, not the switch; v5: the agent's words
     count as told, reports are read against the DB, the evidence says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
     words, so "I can't send MMS" for "You are unable to send MMS messages" was flagged in every MMS
     conversation with the non-solving agent); v2 excused any state the task named; v1 flagged
@@ -180,6 +184,11 @@ class StateWithoutTool(Detector):
 _SUSPECTS = re.compile(r"\b(?:think|maybe|perhaps|probably|likely|suspect|(?:might|could|must|may) be|guess|feeling|"
                        r"because|caus\w*|problem is|blame|if it'?s|if it is|could it|might it|is it)\b", re.IGNORECASE)
 
+_EXCLUDED = re.compile(r"\b(?:not|isn'?t|wasn'?t|can'?t be|couldn'?t be|don'?t think it'?s|doubt it'?s|nothing to do with|"
+                       r"rule out|ruled out)\s+(?:(?:a|an|the|my|your|any|to do with)\s+)*[\w-]+(?:\s+[\w-]+)?", re.IGNORECASE)
+"""A setting named to rule it out ("so it's not a roaming thing", "I don't think it's the VPN"): no
+suspected cause."""
+
 _IMPLIED = {"abroad": "roaming"}
 """Settings a task's situation brings into the conversation: a caller abroad knows of roaming."""
 
@@ -192,7 +201,8 @@ def _seen_by_user(m: Message) -> bool:
 
 class FaultNamedEarly(Detector):
     """The customer names a phone setting as the cause before anything it saw (the agent's
-    words, a phone result) or its own task mentioned it (v5: the suspicion and the setting in the
+    words, a phone result) or its own task mentioned it (v6: a setting named to rule it out ("so it's
+    not a roaming thing", "I don't think it's the VPN") is none; v5: the suspicion and the setting in the
     same sentence, and a setting the task's situation brings up counts as mentioned (abroad: roaming);
     v4 flagged "There, I think I've managed it. ... If it's data roaming, ..." from a caller abroad;
     v4: a setting whose state the message claims, read by ``claims``, is no suspected cause ("I think
@@ -212,7 +222,7 @@ class FaultNamedEarly(Detector):
             before = " ".join((x.content or "") for x in t.messages if x.seq < m.seq and _seen_by_user(x)).lower()
             claimed = " ".join([*phone.state_claims(m.content), *(k.replace("_", " ") for k in claims.claims(m.content))])
             # a stated state ("I think the data saver is on") is state_without_tool's, not a suspected cause
-            suspected = " ".join(x for x in phone.sentences(text) if _SUSPECTS.search(x)).lower()
+            suspected = _EXCLUDED.sub(" ", " ".join(x for x in phone.sentences(text) if _SUSPECTS.search(x)).lower())
             named = [name for name, pattern in phone.SETTING_TOPICS.items()
                      if re.search(pattern, suspected) and not re.search(pattern, before)
                      and not re.search(pattern, task) and not re.search(pattern, claimed)]
