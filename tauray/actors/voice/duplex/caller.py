@@ -197,12 +197,10 @@ class DuplexCaller:
         chunks = [c for c in agent.chunks if c.reply == number and c.start < until]
         if self.rules.hears == "text":
             return " ".join(c.said_text(until) for c in chunks).strip()
-        parts = []
-        for chunk in chunks:
-            audio = chunk.audio()[:(min(chunk.end, until) - chunk.start) * 160]
-            with self.ledger.timed("asr"):
-                parts.append(self.asr.transcribe(to_float(audio, 16000)))
-        return " ".join(p for p in parts if p).strip()
+        # One recognition over the reply's audio as heard by ``until`` (gaps between sentences kept).
+        start, stop = chunks[0].start, min(max(c.end for c in chunks), until)
+        with self.ledger.timed("asr"):
+            return self.asr.transcribe(to_float(agent.window(start, stop), 16000)).strip()
 
     def _catch_up(self, agent: Stream, t: int) -> str:
         """Add what the caller heard of the agent's replies so far to its history; returns the

@@ -128,6 +128,23 @@ def _segments(stream: Stream, listener_asr: Any, *, unit_id: str, attempt: int, 
     return out
 
 
+class _Remembered:
+    """A recogniser that remembers what it made of each audio it heard (by content): the same
+    stretch heard again (a reply by the caller during the call, then as its segment's
+    ``heard_text``) is recognised once. Deterministic recognisers only, which every local one is."""
+
+    def __init__(self, asr: Any) -> None:
+        self.asr = asr
+        self.name = getattr(asr, "name", "asr")
+        self._seen: dict[str, str] = {}
+
+    def transcribe(self, audio: np.ndarray) -> str:
+        key = hashlib.sha256(np.ascontiguousarray(audio, dtype=np.float32).tobytes()).hexdigest()
+        if key not in self._seen:
+            self._seen[key] = self.asr.transcribe(audio)
+        return self._seen[key]
+
+
 def _default_voice(tts: Any, kind: str) -> DrawnVoice:
     voices = tts.voices(kind) if hasattr(tts, "voices") else ("default",)
     return DrawnVoice(voice=voices[0], rate_wpm=170, pitch=50, noise_kind=None, seed=0)
@@ -153,12 +170,15 @@ async def run_duplex(*, caller_policy: CallerPolicy, agent: TextAgent, tts: Any,
     clock_settings = load_settings(ClockSettings, clock, "clock")
     vad = vad or make_vad(pipeline.vad, pipeline.vad_threshold)
     ledger = ComputeLedger()
+    agent_asr = _Remembered(asr)
+    caller_asr = agent_asr if caller_asr is None or caller_asr is asr else _Remembered(caller_asr)
     the_clock = Clock(clock_settings)
     caller_tts = caller_tts or tts
     caller = DuplexCaller(caller_policy, rules, tts=caller_tts, voice=caller_voice or _default_voice(caller_tts, "clear"),
-                          asr=caller_asr or asr, ledger=ledger, seed=seed, unit_id=unit_id,
+                          asr=caller_asr, ledger=ledger, seed=seed, unit_id=unit_id,
                           max_frames=clock_settings.max_frames, decide=decide)
-    bot = CascadedAgent(agent, pipeline, tts=tts, voice=agent_voice or _default_voice(tts, "agent"), asr=asr, vad=vad,
+    bot = CascadedAgent(agent, pipeline, tts=tts, voice=agent_voice or _default_voice(tts, "agent"), asr=agent_asr,
+                        vad=vad,
                         tick=the_clock.tick, ledger=ledger, tools=tools)
     if rules.opening == "agent":
         await bot.start()
@@ -178,8 +198,8 @@ async def run_duplex(*, caller_policy: CallerPolicy, agent: TextAgent, tts: Any,
     for stream in (caller.stream, bot.stream):
         stream.stop(end, end)
     meant = {r.number: len(r.text.split()) for r in bot.replies}
-    rows = _segments(caller.stream, asr, unit_id=unit_id, attempt=attempt, words_meant={}, ledger=ledger)
-    rows += _segments(bot.stream, caller_asr or asr, unit_id=unit_id, attempt=attempt, words_meant=meant, ledger=ledger)
+    rows = _segments(caller.stream, agent_asr, unit_id=unit_id, attempt=attempt, words_meant={}, ledger=ledger)
+    rows += _segments(bot.stream, caller_asr, unit_id=unit_id, attempt=attempt, words_meant=meant, ledger=ledger)
     segments = timeline(rows)
     with ledger.timed("metrics"):
         events = interaction_events(segments)
