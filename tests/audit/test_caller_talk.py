@@ -12,6 +12,7 @@ import pytest
 
 from tauray.actors.audit import claims
 from tauray.actors.audit.user_ends import PrematureStop, StopWithRequest
+from tauray.actors.audit.user_faults import USER_DETECTORS
 from tauray.actors.audit.user_reasons import InventedConstraint, new_problem, refusal_reason
 from tauray.actors.audit.user_words import (
     ConstraintBroken,
@@ -383,3 +384,43 @@ def test_a_setting_named_to_rule_it_out_is_no_cause_named_early(said) -> None:
 def test_a_setting_suspected_is_still_a_cause_named_early() -> None:
     assert FaultNamedEarly(name="f", version=5, fault_class="fault_named_early").detect(
         _opening("My pictures won't go. I think it's the VPN, honestly.", AT_HOME))
+
+
+# --- refusals in words no list holds: a first clause that turns the action down ----------------------
+
+def _asked_then(reply: str) -> object:
+    return build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, my phone has no data."),
+                  (2, "agent", "assistant", ask("toggle_airplane_mode")), (3, "user", "user", reply)],
+                 scenario=ABROAD, success=False)
+
+
+IC = InventedConstraint(name="invented_constraint", version=3, fault_class="invented_constraint", effect="outcome")
+
+
+@pytest.mark.parametrize("reply", [
+    "Oh I couldn't possibly, the phone is set up for my mother's medical alerts.",
+    "I'm going to say no to that one, my dad handles all the phone stuff.",
+    "Hmm, no. The last time I restarted it I lost everything.",
+    "I can't risk it, last time I did that it wiped my messages.",
+    "Please don't make me do that, I need the phone for my job right now.",
+])
+def test_a_refusal_in_a_first_clause_with_a_reason_is_an_invented_constraint(reply) -> None:
+    assert [(f.fault_class, f.turn) for d in USER_DETECTORS for f in d.detect(_asked_then(reply))] == \
+        [("invented_constraint", 3)]
+
+
+@pytest.mark.parametrize("reply", [
+    "Honestly, I just want it to work the way it used to.",  # "want" holds no "n't"
+    "Not yet, I'm still looking for it in the menu.",  # a wait
+    "Hang on, my phone's in the other room, I'll go get it.",
+    "Sorry, I'm not sure I follow, which switch is it?",
+    "I haven't got that option, the menu looks different on mine.",  # not finding it
+])
+def test_a_wait_a_doubt_or_not_finding_is_no_refusal(reply) -> None:
+    assert refusal_reason(reply) is None
+
+
+def test_went_is_no_negation_of_the_place_after_it() -> None:
+    found = KnownInfoContradicted(name="k", version=3, fault_class="known_info_contradicted").detect(
+        _opening("I went abroad for a conference, I'm in Berlin now. My pictures won't send.", AT_HOME))
+    assert found and "abroad" in found[0].evidence

@@ -141,7 +141,7 @@ shown by no result; in a report after a check it is what the caller tells the ag
 (``claims.claims(..., hedged=True)``)."""
 
 HABIT = re.compile(r"\b(?:usually|normally|typically|generally|always|never|used to|most of the time|until|till|"
-                   r"these days)\b", _I)
+                   r"these days|(?:the )?last time|the time before|the other day)\b", _I)
 """What is usual, or the problem's history ("signal is usually great here", "pictures went through
 fine until last week"): the whole clause says nothing of what the phone shows now."""
 

@@ -176,7 +176,7 @@ HOME_COUNTRY = re.compile(r"\b(?:in the (?:united states|states|us|usa|u\.s\.)|i
 """Words that put the caller in its home country (the United States, every telecom task's home)."""
 AT_HOME = re.compile(rf"\b(?:at home|back home|home in)\b|{HOME_COUNTRY.pattern}", re.IGNORECASE)
 """Words that put the caller at home."""
-_NEGATED = re.compile(r"(?:\bnot\b|n'?t\b|\bnever\b|\bno longer\b|\bnowhere near\b)(?:\s+[\w']+){0,3}\s*$", re.IGNORECASE)
+_NEGATED = re.compile(r"(?:\bnot\b|n['’]t\b|\bnever\b|\bno longer\b|\bnowhere near\b)(?:\s+[\w']+){0,3}\s*$", re.IGNORECASE)
 _PRESENT = re.compile(r"\b(?:i'?m|im|i am|we'?re|we are|i'?ve been|we'?ve been|i have been|currently|right now|"
                       r"at the moment|atm|staying|stuck|living|i live|we live|here|back|now|travell?ing|away)\b", re.IGNORECASE)
 """The caller's own presence somewhere ("I'm ...", "right now", "staying"): whereabouts are said of it."""

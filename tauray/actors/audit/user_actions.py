@@ -10,7 +10,7 @@ import re
 from tauray.actors.audit import claim_words, claims, phone
 from tauray.actors.audit.finding import Detector, Finding, strip_tokens
 from tauray.actors.audit.trajectory import Message, Trajectory
-from tauray.actors.audit.user_reasons import REFUSES
+from tauray.actors.audit.user_reasons import refuses
 from tauray.scenarios.conventions import (
     OUT_OF_SCOPE,
     STOP,
@@ -96,7 +96,7 @@ def claims_done(text: str | None) -> bool:
 
 class DoneWithoutCall(Detector):
     """The customer says it did the asked phone action, but made no phone call in that turn
-    (v4: read in the clauses of issue 51's reader, ``claims.clauses``: a sentence whose verb comes
+    (v5: "The last time I restarted it, ..." is the past, no claim; v4: read in the clauses of issue 51's reader, ``claims.clauses``: a sentence whose verb comes
     first asks, "did the VPN, done" claims; v3: the claim is read in any words, ``claims_done``, and a negated one ("I haven't done it
     yet") is none: v2 read "done", "did it", "I've toggled..." only, found 0.41 of fake "done"s on
     independently written customers, and flagged "I haven't done it yet"; v2: a message that ends
@@ -185,7 +185,8 @@ class IgnoredRequest(Detector):
     ``done_without_call``'s, another phone action instead ``unasked_write``'s (``different_action``),
     a phone state stated without a call ``state_without_tool``'s, a refusal (any words of
     ``user_reasons.REFUSES``: v2; v1 knew fewer and counted "That has to stay as it is" here; v3:
-    also "that's off-limits for me", "I'll pass on that", "I'm not able to do that")
+    also "that's off-limits for me", "I'll pass on that", "I'm not able to do that"; v4: a first clause
+    that turns it down, ``user_reasons.refuses``)
     ``invented_constraint``'s or no fault; none of those is counted here."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
@@ -201,7 +202,7 @@ class IgnoredRequest(Detector):
             if not tools or t.user_calls(asked.seq, m.seq) or any(c.turn == m.turn for c, _ in t.user_calls(-1)):
                 continue  # nothing asked, or something was done since (done, or another action instead)
             if (any(phone.mentions(text, tool) for tool in tools) or phone.DECLINES.search(text)
-                    or phone.CANNOT.search(text) or phone.ASKS_HOW.search(text) or REFUSES.search(text) or _CLAIM_DONE.search(text)
+                    or phone.CANNOT.search(text) or phone.ASKS_HOW.search(text) or refuses(text) or _CLAIM_DONE.search(text)
                     or claims_done(text)
                     or phone.claim_spans(text)):
                 continue  # an answer to the request: about it, refusing it, cannot, or claiming a result

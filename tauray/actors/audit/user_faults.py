@@ -37,9 +37,9 @@ USER_DETECTORS: tuple[Detector, ...] = (
                          effect="outcome"),
     UnaskedWrite(name="unasked_write", version=1, fault_class="unrequested_write", effect="outcome"),
     WrongArguments(name="wrong_arguments", version=1, fault_class="different_action", effect="outcome"),
-    DoneWithoutCall(name="done_without_call", version=4, fault_class="done_without_call", effect="outcome"),
+    DoneWithoutCall(name="done_without_call", version=5, fault_class="done_without_call", effect="outcome"),
     ResultContradiction(name="result_contradiction", version=5, fault_class="result_contradiction"),
-    KnownInfoContradicted(name="known_info_contradicted", version=2, fault_class="known_info_contradicted"),
+    KnownInfoContradicted(name="known_info_contradicted", version=3, fault_class="known_info_contradicted"),
     IdentityInvented(name="identity_invented", version=2, fault_class="identity_invented"),
     RepeatedWrite(name="repeated_write", version=1, fault_class="repeated_write", effect="outcome"),
     StateWithoutTool(name="state_without_tool", version=7, fault_class="state_without_tool"),
@@ -48,9 +48,9 @@ USER_DETECTORS: tuple[Detector, ...] = (
     NoEndAfterResolved(name="no_end_after_resolved", version=1, fault_class="no_end_after_resolved"),
     ConstraintBroken(name="constraint_broken", version=3, fault_class="constraint_broken"),
     BundledTurn(name="bundled_turn", version=1, fault_class="bundled_turn"),
-    IgnoredRequest(name="ignored_request", version=3, fault_class="ignored_request", effect="outcome"),
-    InventedConstraint(name="invented_constraint", version=2, fault_class="invented_constraint", effect="outcome"),
-    NewProblem(name="new_problem", version=3, fault_class="new_problem"),
+    IgnoredRequest(name="ignored_request", version=4, fault_class="ignored_request", effect="outcome"),
+    InventedConstraint(name="invented_constraint", version=3, fault_class="invented_constraint", effect="outcome"),
+    NewProblem(name="new_problem", version=4, fault_class="new_problem"),
 )
 """The user simulator's rule detectors, in the order findings are listed."""
 

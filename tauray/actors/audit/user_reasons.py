@@ -39,7 +39,12 @@ REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to
                      r"(?:prefer|rather|like) to (?:leave|keep) it|(?:leave|keep) it (?:as it is|as is|the way it is|"
                      r"like (?:that|this))|off[- ]limits|out of bounds|(?:a )?no[- ]go|not an option|forbidden|banned|"
                      r"hands off|(?:i'?ll|i will|i'?d|i would|let me) (?:have to )?(?:pass|skip)|pass on|skip (?:that|this|it)|"
-                     r"give (?:that|this|it) a miss|count me out|not for me|"
+                     r"give (?:that|this|it) a miss|count me out|not for me|(?:i'?d|i would) love to(?: help)?,? but|"
+                     r"i wish i could|"
+                     r"(?:i'?d|i would) rather (?:you )?(?:didn'?t|not|leave)|let'?s not|not keen|(?:leave|let) (?:that|it|this) "
+                     r"(?:alone|be)|a no from me|(?:that'?s|it'?s|that is|it is) not (?:possible|happening|an option)|"
+                     r"don'?t trust (?:\w+ing|that|it|doing)|no thanks|no thank you|"
+                     r"^(?:(?:hmm+|um+|oh|well|sorry|mm+)[,!.]?\s+)*(?:no|nope|nah)\s*[,.!;]|"
                      r"^(?:(?:sorry|no|nope|oh|um+|well|honestly|afraid)[,!.]?\s+)*i (?:can'?t|cannot|won'?t|couldn'?t)"
                      r"(?:,|\.|!|;| sorry| right now| at the moment| today| now))", _I)
 """Words that refuse an asked action (not "can't find it": that is not being able to): an action
@@ -62,12 +67,44 @@ _CONNECTIVE = re.compile(r"\s*(?:[.!;:,—–]|\s-\s|\bbecause\b|\bsince\b|\bas\
 _PLEASANTRY = re.compile(r"^(?:sorry|thanks?|thank you|please|ok(?:ay)?|hmm+|no|nope|yes|well|right|oh|dear|alright)\b", _I)
 
 
+_OPENER = re.compile(r"^\W*(?:(?:oh|ah|hmm+|um+|uh+|mm+|well|sorry|honestly|look|listen|okay|ok)\b[,!.]?\s*)*", _I)
+_DECLINE_CUE = re.compile(r"\b(?:no|not|never|nope|nah|decline|refuse|pass|cannot|dont|cant|wont|couldnt|shouldnt|isnt)\b|"
+                          r"n['’]t\b", _I)
+_NOT_DECLINING = re.compile(r"\b(?:not sure|(?:don'?t|do not) know|no idea|no problem|no worries|not a problem|not yet|yet|"
+                            r"still|wait|hold on|hang on|moment|second|minute|sec|(?:don'?t|do not) mind|not bad|"
+                            r"(?:haven'?t|have not|hasn'?t) got|(?:don'?t|doesn'?t) have|there'?s no|isn'?t there|no such|"
+                            r"not (?:there|showing|listed)|didn'?t (?:catch|get|hear|understand)|(?:don'?t|do not) understand|"
+                            r"not following|not with you)\b", _I)
+
+
+def _declines_first(text: str) -> str | None:
+    """The reply's first clause when it turns the asked action down in words no list holds ("Oh I
+    couldn't possibly, ...", "I'm going to say no to that one, ...", "Please don't make me do that, ..."):
+    a negation in the first clause of the first sentence, which does not ask, is not the caller not
+    knowing, not finding or not understanding, and not a wait ("not yet", "hang on")."""
+    sentence = re.split(r"(?<=[.!?])\s+", text.strip())[0]
+    if sentence.rstrip().endswith("?"):
+        return None
+    first = re.split(r"[,;:—–]|\s-\s|\bbut\b|\bbecause\b|\bas\b|\bsince\b", _OPENER.sub("", sentence), maxsplit=1)[0]
+    if _DECLINE_CUE.search(first) and not _NOT_DECLINING.search(first) and not CANNOT_FIND.search(first):
+        return first.strip()
+    return None
+
+
+def refuses(text: str | None) -> bool:
+    """Whether a reply refuses an asked action: ``REFUSES``' words, or a first clause that turns it down
+    (``_declines_first``)."""
+    text = strip_tokens(text or "")
+    return bool(REFUSES.search(text) or _declines_first(text))
+
+
 def refusal_reason(text: str | None) -> str | None:
-    """The reason a refusal gives, when the text refuses an action (``REFUSES``, and not "I can't
+    """The reason a refusal gives, when the text refuses an action (``refuses``, and not "I can't
     find it") and gives one: a rule or owner named (``RULE``), or a statement beyond the refusal
     itself (a clause that neither refuses, asks nor only thanks or apologises). None otherwise."""
     text = strip_tokens(text or "")
-    if not REFUSES.search(text) or CANNOT_FIND.search(text):
+    declined = _declines_first(text)
+    if not (REFUSES.search(text) or declined) or CANNOT_FIND.search(text):
         return None
     if m := RULE.search(text):
         return m.group(0)
@@ -76,7 +113,8 @@ def refusal_reason(text: str | None) -> str | None:
             continue
         for part in _CONNECTIVE.split(sentence):
             part = part.strip()
-            if len(part.split()) >= 2 and not REFUSES.search(part) and not _PLEASANTRY.search(part):
+            if len(part.split()) >= 2 and not REFUSES.search(part) and not _PLEASANTRY.search(part) \
+                    and not (declined and part in declined):
                 return part
     return None
 
@@ -90,7 +128,10 @@ class InventedConstraint(Detector):
     are that rule's. v2 (issue 51): refusals in other words (``REFUSES``: the setting "off-limits",
     "a no-go for me", "I'll pass on that", "I'm not able to do that", "Can't do that right now")
     and a two-word reason ("I'm driving"); v1 found 75 of 159 on talk-dev, and a refusal it missed
-    left the failure with no finding, put on the agent."""
+    left the failure with no finding, put on the agent. v3: a first clause that turns the action down in
+    words no list holds (``_declines_first``: "Oh I couldn't possibly, ...", "I'm going to say no to that
+    one, ...", "Hmm, no. ..."), not a wait, a doubt or not finding it; v2 found 1 of 10 refusals written
+    for this change after its tuning, and "I can't risk it, ..." was excused as "cannot")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -190,7 +231,7 @@ _APPS_OR_DATA = re.compile(
 """Apps in general crashing, or the customer's own data lost ("all my contacts are gone")."""
 
 
-_NEGATED = re.compile(r"(?:\bnot\b|n'?t\b|\bnever\b|\bno\b|\bnor\b)(?:\s+[\w']+){0,2}\s*$", _I)
+_NEGATED = re.compile(r"(?:\bnot\b|n['’]t\b|\bnever\b|\bno\b|\bnor\b)(?:\s+[\w']+){0,2}\s*$", _I)
 """A negation just before a word ("hasn't crashed", "never gets hot", "didn't crack")."""
 _TOLERATED = re.compile(r"\b(?:always (?:been|done|had)|for (?:years|ages|a long time)|(?:years|ages|months|a year) ago|"
                         r"since (?:i|we) (?:got|bought|had) it|that'?s (?:old|nothing new)|(?:it'?s|that'?s|it has|it'?s always) been like that|(?:i'?m|i am) used to it|doesn'?t bother me|"
@@ -314,7 +355,8 @@ class NewProblem(Detector):
     nearest thing named before it), not negated ("has never crashed"), not for an old or tolerated state
     ("a crack from years ago"); an aside ("Also, ...", "One more thing: ...") naming a part or the phone
     with a trouble word is one ("Also, my phone's clock is wrong every morning"); "won't" in "my phone
-    won't stop beeping" is no refusal (v2 found 16 of 30 new problems written for the issue's tests)."""
+    won't stop beeping" is no refusal (v2 found 16 of 30 new problems written for the issue's tests);
+    v4: a negation needs its apostrophe ("went", "want" negate nothing)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -327,4 +369,4 @@ class NewProblem(Detector):
         return out
 
 
-__all__ = ["COMPONENTS", "REFUSES", "RULE", "InventedConstraint", "NewProblem", "new_problem", "refusal_reason"]
+__all__ = ["COMPONENTS", "REFUSES", "RULE", "InventedConstraint", "NewProblem", "new_problem", "refusal_reason", "refuses"]
