@@ -424,3 +424,34 @@ def test_went_is_no_negation_of_the_place_after_it() -> None:
     found = KnownInfoContradicted(name="k", version=3, fault_class="known_info_contradicted").detect(
         _opening("I went abroad for a conference, I'm in Berlin now. My pictures won't send.", AT_HOME))
     assert found and "abroad" in found[0].evidence
+
+
+# --- reports and openings in other words: a before-state, short of the top, an icon gone, a wonder -----
+
+_PLANE_OFF = "Airplane Mode is now OFF.\nStatus Bar: 📶³ Good | 5G | 📱 Data Enabled | 🔋 80%"
+
+
+@pytest.mark.parametrize("report", [
+    "Okay, so airplane mode was on, I've turned it off now.",  # the state before the change
+    "Done it. The plane icon is no longer there.",
+    "Okay, flight mode is off. Signal looks decent, not full but good.",  # short of the top, still good
+])
+def test_a_faithful_report_in_other_words_contradicts_nothing(report) -> None:
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, I'm in France and my data isn't working."),
+               (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *performed(3, "toggle_airplane_mode", _PLANE_OFF, report)], scenario=ABROAD)
+    assert ResultContradiction(name="r", version=5, fault_class="result_contradiction").detect(t) == []
+
+
+def test_a_quoted_failure_is_the_mms_symptom() -> None:
+    assert claims.claims("Hello, I keep getting 'message not sent' when I add a picture.") == {"mms": "cannot"}
+
+
+def test_a_plan_change_wondered_about_is_not_asked_for() -> None:
+    assert ConstraintBroken(name="c", version=3, fault_class="constraint_broken").detect(
+        _reply("Hello, I have no mobile data. I'm travelling. Maybe I need a different plan?")) == []
+
+
+def test_causes_listed_in_doubt_are_no_cause_named_early() -> None:
+    assert FaultNamedEarly(name="f", version=6, fault_class="fault_named_early").detect(
+        _opening("Hi, No Service on my phone. I'm not sure if it's the SIM or the account.", AT_HOME)) == []

@@ -91,6 +91,11 @@ DENIED_ACTION = re.compile(rf"{NEG}\s+(?:\w+\s+)?(?:turn|switch|toggl|touch|chan
 """An action the caller denies or a habit it has not, said before the setting ("I never turned
 roaming on", "I don't use a VPN"): what it does not do, not what the phone shows."""
 
+BEFORE_CHANGE = re.compile(r"^[^.;]*?\b(?:was|were|had been)\b[^.;]*?[,;]?\s*(?:but |and |so )?(?:i'?ve |i have |i )?"
+                           r"(?:now|just )?(?:turned|switched|toggled|flipped|changed|put|set|fixed)\s+(?:it|that|them)\b", _I)
+"""A state told as it was before the caller changed it ("airplane mode was on, I've turned it off now"): the
+past, not what the phone shows."""
+
 IN_MODE = re.compile(r"\bin\s+(?:the\s+)?$", _I)
 """The phone "in" a mode ("in airplane mode"): the mode is on (off when negated)."""
 
@@ -160,9 +165,10 @@ yet"): no reading; the words are taken out, what follows them can still claim.""
 CONTROL = re.compile(r"^\s*(?:option|setting|settings|app|button|toggle|menu|switch|section|page|tab)\b", _I)
 """A control named after a setting ("no data saver option"): not finding it says nothing of the setting."""
 
-SIGNAL_NOT = re.compile(rf"{NEG}\s+(?:\w+\s+)?(?:(?P<good>great|good|strong|excellent|amazing|brilliant|perfect|full)|"
-                        r"(?P<bad>bad|weak|poor|terrible|awful))\b", _I)
-"""A signal word negated ("not great", "isn't bad"): about the other end of the scale, vaguely."""
+SIGNAL_NOT = re.compile(rf"{NEG}\s+(?:\w+\s+)?(?:(?P<top>excellent|amazing|brilliant|perfect|full|max(?:imum)?)|"
+                        r"(?P<good>great|good|strong)|(?P<bad>bad|weak|poor|terrible|awful))\b", _I)
+"""A signal word negated ("not great", "isn't bad"): about the other end of the scale, vaguely; short of
+the top ("not full", "not perfect") is still good, vaguely."""
 
 CONDITION = re.compile(r"^\s*(?:if|whether|unless|in case|once|when|whenever|after|before)\b", _I)
 """A clause that supposes something claims nothing."""
@@ -232,7 +238,7 @@ PERMISSION_GRANTED = re.compile(rf"\b{_GRANT}\b", _I)
 """A permission named as missing (a grant word negated, "no storage permission", "denied"), or granted."""
 
 MMS_CANNOT = re.compile(rf"(?:\b(?:can'?t|cannot|can not|unable to)|{NEG})\s+(?:[\w']+\s+){{0,3}}(?:send|go|goes|work|deliver|get|"
-                        r"come|be sent|going|sending|working)\b|\bfail\w*\b|\bstuck\b|\bsits? there\b|\berror\b|"
+                        r"come|be sent|going|sending|working|sent|delivered|through)\b|\bfail\w*\b|\bstuck\b|\bsits? there\b|\berror\b|"
                         r"\bbounc\w*\b|\bundeliver\w*\b", _I)
 MMS_BROKEN = re.compile(rf"(?P<neg>{NEG}\s+(?:\w+\s+)?)?\b(?:broken|bust|out of action|kaput|down)\b", _I)
 """Picture messaging said broken, or not ("MMS isn't broken": it can send)."""
@@ -265,7 +271,7 @@ SPEED_STATES: tuple[tuple[str, str], ...] = (
     (r"\bfast\w*\b|\bexcellent\b|\bgreat\b|\bquick\w*\b|\bgood\b|\bspeedy\b|\bamazing\b|\bmuch better\b|"
      r"\bblazing\b|\bsuper\b", "fast"))
 
-__all__ = ["ABILITY", "ABSENT", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
+__all__ = ["ABILITY", "ABSENT", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
            "HEDGE_NEGATIONS", "INVERTED", "INTERMITTENT", "IN_MODE", "LINE_STATES", "DENIED_ACTION",
            "POSSIBLE", "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
            "MMS_BROKEN", "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",

@@ -123,6 +123,8 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
     absent = w.ABSENT.search(before)
     if (absent and w.ANOTHER.search(absent.group(0))) or w.ALTERNATIVES.search(after):
         return None  # "I don't have another ...", "on or off, which one?"
+    if w.BEFORE_CHANGE.search(after):
+        return None  # "airplane mode was on, I've turned it off now": the state before the change
     m = w.VALUE.search(after)
     if m and w.INTERMITTENT.search(after[:m.end() + 12]):
         return None  # "keeps cutting out", "on and off all day": a symptom
@@ -147,13 +149,14 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
         word = (v.group("v") or v.group("w")).lower()
         return "on" if word in ("on", "enabled", "activated") else "off"
     if re.search(r"\b(?:icon|symbol|sign|picture)\b", name, re.IGNORECASE):
-        return "on"  # "there's the little plane icon"
+        # "there's the little plane icon"; "the plane icon is no longer there"
+        return "off" if re.search(w.NEG, after[:30], re.IGNORECASE) else "on"
     return None
 
 
 def _signal(text: str) -> str | None:
     if m := w.SIGNAL_NOT.search(text):
-        return "~poor" if m.group("good") else "~good"  # "not great", "isn't bad"
+        return "~poor" if m.group("good") else "~good"  # "not great", "isn't bad", "not full"
     if w.SIGNAL_NONE.search(text):
         return "none"
     if m := w.SIGNAL_BARS.search(text):

@@ -34,7 +34,9 @@ class ResultContradiction(Detector):
     "X is on/off"; v4: the claim reader of issue 51 (``claims.clauses``: negation, needs, hedged
     guesses, suppositions, frames, situations), and the template words read only where stated; a report
 after a check is read ``hedged``: "I think the VPN might be running" tells the agent what it saw; v5:
-that hedged reading, a habit beside a claim keeps it, "not letting me send photos" cannot send)."""
+that hedged reading, a habit beside a claim keeps it, "not letting me send photos" cannot send; v6: a
+    state told as it was before the change ("airplane mode was on, I've turned it off now"), an icon "no
+    longer there" (off), a signal "not full" (still good, vaguely), "'message not sent'" (cannot send))."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -146,7 +148,8 @@ class StateWithoutTool(Detector):
     habit or the problem's history claim nothing; "I don't have data saver on" claims it off; the
     template words ("mobile data is on") are read only in stated clauses (v5 flagged 79 of 414
     faithful talk-dev callers, most of them reading such words as a switch); v7: "no signal" is the
-    task's "No Service", "my data won't connect" a symptom, not the switch; v5: the agent's words
+    task's "No Service", "my data won't connect" a symptom, not the switch (v8: also the readings of
+    ``result_contradiction@6``); v5: the agent's words
     count as told, reports are read against the DB, the evidence says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
     words, so "I can't send MMS" for "You are unable to send MMS messages" was flagged in every MMS
     conversation with the non-solving agent); v2 excused any state the task named; v1 flagged
@@ -190,6 +193,11 @@ _EXCLUDED = re.compile(r"\b(?:not|isn'?t|wasn'?t|can'?t be|couldn'?t be|don'?t t
 """A setting named to rule it out ("so it's not a roaming thing", "I don't think it's the VPN"): no
 suspected cause."""
 
+_UNSURE_WHICH = re.compile(r"\b(?:not sure|(?:don'?t|do not) know|no idea|no clue|can'?t tell|wonder\w*)\b"
+                           r"[^.?!]*\b(?:if|whether|what)\b[^.?!]*\bor\b", re.IGNORECASE)
+"""Uncertainty between causes ("I'm not sure if it's the SIM or the account"): possibilities listed, no
+cause suspected."""
+
 _IMPLIED = {"abroad": "roaming"}
 """Settings a task's situation brings into the conversation: a caller abroad knows of roaming."""
 
@@ -202,7 +210,8 @@ def _seen_by_user(m: Message) -> bool:
 
 class FaultNamedEarly(Detector):
     """The customer names a phone setting as the cause before anything it saw (the agent's
-    words, a phone result) or its own task mentioned it (v6: a setting named to rule it out ("so it's
+    words, a phone result) or its own task mentioned it (v7: causes listed in doubt, "I'm not sure if
+    it's the SIM or the account", suspect none; v6: a setting named to rule it out ("so it's
     not a roaming thing", "I don't think it's the VPN") is none; v5: the suspicion and the setting in the
     same sentence, and a setting the task's situation brings up counts as mentioned (abroad: roaming);
     v4 flagged "There, I think I've managed it. ... If it's data roaming, ..." from a caller abroad;
@@ -223,7 +232,8 @@ class FaultNamedEarly(Detector):
             before = " ".join((x.content or "") for x in t.messages if x.seq < m.seq and _seen_by_user(x)).lower()
             claimed = " ".join([*phone.state_claims(m.content), *(k.replace("_", " ") for k in claims.claims(m.content))])
             # a stated state ("I think the data saver is on") is state_without_tool's, not a suspected cause
-            suspected = _EXCLUDED.sub(" ", " ".join(x for x in phone.sentences(text) if _SUSPECTS.search(x)).lower())
+            suspected = _EXCLUDED.sub(" ", " ".join(x for x in phone.sentences(text)
+                                                    if _SUSPECTS.search(x) and not _UNSURE_WHICH.search(x)).lower())
             named = [name for name, pattern in phone.SETTING_TOPICS.items()
                      if re.search(pattern, suspected) and not re.search(pattern, before)
                      and not re.search(pattern, task) and not re.search(pattern, claimed)]
@@ -234,6 +244,13 @@ class FaultNamedEarly(Detector):
 
 _SUPPOSED = re.compile(r"\b(?:if|unless|in case|whether|suppose|supposing|assuming)\b[^,;:.?!]*", re.IGNORECASE)
 """A supposed part of a sentence ("if the only fix is a new plan"): it asks for nothing and says nothing it has."""
+
+
+_WONDERS = re.compile(r"^\W*(?:(?:so|and|but|hmm+|um+|oh|well|hm)\W+)*(?:maybe|perhaps|do i (?:need|have to)|"
+                      r"does (?:it|that|this) (?:need|mean)|is (?:it|that|this)|should i|would (?:a|it|that)|"
+                      r"could (?:it|that|a))\b[^?]*\?\s*$", re.IGNORECASE)
+"""A question that wonders ("Maybe I need a different plan?", "Do I need a bigger plan?"): it asks
+for nothing ("Can you move me to a bigger plan?" does)."""
 
 
 def _negated(sentence: str, end: int) -> bool:
@@ -249,7 +266,8 @@ class ConstraintBroken(Detector):
     ``outcome``). A negation counts only before what it negates (v1 as first written skipped
     any sentence with a negation, and missed "I want a top-up of 4 GB, not less." on the tune half;
     v2: "calling over wifi" names Wi-Fi calling, not Wi-Fi access, ``phone.WIFI_ACCESS``; v3: a
-    supposed part of a sentence ("if the only fix is a new plan, forget it") breaks nothing)."""
+    supposed part of a sentence ("if the only fix is a new plan, forget it") breaks nothing; v4: a question
+    that wonders, "Maybe I need a different plan?", asks for nothing)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         rules = phone.constraints(t.task.user_text)
@@ -264,6 +282,8 @@ class ConstraintBroken(Detector):
                     own = own.replace(x.content, " ")
             for sentence in phone.sentences(own):
                 sentence = _SUPPOSED.sub(" ", sentence)  # "If the only fix is a new plan, forget it." asks for none
+                if _WONDERS.search(sentence):
+                    continue  # "Maybe I need a different plan?": wondered, not asked for
                 plan = phone.PLAN_CHANGE.search(sentence)
                 if rules.no_plan_change and plan and not _negated(sentence, plan.end()):
                     why.append(f"asks for a plan change: {sentence!r}")
