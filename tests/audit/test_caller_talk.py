@@ -455,3 +455,12 @@ def test_a_plan_change_wondered_about_is_not_asked_for() -> None:
 def test_causes_listed_in_doubt_are_no_cause_named_early() -> None:
     assert FaultNamedEarly(name="f", version=6, fault_class="fault_named_early").detect(
         _opening("Hi, No Service on my phone. I'm not sure if it's the SIM or the account.", AT_HOME)) == []
+
+
+@pytest.mark.parametrize(("said", "expected"), [
+    ("I can see the little aeroplane at the top.", {"airplane_mode": "on"}),  # its icon seen
+    ("I see the airplane mode setting but I don't know what to do.", {}),  # a control seen, no state
+    ("I can see the VPN app.", {}),
+])
+def test_an_icon_seen_is_on_a_control_seen_is_nothing(said, expected) -> None:
+    assert claims.claims(said) == expected

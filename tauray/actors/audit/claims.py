@@ -148,6 +148,10 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
     if v:
         word = (v.group("v") or v.group("w")).lower()
         return "on" if word in ("on", "enabled", "activated") else "off"
+    if setting in ("airplane_mode", "vpn") and not re.search(r"\b(?:mode|setting)\b", name, re.IGNORECASE) \
+            and not w.CONTROL.match(after) and re.search(r"\b(?:see|seeing|saw|spot|there'?s|there is|shows?|showing)\s+"
+                                                        r"(?:a |an |the |that )?(?:\w+\s+)?$", before, re.IGNORECASE):
+        return "on"  # "I can see the little aeroplane at the top": its icon seen
     if re.search(r"\b(?:icon|symbol|sign|picture)\b", name, re.IGNORECASE):
         # "there's the little plane icon"; "the plane icon is no longer there"
         return "off" if re.search(w.NEG, after[:30], re.IGNORECASE) else "on"

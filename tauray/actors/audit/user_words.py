@@ -149,7 +149,7 @@ class StateWithoutTool(Detector):
     template words ("mobile data is on") are read only in stated clauses (v5 flagged 79 of 414
     faithful talk-dev callers, most of them reading such words as a switch); v7: "no signal" is the
     task's "No Service", "my data won't connect" a symptom, not the switch (v8: also the readings of
-    ``result_contradiction@6``); v5: the agent's words
+    ``result_contradiction@6``; v9: "I can see the little aeroplane" is airplane mode on); v5: the agent's words
     count as told, reports are read against the DB, the evidence says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
     words, so "I can't send MMS" for "You are unable to send MMS messages" was flagged in every MMS
     conversation with the non-solving agent); v2 excused any state the task named; v1 flagged
