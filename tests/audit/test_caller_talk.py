@@ -464,3 +464,12 @@ def test_causes_listed_in_doubt_are_no_cause_named_early() -> None:
 ])
 def test_an_icon_seen_is_on_a_control_seen_is_nothing(said, expected) -> None:
     assert claims.claims(said) == expected
+
+
+@pytest.mark.parametrize("said", [
+    "No travelling for me, I'm at my house. My pictures won't send.",  # "no" negates the travelling
+    "Travelling? No, I'm at home. My pictures won't send.",  # a word asked back
+])
+def test_travel_denied_or_asked_back_is_not_being_abroad(said) -> None:
+    assert KnownInfoContradicted(name="k", version=4, fault_class="known_info_contradicted").detect(
+        _opening(said, AT_HOME)) == []

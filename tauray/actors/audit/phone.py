@@ -176,7 +176,7 @@ HOME_COUNTRY = re.compile(r"\b(?:in the (?:united states|states|us|usa|u\.s\.)|i
 """Words that put the caller in its home country (the United States, every telecom task's home)."""
 AT_HOME = re.compile(rf"\b(?:at home|back home|home in)\b|{HOME_COUNTRY.pattern}", re.IGNORECASE)
 """Words that put the caller at home."""
-_NEGATED = re.compile(r"(?:\bnot\b|n['’]t\b|\bnever\b|\bno longer\b|\bnowhere near\b)(?:\s+[\w']+){0,3}\s*$", re.IGNORECASE)
+_NEGATED = re.compile(r"(?:\bnot\b|n['’]t\b|\bnever\b|\bno\b|\bno longer\b|\bnowhere near\b)(?:\s+[\w']+){0,3}\s*$", re.IGNORECASE)
 _PRESENT = re.compile(r"\b(?:i'?m|im|i am|we'?re|we are|i'?ve been|we'?ve been|i have been|currently|right now|"
                       r"at the moment|atm|staying|stuck|living|i live|we live|here|back|now|travell?ing|away)\b", re.IGNORECASE)
 """The caller's own presence somewhere ("I'm ...", "right now", "staying"): whereabouts are said of it."""
@@ -193,6 +193,8 @@ def whereabouts(text: str | None) -> set[str]:
     the words alone, so "I'm not travelling, I'm at home" read as abroad (issue 51)."""
     out: set[str] = set()
     for clause in clauses(text):
+        if clause.rstrip().endswith("?"):
+            continue  # "Travelling? No, I'm at home.": a word asked back
         if not _PRESENT.search(clause):
             continue  # "I've got no wifi at home": where the wifi is not, not where the caller is
         for part in re.split(r"[,;:]|\b(?:but|and|just|so|only|though)\b", clause, flags=re.IGNORECASE):

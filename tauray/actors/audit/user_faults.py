@@ -39,7 +39,7 @@ USER_DETECTORS: tuple[Detector, ...] = (
     WrongArguments(name="wrong_arguments", version=1, fault_class="different_action", effect="outcome"),
     DoneWithoutCall(name="done_without_call", version=5, fault_class="done_without_call", effect="outcome"),
     ResultContradiction(name="result_contradiction", version=6, fault_class="result_contradiction"),
-    KnownInfoContradicted(name="known_info_contradicted", version=3, fault_class="known_info_contradicted"),
+    KnownInfoContradicted(name="known_info_contradicted", version=4, fault_class="known_info_contradicted"),
     IdentityInvented(name="identity_invented", version=2, fault_class="identity_invented"),
     RepeatedWrite(name="repeated_write", version=1, fault_class="repeated_write", effect="outcome"),
     StateWithoutTool(name="state_without_tool", version=9, fault_class="state_without_tool"),

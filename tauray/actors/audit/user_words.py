@@ -59,7 +59,8 @@ class KnownInfoContradicted(Detector):
     """The customer states a phone number, name or whereabouts other than its known information
     (v2: whereabouts read as a person means them, ``phone.whereabouts``: "I'm not travelling, I'm at
     home" is at home; v1 matched the words, and flagged 47 of 414 faithful talk-dev callers; v3: "went" is
-    no negation, v2 read "I went abroad" as at home)."""
+    no negation, v2 read "I went abroad" as at home; v4: "No travelling for me" and "Travelling? No, I'm
+    at home" are at home)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         known = phone.known_info(t.task.known_info)
