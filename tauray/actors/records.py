@@ -166,11 +166,18 @@ def _voice_columns(conv: Conversation) -> dict[str, Any]:
     said = getattr(conv, "utterances", [])
     return dict(speech_profile=voice.profile.name,
                 voice_prompts=",".join(f"{side}={label}" for side, label in sorted(voice.prompts.items())) or None,
+                speech_engines=speech_engines(voice),
                 utterances=len(said), mean_wer=sum(u.wer for u in said) / len(said) if said else None,
                 identifiers_spoken=sum(u.identifiers_spoken for u in said),
                 identifiers_lost=sum(u.identifiers_lost for u in said),
                 audio_seconds=sum(u.audio_seconds for u in said), speech_cost_usd=_speech_cost(said),
                 text_cell_id=voice.text_cell_id)
+
+
+def speech_engines(voice: Any) -> str:
+    """A voice cell's engines in words: 'local/neural + local/whisper-tiny.en (beam 5, prompt 0fd2a529)'."""
+    decoding = voice.asr.decoding()
+    return f"{voice.tts.model} + {voice.asr.model}" + (f" ({decoding})" if decoding else "")
 
 
 def _speech_cost(said: list[Any]) -> float | None:

@@ -165,12 +165,17 @@ def _voice(cfg: SweepConfig, agent: str, profile: str, text_cell: str) -> VoiceS
 
 def _voice_identity(cfg: SweepConfig, voice: VoiceSettings) -> dict[str, Any]:
     """What of a voice cell decides what the sides hear: the profile, the engines (a model
-    from [models] by its identity: no address, key, quota or price), the agent kind, the
+    from [models] by its identity: no address, key, quota or price; a local recogniser by name
+    with its decoding), the agent kind, the
     hearing option, the voice prompts (id, version and text hash) and a custom level's
     parameters. Which audio is kept changes nothing heard."""
     def engine(role: str) -> Any:
-        name = getattr(cfg.voice, role)
-        return getattr(voice, role).identity() if name in cfg.models else name
+        name, spec = getattr(cfg.voice, role), getattr(voice, role)
+        if name in cfg.models:
+            return spec.identity()
+        # a local recogniser by its name decodes as the defaults say: the decoding is part of what
+        # it is, so a new default decoding makes new cells, not a resumed run heard another way
+        return {"model": name, "decoding": spec.decoding()} if spec.decoding() else name
 
     identity = {"profile": voice.profile.name, "tts": engine("tts"), "asr": engine("asr"),
                 "audio_in": voice.audio_in, "hear_agent": voice.hear_agent, "prompts": voice.prompts}

@@ -60,6 +60,26 @@ def test_arms_label_agent_and_user_model(fixture_sweep):
                          "openai/scripted-agent-quiet | openai/scripted-user"}
 
 
+def test_voice_arms_say_profile_and_engines_before_any_cell_id():
+    # one agent | user pair over a text cell, two profiles, and one profile under two
+    # synthesisers: words tell every arm apart, and no cell id is shown (until 2026-12 two such
+    # arms read "oracle | scripted [0ad56e47]" and "[928a4e35]")
+    rows = [("t", None, None), ("c1", "control", "local/neural + local/whisper-tiny.en"),
+            ("r1", "regular", "local/neural + local/whisper-tiny.en"),
+            ("c2", "control", "local/espeak-ng + local/whisper-tiny.en")]
+    conv = pd.DataFrame({"agent_model": "oracle", "user_model": "scripted", "run_id": "v",
+                         "cell_id": [r[0] for r in rows], "speech_profile": [r[1] for r in rows],
+                         "speech_engines": [r[2] for r in rows]})
+    assert list(analysis.with_arms(conv)["arm"]) == [
+        "oracle | scripted · text",
+        "oracle | scripted · control · local/neural + local/whisper-tiny.en",
+        "oracle | scripted · regular",
+        "oracle | scripted · control · local/espeak-ng + local/whisper-tiny.en"]
+    # two cells the words cannot separate (a judge, an option) keep the cell id
+    same = conv.iloc[[1, 1]].assign(cell_id=["c1", "c9"])
+    assert list(analysis.with_arms(same)["arm"]) == ["oracle | scripted [c1]", "oracle | scripted [c9]"]
+
+
 def test_replayed_actions_rebuild_the_recorded_final_dbs(fixture_sweep):
     conv = conversations_df(fixture_sweep)
     actions = actions_df(fixture_sweep)

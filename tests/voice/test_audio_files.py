@@ -50,7 +50,7 @@ def test_keep_all_stores_both_sides_of_every_utterance(tmp_path: Path) -> None:
     rows = utterances_df(tmp_path)
     assert len(rows) == len(result.utterances)
     for _, row in rows.iterrows():
-        for column, rate in (("audio_ref", 8000), ("spoken_audio_ref", 22050)):
+        for column, rate in (("audio_ref", 8000), ("spoken_audio_ref", 24000)):  # the line; local/neural
             ref = row[column]
             assert isinstance(ref, str), f"{column} is {ref!r}"
             path = audio_path(tmp_path, ref)

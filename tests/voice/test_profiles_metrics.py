@@ -9,6 +9,8 @@ import pytest
 
 from tauray.actors.voice import effects as fx
 from tauray.actors.voice.corpus import caller_utterances, spell, telecom_identifiers
+from tauray.actors.voice.engines.espeak import VOICES as ESPEAK_VOICES
+from tauray.actors.voice.engines.neural import KINDS as NEURAL_KINDS
 from tauray.actors.voice.errors import SpeechConfigError
 from tauray.actors.voice.metrics import identifier_errors, identifiers, normalise, wer
 from tauray.actors.voice.profiles import PROFILES, DropParams, NoiseParams, draw_voice, get_profile
@@ -50,11 +52,30 @@ def test_seeds_are_stable_across_processes():
     assert stable_seed("voice", "regular", 0, "telecom_001", 0, "user") == stable_seed(
         "voice", "regular", 0, "telecom_001", 0, "user")
     assert stable_seed("a", 1) == 4665976284724862560
-    a = draw_voice("accents", "task-1", 0)
-    assert a == draw_voice("accents", "task-1", 0)
-    voices = {draw_voice("accents", f"task-{i}", 0).voice for i in range(40)}
+    a = draw_voice("accents", "task-1", 0, voices=ESPEAK_VOICES["accented"])
+    assert a == draw_voice("accents", "task-1", 0, voices=ESPEAK_VOICES["accented"])
+    voices = {draw_voice("accents", f"task-{i}", 0, voices=ESPEAK_VOICES["accented"]).voice for i in range(40)}
     assert len(voices) > 10  # accents spread over variants and languages
-    assert {draw_voice("control", f"task-{i}").voice.split("+")[0] for i in range(40)} == {"en-us"}
+    assert {draw_voice("control", f"task-{i}", voices=ESPEAK_VOICES["clear"]).voice.split("+")[0]
+            for i in range(40)} == {"en-us"}
+
+
+def test_a_tasks_caller_is_the_same_person_in_every_profile_of_its_kind():
+    """The draw's key is the kind of speaker, not the profile: control, audio and behaviour hear
+    one caller per task, accents and regular one accented caller, so profiles compare like for
+    like and a voice's synthesis is computed once. Another profile seed is another sample."""
+    for kind, profiles in (("clear", ("control", "audio", "behaviour", "audio+behaviour")),
+                           ("accented", ("accents", "regular", "audio+accents", "accents+behaviour"))):
+        for task in ("telecom_1", "telecom_2", "mock_3"):
+            drawn = {p: draw_voice(p, task, voices=NEURAL_KINDS[kind]) for p in profiles}
+            assert len({(d.voice, d.rate_wpm, d.seed) for d in drawn.values()}) == 1, drawn
+    assert all(draw_voice("accents", f"t{i}", voices=NEURAL_KINDS["accented"]).voice in NEURAL_KINDS["accented"]
+               for i in range(20))
+    reseeded = get_profile("control").model_copy(update={"seed": 5})
+    assert [draw_voice(reseeded, f"t{i}", voices=NEURAL_KINDS["clear"]).seed for i in range(5)] != \
+        [draw_voice("control", f"t{i}", voices=NEURAL_KINDS["clear"]).seed for i in range(5)]
+    with pytest.raises(SpeechConfigError, match="no clear voice"):
+        draw_voice("control", "t", voices=())
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -28,7 +28,7 @@ def test_the_voice_bench_measures_coordinator_cpu_cost_and_voices(ray_local) -> 
     from tauray.pipeline.bench.voice import run_voice_bench
 
     result = run_voice_bench(utterances=2, workers=(), accuracy_utterances=2, seed=99, profiles=("control",),
-                             voices=("en-us+f2",))
+                             voices=("piper/joe",))
     cpu = coordinator_cpu(1)
     assert cpu["conversations"] == 1 and cpu["text_coordinator_cpu_s_per_conversation"] > 0
     assert cpu["voice_coordinator_cpu_s_per_conversation"] > 0 and cpu["coordinator_cpu_per_turn_voice_vs_text"] > 0
@@ -39,7 +39,11 @@ def test_the_voice_bench_measures_coordinator_cpu_cost_and_voices(ray_local) -> 
     assert cpu["speech_cost_usd_per_conversation"] == 0.0  # local engines cost no money
     assert cpu["speech_compute_s_per_conversation"] > 0 and cpu["utterances_per_conversation"] > 0
     assert result["corpus_seed"] == 99 and [a["profile"] for a in result["accuracy"]] == ["control"]
-    assert [v["voice"] for v in result["voices"]] == ["en-us+f2"] and result["voices"][0]["utterances"] == 2
+    assert [v["voice"] for v in result["voices"]] == ["piper/joe"] and result["voices"][0]["utterances"] == 2
+    # synthesis cost per kind of speaker, beside espeak-ng's measured in the same run
+    assert set(result["tts_rtf"]) == set(result["tts_rtf_espeak"]) == {"clear", "accented", "agent"}
+    assert all(result["tts_rtf_vs_espeak"][k] > 1 for k in result["tts_rtf"])  # neural voices cost more
+    assert all(v > 0 for v in result["speech_cpu_seconds_per_conversation"].values())
     assert "throughput_utterances_per_s" not in result
 
 

@@ -45,6 +45,17 @@ def test_recognition_reads_a_recognisers_spelling() -> None:
     assert recognise_action("Could you please toggle the error plane mode?", tools) is None
 
 
+def test_a_setting_is_read_after_the_actions_name_that_holds_the_same_word() -> None:
+    """"grant app permission ..., permission: storage": the setting is the word after its own
+    name, not after the same word inside the action's name (it was read as "on")."""
+    tools = _tools(_telecom())
+    request = next(a for e in select_scenarios(None, domain="telecom", variant="manual")
+                   for a in get_scenario(e.name).reference_actions if a.name == "grant_app_permission")
+    assert recognise_action(spoken_request(request), tools) == (request.name, request.arguments)
+    assert recognise_action("Please grant app permission on your phone: app name messaging, permission sms.",
+                            tools) == ("grant_app_permission", {"app_name": "messaging", "permission": "sms"})
+
+
 def test_a_misheard_request_is_asked_again_and_repeated() -> None:
     s = _telecom()
     user, oracle = VoiceScriptedUser(s), VoiceOracleAgent(s)
@@ -165,6 +176,19 @@ def test_the_oracle_uses_the_user_id_it_heard_in_the_opening() -> None:
     assert [(c.name, json.loads(c.arguments)["user_id"]) for c in call.tool_calls] == [("create_task", "user_7")]
     again = _say(VoiceOracleAgent(s), [{"role": "user", "content": heard.replace("7", "1")}], tools)
     assert json.loads(again.tool_calls[0].arguments)["user_id"] == "user_1"  # heard right: the task's own value
+
+
+def test_the_callers_i_after_a_spelled_identifier_is_not_part_of_it() -> None:
+    """A caller speaking in the first person says "I" right after an identifier it spelled; the
+    oracle still hears the identifier alone (not "YAX4DRI"), and a spelled letter I stays."""
+    s = get_scenario("tau2_airline__task_12")
+    tools = _agent_tools(s)
+    for heard, expected in (("My flight is under reservation ID Y, A, X, 4, D, R. I want to change it.", "YAX4DR"),
+                            ("It is Y-A-X-4-D-R. I'm flying soon.", "Y-A-X-4-D-R"),  # dashes as heard
+                            ("It is Y, A, X, 4, I, R. Thanks.", "YAX4IR")):
+        call = _say(VoiceOracleAgent(s), [{"role": "user", "content": heard}], tools)
+        assert [(c.name, json.loads(c.arguments)) for c in call.tool_calls] == \
+            [("get_reservation_details", {"reservation_id": expected})], heard
 
 
 def test_spelled_identifiers_are_read_back_from_recognised_text() -> None:

@@ -101,7 +101,8 @@ def _twin(c: Any) -> Any:
 
 
 def profile_table(conv: Any, utt: Any, messages: Any | None = None) -> Any:
-    """One row per cell without its profile (agent, user, judge, options) and speech profile:
+    """One row per cell without its profile (agent, user, judge, options), speech profile and
+    speech engines (runs with other engines, read together, stay apart):
     conversations, success with its task-clustered interval, retention against the same
     cell's text twin on the paired tasks with its interval, mean WER, identifiers lost, and
     failures traced to a lost identifier or a misheard request. Cells never mix: each voice
@@ -115,21 +116,23 @@ def profile_table(conv: Any, utt: Any, messages: Any | None = None) -> Any:
     if causes is not None:
         causes = causes.merge(c[["run_id", "unit_id", "attempt", "twin"]].astype({"run_id": str, "unit_id": str}),
                               on=["run_id", "unit_id", "attempt"], how="left")
+    engines = c["speech_engines"] if "speech_engines" in c else pd.Series(None, index=c.index, dtype=object)
+    c["engines"] = engines.astype(object).where(engines.notna() & (c["speech_profile"] != TEXT), "").astype(str)
     rows = []
     for twin, cell in c.groupby("twin", sort=False):
         text = cell[cell["speech_profile"] == TEXT].drop_duplicates("task").set_index("task")["ok"]
-        for profile, g in cell.groupby("speech_profile", sort=False):
-            rows.append(_profile_row(twin, profile, g, text, causes))
+        for (profile, engine), g in cell.groupby(["speech_profile", "engines"], sort=False):
+            rows.append(_profile_row(twin, profile, g, text, causes, engine))
     return pd.DataFrame(rows)
 
 
-def _profile_row(twin: str, profile: str, g: Any, text: Any, causes: Any) -> dict[str, Any]:
+def _profile_row(twin: str, profile: str, g: Any, text: Any, causes: Any, engines: str = "") -> dict[str, Any]:
     """One (cell, profile) row of :func:`profile_table`; ``text``: the twin's text outcome per task."""
     per_task = g.groupby("task")["ok"].agg(["size", "sum"])
     lo, hi = rate_interval(per_task["size"].to_numpy(), per_task["sum"].to_numpy())
     row: dict[str, Any] = {col: g[col].iloc[0] for col in _CELL_COLUMNS if col in g}
-    row.update(cell=twin, profile=profile, conversations=len(g), success=g["ok"].mean(), success_lo=lo,
-               success_hi=hi)
+    row.update(cell=twin, profile=profile, engines=engines, conversations=len(g), success=g["ok"].mean(),
+               success_lo=lo, success_hi=hi)
     paired = g.drop_duplicates("task").set_index("task")["ok"].reindex(text.index).dropna()
     r, rlo, rhi = paired_retention(paired.to_numpy(), text.reindex(paired.index).to_numpy()) \
         if profile != TEXT and len(paired) else (1.0 if profile == TEXT else math.nan, math.nan, math.nan)
@@ -138,7 +141,8 @@ def _profile_row(twin: str, profile: str, g: Any, text: Any, causes: Any) -> dic
                identifiers_lost=int(g.get("identifiers_lost", pd.Series(dtype=int)).sum()),
                identifiers_spoken=int(g.get("identifiers_spoken", pd.Series(dtype=int)).sum()))
     if causes is not None and profile != TEXT:
-        f = causes[(causes["speech_profile"].astype(str) == profile) & (causes["twin"] == twin) & causes["failed"]]
+        f = causes[(causes["speech_profile"].astype(str) == profile) & (causes["twin"] == twin) & causes["failed"]
+                   & causes["unit_id"].isin(set(g["unit_id"].astype(str))) & causes["run_id"].isin(set(g["run_id"].astype(str)))]
         row.update(failures=len(f), failures_with_lost_ids=int(((f["ids_lost"] > 0) | f["acted_on_misheard_id"]).sum()),
                    failures_with_misheard_request=int(((f["requests_misheard"] > 0) | f["not_caught"]).sum()))
     else:

@@ -6,23 +6,34 @@ profile) → telephone line (300–3400 Hz, 8 kHz, μ-law) → recognition → h
 utterance's record (:class:`~tauray.results.tables.records.utterance.UtteranceRecord`). Pure and in
 process: the pool (:mod:`tauray.actors.voice.pool`) runs it inside Ray workers.
 
-Reproducible bit for bit: every random draw comes from a generator seeded with a stable hash
-of (profile, profile seed, unit, turn, side); synthesis is deterministic per (text, voice,
-seed) and cached by that key; recognition decodes greedily.
+Reproducible: every random draw comes from a generator seeded with a stable hash of (profile,
+profile seed, unit, turn, side); synthesis is deterministic per (text, voice, rate, seed) and
+cached by that key (:mod:`tauray.actors.voice.engines.cache`); recognition decodes without
+sampling. On one machine the same inputs give the same audio and text bit for bit; the neural
+voices run on onnxruntime, whose kernels differ by CPU instruction set, so another kind of CPU
+may differ in the last bits of the audio (and, rarely, in a word heard).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections import OrderedDict
 from typing import Any, Literal
 
 import numpy as np
 
 from tauray.actors.voice import effects as fx
 from tauray.actors.voice.audio_store import audio_files
-from tauray.actors.voice.engines import ASR, SAMPLE_RATE, TTS, EspeakTTS, SpeechModelSpec, make_asr, make_tts
+from tauray.actors.voice.engines import (
+    ASR,
+    SAMPLE_RATE,
+    TTS,
+    CachedTTS,
+    EspeakTTS,
+    SpeechModelSpec,
+    make_asr,
+    make_tts,
+)
 from tauray.actors.voice.errors import SpeechConfigError
 from tauray.actors.voice.line import LINE_RATE, resample, telephone, ulaw_decode
 from tauray.actors.voice.metrics import identifier_errors, normalise, wer
@@ -39,65 +50,73 @@ _BABBLE_LINES: tuple[str, ...] = (
     "We should paint the kitchen before the summer starts.",
     "The meeting moved to Thursday after lunch.",
 )
-_BABBLE_VOICES: tuple[str, ...] = ("en-us+f3", "en+m2", "en-us+m4", "en-gb-x-rp+f1")
+_ESPEAK_BABBLE: tuple[str, ...] = ("en-us+f3", "en+m2", "en-us+m4", "en-gb-x-rp+f1")
+
+
+def _babble_voices(tts: CachedTTS) -> tuple[str, ...]:
+    """Four voices of the babble: espeak-ng's own four, or the first clear and accented voices of
+    another local synthesiser (the people in the room sound like the caller's kind of voice)."""
+    if isinstance(tts.engine, EspeakTTS):
+        return _ESPEAK_BABBLE
+    mixed = list(dict.fromkeys(tts.voices("clear") + tts.voices("accented")))
+    return tuple(mixed[i % len(mixed)] for i in range(4))
 
 
 class SpeechChannel:
     """One profile's channel with its engines; :meth:`carry` takes one utterance across.
 
-    ``tts`` and ``asr`` are engines, specs or model strings (defaults: espeak-ng and the best
-    packaged Whisper). ``cache_size`` bounds the synthesis cache (entries)."""
+    ``tts`` and ``asr`` are engines, specs or model strings (defaults: the packaged neural voices
+    and the best packaged Whisper); a synthesiser is put behind the synthesis cache
+    (:class:`~tauray.actors.voice.engines.cache.CachedTTS`) unless it is behind one already."""
 
-    def __init__(self, profile: SpeechProfile | str, *, tts: TTS | SpeechModelSpec | str | None = None,
-                 asr: ASR | SpeechModelSpec | str | None = None, seed: int = 0, cache_size: int = 512,
-                 cpu_threads: int = 1) -> None:
+    def __init__(self, profile: SpeechProfile | str, *, tts: TTS | CachedTTS | SpeechModelSpec | str | None = None,
+                 asr: ASR | SpeechModelSpec | str | None = None, seed: int = 0, cpu_threads: int = 1) -> None:
         self.profile = get_profile(profile) if isinstance(profile, str) else profile
         if not self.profile.speech:
             raise SpeechConfigError(f"speech profile {self.profile.name!r} has no speech channel (text cells talk "
                                     "in text)")
         self.seed = seed
-        self.tts: TTS = tts if hasattr(tts, "synth") else make_tts(tts)  # type: ignore[assignment,arg-type]
+        if isinstance(tts, CachedTTS):
+            self.tts = tts
+        else:
+            self.tts = CachedTTS(tts) if hasattr(tts, "synth") else make_tts(tts)  # type: ignore[arg-type]
         self.asr: ASR = asr if hasattr(asr, "transcribe") else make_asr(asr, cpu_threads=cpu_threads)  # type: ignore[assignment,arg-type]
-        self._cache: OrderedDict[tuple[str, str, int, int, int], np.ndarray] = OrderedDict()
-        self._cache_size = cache_size
         self._babble: dict[int, np.ndarray] = {}
-        self._noise_tts: TTS | None = self.tts if isinstance(self.tts, EspeakTTS) else None
+        self._noise_tts: CachedTTS | None = self.tts if getattr(self.tts.engine, "deterministic", False) else None
         self._tts_cost: float | None = 0.0  # what the current utterance's synthesis calls cost
 
     def voice_for(self, task_id: str, side: Literal["agent", "user"]) -> DrawnVoice:
         """The task's voice on one side under this channel's profile (checked with the engine)."""
-        config = draw_voice(self.profile, task_id, self.seed, side=side)
+        persona = self.profile.agent_persona if side == "agent" else self.profile.persona
+        config = draw_voice(self.profile, task_id, self.seed, side=side, voices=self.tts.voices(persona.speaker))
         self.tts.check_voice(config.voice)
         return config
 
     def _synth(self, text: str, voice: DrawnVoice) -> tuple[np.ndarray, float]:
-        spoken_as = self.tts.speaks_as(voice.voice)
-        key = (text, spoken_as, voice.rate_wpm, voice.pitch, voice.seed)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key], 0.0
+        """The speaker's audio of ``text`` and the compute it took (0 when the cache had it)."""
         started = time.perf_counter()
-        audio = self.tts.synth(text, spoken_as, voice.rate_wpm, voice.pitch, voice.seed)
+        audio, computed = self.tts.synth_cached(text, voice.voice, voice.rate_wpm, voice.pitch, voice.seed)
+        if not computed:
+            return audio, 0.0
         spent = time.perf_counter() - started
         self._tts_cost = _add(self._tts_cost, _cost(self.tts.price, len(text), audio.size / self.tts.sample_rate))
-        self._cache[key] = audio
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
         return audio, spent
 
     def babble(self, seed: int) -> np.ndarray:
-        """Babble noise: other voices saying unrelated sentences, summed (cached per seed); always
-        espeak-ng's voices (noise is no speaker's, so a hosted synthesiser is never paid for it)."""
+        """Babble noise: four other voices saying two unrelated sentences each, summed (cached per
+        seed). A local synthesiser's own voices (:func:`_babble_voices`); espeak-ng's for a hosted
+        one, so a provider is never paid for noise. The sentences are synthesised once (the cache)."""
         if seed not in self._babble:
             if self._noise_tts is None:
-                self._noise_tts = EspeakTTS()
+                self._noise_tts = CachedTTS(EspeakTTS())
             rng = rng_for("babble", seed)
             tracks = []
-            for i, voice in enumerate(_BABBLE_VOICES):
+            for i, voice in enumerate(_babble_voices(self._noise_tts)):
                 line = _BABBLE_LINES[int(rng.integers(len(_BABBLE_LINES)))]
-                tracks.append(self._noise_tts.synth(f"{line} {_BABBLE_LINES[i]}", voice, 170, 50, seed + i))
+                tracks.append(np.concatenate([self._noise_tts.synth(text, voice, 170, 50, i)
+                                              for text in (line, _BABBLE_LINES[i])]))
             n = max(t.size for t in tracks)
-            self._babble[seed] = sum(np.resize(t, n) for t in tracks).astype(np.float32)
+            self._babble[seed] = sum(np.roll(np.resize(t, n), int(rng.integers(n))) for t in tracks).astype(np.float32)
         return self._babble[seed]
 
     def _effects(self, audio: np.ndarray, rate: int, voice: DrawnVoice, rng: np.random.Generator,
@@ -207,7 +226,7 @@ class SpeechChannel:
             tts_seconds=times.get("tts", 0.0), effects_seconds=times.get("effects", 0.0),
             asr_seconds=times.get("asr", 0.0), tts_cost_usd=_usd(tts_cost),
             asr_cost_usd=_usd(_cost(self.asr.price, 0, seconds)), tts_model=self.tts.name,
-            voice=self.tts.speaks_as(voice.voice), asr_model=self.asr.name,
+            voice=voice.voice, asr_model=self.asr.name, asr_decoding=getattr(self.asr, "decoding", ""),
             effects=json.dumps(drawn, sort_keys=True), seed=seed, audio_ref=audio_ref)
 
 

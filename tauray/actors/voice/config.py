@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tauray.actors.voice.profiles import PROFILES, SpeechProfile, get_profile, profile_with
-from tauray.actors.voice.spec import SpeechModelSpec, as_spec, check_spec
+from tauray.actors.voice.spec import DEFAULT_TTS, SpeechModelSpec, as_spec, check_spec
 from tauray.scenarios.conventions import ORACLE
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
@@ -54,9 +54,10 @@ class VoiceConfig(BaseModel):
                                 "custom level of [voice.levels].")
     levels: dict[str, VoiceLevel] = Field(default_factory=dict, description="Custom levels by name: a built-in "
                                           "profile with some effects changed.")
-    tts: str = Field(default="local/espeak-ng", min_length=1, description="Speech synthesis model bound to the tts "
-                     "role: 'local/espeak-ng' offline, or the name of a [models] entry with role = \"tts\" (a "
-                     "hosted engine through litellm speech).")
+    tts: str = Field(default=DEFAULT_TTS, min_length=1, description="Speech synthesis model bound to the tts "
+                     "role: offline 'local/neural' (the packaged neural voices, default), 'local/piper', "
+                     "'local/hibari', 'local/kokoro' or 'local/espeak-ng' (robotic, fastest), or the name of a "
+                     "[models] entry with role = \"tts\" (a hosted engine through litellm speech).")
     asr: str = Field(default="local/whisper-tiny.en", min_length=1, description="Speech recogniser bound to the asr "
                      "role: a packaged offline model ('local/...') or the name of a [models] entry with role = "
                      "\"asr\" (litellm transcription, or a local model with its device and beam).")

@@ -3,8 +3,8 @@ noise at an SNR that drifts, Poisson noise bursts, one muffled stretch, Gilbertâ
 drops, and out-of-turn sounds inserted in the audio.
 
 No package ships recorded noise, so noise is synthesised: coloured noise (white, pink,
-brown: shaped in the frequency domain with numpy's FFT) and babble (other espeak-ng voices
-saying unrelated sentences, summed; the channel makes it). The muffling low-pass is
+brown: shaped in the frequency domain with numpy's FFT) and babble (other voices of the
+caller's synthesiser saying unrelated sentences, summed; the channel makes it). The muffling low-pass is
 scipy.signal's Butterworth. Every draw comes from the generator the channel seeds per
 utterance, and each effect returns what it drew, for the utterance's record.
 """

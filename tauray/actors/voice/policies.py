@@ -9,7 +9,9 @@ the scripted user recognises the action from the recognised text by matching the
 of its own phone tools (numbers said as words are read as digits). When nothing matches,
 it asks the agent to say that again, as a person would; the oracle puts the request another
 way at most twice and then goes on, so a misheard request costs the task what it would cost
-it with a real caller.
+it with a real caller. The scripted user speaks as a caller: it opens with its task in the
+first person and reports a phone action's result in plain words, never the screen's glyphs
+(:mod:`tauray.actors.voice.spoken`).
 
 The oracle also acts on the identifiers it heard, never on the task's gold values, where
 the task's actions take one the caller says:
@@ -22,7 +24,8 @@ the task's actions take one the caller says:
   that the call ends, as it would for a real agent that cannot find the account;
 * an argument whose value the caller says in its opening (a user id in the mock domain) is
   taken from what the oracle heard (the spelled run nearest to it); a wrong one is used as
-  heard, and the call ends after it.
+  heard, and the call ends after it. The caller's own "I" opening a clause is no part of
+  the identifier spelled before it.
 
 Such an end's reason names :data:`~tauray.actors.voice.rules.MISHEARD_MARK` with what was heard,
 so the record says which failures a misheard identifier caused. All of it is deterministic:
@@ -47,6 +50,7 @@ from tauray.actors.voice.identifiers import (
     written_like,
 )
 from tauray.actors.voice.rules import MISHEARD_MARK, spell, spell_identifiers
+from tauray.actors.voice.spoken import speakable, spoken_opening, spoken_screen
 from tauray.scenarios.conventions import END_CONVERSATION, ORACLE, SCRIPTED, STOP
 from tauray.scenarios.model import ReferenceAction, Scenario
 
@@ -181,7 +185,7 @@ class VoiceOracleAgent(OracleAgent):
         argument it made out nothing for (None when it heard something for each; that value is
         then left empty). The first wrong value is remembered, so the call ends after the action."""
         arguments, unheard = dict(action.arguments), None
-        said = " ".join(str(m.get("content") or "") for m in view if m.get("role") == "user")
+        said = _without_pronoun(" ".join(str(m.get("content") or "") for m in view if m.get("role") == "user"))
         for key, value in action.arguments.items():
             if not isinstance(value, str) or value not in self.spoken:
                 continue
@@ -192,6 +196,19 @@ class VoiceOracleAgent(OracleAgent):
         if wrong is not None and (unheard is None or self.repeats >= MAX_REPEATS):
             self.misheard = f"{wrong} heard as {arguments[wrong]!r}"
         return arguments, unheard
+
+
+# The caller's "I" (and "I'm", "I'd", ...) opening a clause, after a stop or comma and before a
+# word: a one-letter word that would otherwise join the spelled identifier just before it
+# ("... D, R. I want" read as "YAX4DRI"). A spelled letter I is followed by a comma or a
+# character, never by a word, so it stays.
+_PRONOUN_I: Final = re.compile(r"(?<=[.!?,;:])\s+I(?:'[a-z]+)?(?=\s+[A-Za-z]{2,})")
+
+
+def _without_pronoun(text: str) -> str:
+    """The caller's words with its pronoun "I" taken out where it starts a clause (see
+    :data:`_PRONOUN_I`), for reading spelled identifiers out of them."""
+    return _PRONOUN_I.sub(" ", text)
 
 
 def _end(reason: str) -> ModelReply:
@@ -230,6 +247,8 @@ def recognise_action(heard: str, tools: list[dict[str, Any]]) -> tuple[str, dict
         return None
     fn = max(named, key=lambda f: len(f["name"]))  # "toggle data saver mode" over "toggle data"
     params = fn.get("parameters") or {}
+    tail, name = _tokens(heard), _tokens(fn["name"].replace("_", " "))
+    after = next((i + len(name) for i in range(len(tail)) if tail[i:i + len(name)] == name), 0)
     args: dict[str, Any] = {}
     for key, prop in (params.get("properties") or {}).items():
         values = _schema_values(params, prop)
@@ -238,8 +257,9 @@ def recognise_action(heard: str, tools: list[dict[str, Any]]) -> tuple[str, dict
             args[key] = max(found, key=len)
             continue
         words = _tokens(key.replace("_", " "))
-        tail = _tokens(heard)
-        at = next((i for i in range(len(tail)) if tail[i:i + len(words)] == words), None)
+        # a setting is said after the action's name, which may hold the same word ("grant app
+        # permission ..., permission: storage"): look for it past the name where the name is heard
+        at = next((i for i in range(after, len(tail)) if tail[i:i + len(words)] == words), None)
         if at is not None and at + len(words) < len(tail) and prop.get("type") == "string":
             args[key] = tail[at + len(words)]
         elif key in params.get("required", []):
@@ -248,14 +268,18 @@ def recognise_action(heard: str, tools: list[dict[str, Any]]) -> tuple[str, dict
 
 
 class VoiceScriptedUser(ScriptedUser):
-    """The scripted user of a voice cell: it speaks first, spells identifiers (and its phone
-    number or ids when asked for them), and does the phone action it recognises in what it
-    heard, or asks to hear it again."""
+    """The scripted user of a voice cell: it speaks first, as a caller does (its name and its
+    task's reason for call in the first person, never the task's directions to the simulator:
+    :func:`~tauray.actors.voice.spoken.spoken_opening`), spells identifiers (and its phone number
+    or ids when asked for them), does the phone action it recognises in what it heard, or asks
+    to hear it again, and says what the phone then shows in words
+    (:func:`~tauray.actors.voice.spoken.spoken_screen`), never the screen's glyphs."""
 
     label = "scripted (reference policy, voice)"
 
     def __init__(self, scenario: Scenario):
         super().__init__(scenario)
+        self.opening = spoken_opening(scenario)
         self.known = caller_identifiers(scenario)
 
     def _identifier(self, asked: str) -> str:
@@ -269,9 +293,9 @@ class VoiceScriptedUser(ScriptedUser):
     async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> ModelReply:
         if not self.opened:
             self.opened = True
-            return _reply(SCRIPTED, spell_identifiers(self.opening.strip()))
+            return _reply(SCRIPTED, speakable(spell_identifiers(self.opening.strip())))
         if view and view[-1].get("role") == "tool":
-            return _reply(SCRIPTED, f"Done. My phone now shows: {view[-1].get('content')}")
+            return _reply(SCRIPTED, f"Done. {spoken_screen(str(view[-1].get('content') or ''))}")
         heard = (_last(view, "user") or {}).get("content") or ""
         asked = _asked_for(heard)
         if asked is not None:

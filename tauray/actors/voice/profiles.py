@@ -7,13 +7,16 @@ of 20% of utterances over one 500 ms stretch low-passed at 1500 Hz, Gilbert–El
 drops at 2% loss with 100 ms mean bursts), accented speaker personas and out-of-turn speech
 at 0.7/min. The single-factor ablations (``audio``, ``accents``, ``behaviour``) and their
 pairs switch on one or two of the three factors. ``text`` is no speech at all: today's
-text-only conversation. Every task draws its voice configuration per profile from a stable
-seed (:func:`draw_voice`), as τ³ pre-samples one per task and level.
+text-only conversation. Every task draws its caller's voice from a stable seed
+(:func:`draw_voice`), as τ³ pre-samples one per task and level; the draw depends on the kind of
+speaker (clear or accented), not on the profile, so the profiles of one kind hear the same
+caller and differ only by what the profile adds.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Sequence
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -21,20 +24,6 @@ from tauray.actors.voice.errors import SpeechConfigError
 from tauray.actors.voice.seeding import rng_for, stable_seed
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
-
-# espeak-ng voices (language, from espeakng-loader's espeak-ng-data) a persona can speak in.
-# Plain American English for the clean personas; English variants and other-language voices
-# reading English for the accented ones.
-AMERICAN: Final = ("en-us",)
-ENGLISH_VARIANTS: Final = ("en-us", "en", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc",
-                           "en-gb-x-gbclan", "en-gb-x-gbcwmd")
-FOREIGN_READING_ENGLISH: Final = ("fr", "de", "es", "it", "hi", "pt", "nl", "pl")
-# espeak-ng voice variants (voices/!v): timbres, male and female. The accented personas draw from
-# all of these; the clean ones from the variants the packaged recogniser heard best through the
-# line (docs/voice.md, "Which voices": 13 voices on a tuning draw apart from the measured corpus).
-VARIANTS: Final = ("m1", "m2", "m3", "m4", "f1", "f2", "f3", "f4")
-CLEAR_VARIANTS: Final = ("f2", "m7", "klatt", "f3")
-
 
 class NoiseParams(BaseModel):
     """Background noise: synthetic coloured noise or babble under the whole utterance."""
@@ -108,14 +97,20 @@ class Behaviour(BaseModel):
                                        "'hold on a second') per minute of the caller's speech, inserted in the audio.")
 
 
+Speaker = Literal["clear", "accented", "agent"]
+
+
 class Persona(BaseModel):
-    """Who speaks: which voices a task draws from, and the range of speaking rates."""
+    """Who speaks: which kind of speaker (the synthesiser has voices of each kind,
+    :meth:`~tauray.actors.voice.engines.TTS.voices`), and the range of speaking rates."""
 
     model_config = _FROZEN
-    languages: tuple[str, ...] = Field(AMERICAN, min_length=1, description="espeak-ng voices drawn from.")
-    variants: tuple[str, ...] = Field(CLEAR_VARIANTS, min_length=1, description="espeak-ng voice variants drawn from.")
-    rate_wpm: tuple[int, int] = Field((155, 180), description="Speaking rate range, words per minute.")
-    pitch: tuple[int, int] = Field((40, 60), description="espeak-ng pitch range (0-100).")
+    speaker: Speaker = Field("clear", description="'clear' (plain American English), 'accented' (other accents "
+                             "of English) or 'agent' (the agent's voice): the kind of voice drawn.")
+    rate_wpm: tuple[int, int] = Field((155, 180), description="Speaking rate range, words per minute (170: a "
+                                      "voice's natural pace).")
+    pitch: tuple[int, int] = Field((40, 60), description="espeak-ng pitch range (0-100); the neural voices have "
+                                   "their own.")
 
 
 class SpeechProfile(BaseModel):
@@ -127,9 +122,9 @@ class SpeechProfile(BaseModel):
     speech: bool = Field(True, description="False for `text`: no speech channel at all.")
     effects: Effects = Field(default_factory=Effects, description="Source effects applied to the caller's speech.")
     persona: Persona = Field(default_factory=Persona, description="Caller voices and rates.")
-    agent_persona: Persona = Field(default_factory=lambda: Persona(variants=("m7",), rate_wpm=(170, 170),
+    agent_persona: Persona = Field(default_factory=lambda: Persona(speaker="agent", rate_wpm=(170, 170),
                                                                    pitch=(50, 50)),
-                                   description="The agent's voice: one clean American voice in every profile.")
+                                   description="The agent's voice: one clear voice in every profile.")
     behaviour: Behaviour = Field(default_factory=Behaviour, description="Caller behaviour.")
     seed: int = Field(0, ge=0, description="Profile seed mixed into every draw (change it for a new sample).")
 
@@ -138,7 +133,7 @@ def _audio() -> Effects:
     return Effects(noise=NoiseParams(), bursts=BurstParams(), muffle=MuffleParams(), drops=DropParams())
 
 
-_ACCENTED = Persona(languages=ENGLISH_VARIANTS + FOREIGN_READING_ENGLISH, variants=VARIANTS)
+_ACCENTED = Persona(speaker="accented")
 _BEHAVIOUR = Behaviour(out_of_turn_per_min=0.7)
 
 
@@ -170,37 +165,37 @@ def get_profile(name: str) -> SpeechProfile:
 
 
 class DrawnVoice(BaseModel):
-    """The voice one task draws under one profile (who speaks: voice, rate, pitch, noise): the same
-    for every turn. Not a profile: a profile is what the draw is made from."""
+    """The voice one task draws for one side (who speaks: voice, rate, pitch, noise): the same for
+    every turn. Not a profile: a profile is what the draw is made from."""
 
     model_config = _FROZEN
-    voice: str = Field(description="espeak-ng voice name with its variant, e.g. 'en-us+m3'.")
+    voice: str = Field(description="The synthesiser's voice, e.g. 'kokoro/jf_alpha' or espeak-ng's 'en-us+m3'.")
     rate_wpm: int = Field(ge=80, le=450, description="Speaking rate, words per minute.")
     pitch: int = Field(ge=0, le=100, description="espeak-ng pitch (0-100).")
     noise_kind: str | None = Field(description="Background noise kind, when the profile has noise.")
-    seed: int = Field(ge=0, description="The task's seed under this profile (stable hash of profile, task, seed).")
+    seed: int = Field(ge=0, description="The speaker's synthesis seed (stable hash of the draw's key).")
 
 
-def _draw(persona: Persona, key: tuple[object, ...]) -> tuple[str, int, int]:
+def draw_voice(profile: SpeechProfile | str, task_id: str, seed: int = 0, *, side: str = "user",
+               voices: Sequence[str]) -> DrawnVoice:
+    """The voice of one task's side under a profile, drawn from ``voices`` (the synthesiser's voices
+    of the persona's kind) by a stable seed: the same task, kind and seed give the same voice on
+    every machine and run. The profile's name is not in the key: a task's caller is the same
+    person in every profile of its kind (clear or accented), so profiles compare like for like
+    and the synthesis is computed once (:mod:`tauray.actors.voice.engines.cache`)."""
+    prof = get_profile(profile) if isinstance(profile, str) else profile
+    persona = prof.agent_persona if side == "agent" else prof.persona
+    if not voices:
+        raise SpeechConfigError(f"the synthesiser has no {persona.speaker} voice")
+    key = ("voice", persona.speaker, prof.seed, task_id, seed, side)
     rng = rng_for(*key)
-    language = persona.languages[int(rng.integers(len(persona.languages)))]
-    variant = persona.variants[int(rng.integers(len(persona.variants)))]
+    voice = voices[int(rng.integers(len(voices)))]
     rate = int(rng.integers(persona.rate_wpm[0], persona.rate_wpm[1] + 1))
     pitch = int(rng.integers(persona.pitch[0], persona.pitch[1] + 1))
-    return f"{language}+{variant}", rate, pitch
-
-
-def draw_voice(profile: SpeechProfile | str, task_id: str, seed: int = 0, *, side: str = "user") -> DrawnVoice:
-    """The voice configuration of one task (and side) under a profile, drawn from a stable seed:
-    the same task, profile and seed give the same voice on every machine and run."""
-    prof = get_profile(profile) if isinstance(profile, str) else profile
-    key = ("voice", prof.name, prof.seed, task_id, seed, side)
-    persona = prof.agent_persona if side == "agent" else prof.persona
-    voice, rate, pitch = _draw(persona, key)
     noise = prof.effects.noise
     kind = None
     if noise is not None and side == "user":
-        kind = noise.kinds[int(rng_for(*key, "noise").integers(len(noise.kinds)))]
+        kind = noise.kinds[int(rng_for("noise", prof.seed, task_id, seed).integers(len(noise.kinds)))]
     return DrawnVoice(voice=voice, rate_wpm=rate, pitch=pitch, noise_kind=kind, seed=stable_seed(*key))
 
 

@@ -4,8 +4,9 @@ a chat window, in tauray's own words (the design follows the seed harness's voic
 A caller on the phone cannot paste an identifier, so the user simulator spells every
 identifier one character at a time; it talks first (the agent picks up, the caller
 speaks); it touches its phone only when the agent asks, one action per turn, since
-nobody on a call chains taps while talking; it ends the call with the end tool, not a
-token read aloud; and when asked to repeat, it offers to spell. The agent is told it is
+nobody on a call chains taps while talking; it says what the phone shows in plain words,
+never its icons or printed text; it never reads its instructions aloud; it ends the call
+with the end tool, not a token read aloud; and when asked to repeat, it offers to spell. The agent is told it is
 on a call: short sentences, no lists or markup, and to ask for identifiers letter by
 letter and read them back.
 
@@ -44,7 +45,7 @@ class VoicePrompt(BaseModel):
         return f"{self.id}@{self.version}#{self.digest}"
 
 
-VOICE_USER: Final = VoicePrompt(id="voice-user", version=1, side="user", text=(
+VOICE_USER: Final = VoicePrompt(id="voice-user", version=2, side="user", text=(
     "## You are on a phone call\n"
     "Everything you write is turned into speech and played down a telephone line; you hear the "
     "agent the same way. Speak as a caller would:\n"
@@ -54,6 +55,11 @@ VOICE_USER: Final = VoicePrompt(id="voice-user", version=1, side="user", text=(
     "'5, 5, 5, 0, 1, 2, 3' or 'C, 1, 0, 0, 4' or 'j, o, e, at, example, dot, com'.\n"
     "- Use a phone tool only when the agent asks you to do something on your phone, one action "
     "per turn, then tell the agent in words what the phone shows.\n"
+    "- Describe your screen the way you would to a friend: 'airplane mode is on, one bar of signal, "
+    "battery at eighty percent'. Never read out icons, emoji, symbols or the screen's text as it is "
+    "printed, but keep every setting, level and value it shows.\n"
+    "- Your instructions are for you alone: never read them aloud or mention them. Say only what a "
+    "caller would say, in the first person.\n"
     "- If the agent asks you to repeat something, repeat it and offer to spell it out.\n"
     "- Keep sentences short and plain: no lists, no markup, nothing a voice cannot say.\n"
     "- When the call is over, end it with the end-of-call tool if you have one; otherwise say "

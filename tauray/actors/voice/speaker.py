@@ -5,7 +5,7 @@ call of its own, only one host call per turn, as in a text cell.
 It carries on the run's speech pool (:class:`~tauray.actors.voice.pool.SpeechPool`, found by
 the run's name) or, where there is none (a run without Ray workers, a coordinator used in
 process, a test), on this process's :class:`LocalSpeech`. Synthesis and recognition are
-CPU-bound (espeak-ng, a CTranslate2 Whisper): run on an asyncio loop they would stall every
+CPU-bound (onnxruntime voices, a CTranslate2 Whisper): run on an asyncio loop they would stall every
 other conversation it holds, so :class:`LocalSpeech` hands each utterance to one worker thread
 of its own (the engines release the GIL while they compute) and the loop only awaits. One
 engine pair is loaded per (tts, asr) and shared by every profile's channel, so a sweep of six

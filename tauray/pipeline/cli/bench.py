@@ -69,7 +69,8 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
 
     try:
         result = run_voice_bench(utterances=args.utterances, workers=args.workers, turns=args.turns,
-                                 asr=tuple(args.asr.split(",")), accuracy_utterances=args.accuracy,
+                                 tts=tuple(args.tts.split(",")), asr=tuple(args.asr.split(",")),
+                                 decodings=tuple(args.decoding.split(",")), accuracy_utterances=args.accuracy,
                                  profiles=tuple(args.profiles.split(",")), seed=args.seed,
                                  voices=tuple(v for v in args.voices.split(",") if v))
     except SpeechConfigError as exc:
@@ -130,13 +131,19 @@ def register(sub: Any) -> None:
     p.add_argument("--workers", type=_workers, default=(1, 2), metavar="N,N,...",
                    help="speech worker counts whose throughput is measured (default 1,2; 'none': no throughput)")
     p.add_argument("--turns", type=int, default=20, help="utterances in the conversation costed (default 20)")
+    p.add_argument("--tts", default="local/neural", metavar="MODEL,...",
+                   help="synthesiser (default local/neural); several, comma-separated, for --accuracy")
     p.add_argument("--asr", default="local/whisper-tiny.en", metavar="MODEL,...",
                    help="recogniser (default local/whisper-tiny.en); several, comma-separated, for --accuracy")
+    p.add_argument("--decoding", default="default", metavar="NAME,...",
+                   help="a local recogniser's decoding for --accuracy: default (beam 5 and the domain prompt), "
+                   "greedy, beam, greedy+prompt, vad; several, comma-separated")
     p.add_argument("--accuracy", type=int, default=0, metavar="N",
                    help="also measure WER and identifier errors on N telecom caller utterances per profile")
     p.add_argument("--profiles", default="control,regular", help="profiles of --accuracy (comma-separated)")
     p.add_argument("--seed", type=int, default=2026, help="seed of the --accuracy utterances' draw (default 2026)")
     p.add_argument("--voices", default="", metavar="VOICE,...",
-                   help="with --accuracy: also per caller voice, e.g. en-us+f2,en-us+m7 (control, first --asr)")
+                   help="with --accuracy: also per caller voice of the first --tts, e.g. piper/joe,hibari/heart "
+                   "(control, first --asr and --decoding)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_voice)

@@ -19,15 +19,22 @@ from tauray.scenarios import get_scenario, replay
 
 
 def with_arms(conv: pd.DataFrame) -> pd.DataFrame:
-    """Add ``arm``, the label an analysis compares: ``agent model | user model``,
-    with the cell id appended where one such pair spans several cells (other
+    """Add ``arm``, the label an analysis compares: ``agent model | user model``; where one such
+    pair spans several cells, what tells them apart, in words first: the speech profile
+    ('oracle | scripted · control', the text twin '· text'), then the speech engines where one
+    profile ran with several, and the cell id only for what words do not separate (other
     options or judges); a copy of ``conv``."""
     df = conv.copy()
-    base = df["agent_model"].astype(str) + " | " + df["user_model"].astype(str)
+    label = df["agent_model"].astype(str) + " | " + df["user_model"].astype(str)
     cell = df["cell_id"].astype(object).where(df["cell_id"].notna(), df["run_id"])
-    spans = pd.Series(cell.values, index=base.values).groupby(level=0).nunique()
-    multi = base.map(spans).gt(1).to_numpy() if len(df) else []
-    df["arm"] = [f"{b} [{str(c)[:8]}]" if m else b for b, c, m in zip(base, cell, multi)]
+    for column, default in (("speech_profile", "text"), ("speech_engines", "text")):
+        if column in df.columns and len(df):
+            value = df[column].astype(object).where(df[column].notna(), default).astype(str)
+            apart = value.groupby(label.values).transform("nunique").gt(1).to_numpy()
+            label = label.where(~apart, label + " · " + value)
+    spans = pd.Series(cell.values, index=label.values).groupby(level=0).nunique()
+    multi = label.map(spans).gt(1).to_numpy() if len(df) else []
+    df["arm"] = [f"{b} [{str(c)[:8]}]" if m else b for b, c, m in zip(label, cell, multi)]
     return df
 
 

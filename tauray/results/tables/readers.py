@@ -58,7 +58,7 @@ CATEGORICAL = frozenset({
     "function", "prompt_id", "prompt_version", "prompt_hash", "judge_config_id", "assertion", "unscored_reason",
     "gold_agent_db_hash", "gold_user_db_hash", "matched_action_id", "attribution", "decisive_finding",
     "audit_id", "detector", "fault_class", "blamed_side", "effect", "tier", "decisive_class",
-    "profile", "tts_model", "asr_model", "voice",
+    "profile", "tts_model", "asr_model", "asr_decoding", "voice",
 })
 
 

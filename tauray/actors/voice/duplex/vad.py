@@ -106,7 +106,7 @@ class WebRTCVAD:
 
     def __init__(self, mode: int = 2) -> None:
         try:
-            import webrtcvad  # type: ignore[import-not-found]  # optional, not a dependency of tauray
+            import webrtcvad  # type: ignore[import-not-found]  # lazy: optional, not a dependency of tauray
         except ImportError:
             raise DuplexConfigError("vad 'webrtc' needs the webrtcvad package: pip install webrtcvad") from None
         if mode not in (0, 1, 2, 3):

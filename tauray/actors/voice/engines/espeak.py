@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import _ctypes
 import ctypes
+import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -26,6 +27,8 @@ _AUDIO_OUTPUT_SYNCHRONOUS = 0x02
 _CHARS_UTF8 = 1
 _POS_CHARACTER = 1
 _RATE, _PITCH = 1, 3
+_PHONEMES_IPA = 0x02
+_CLAUSE = re.compile(r"([,.!?;:]+)")
 _LIBC = ctypes.CDLL(None)
 _SYNTH_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
 
@@ -99,13 +102,72 @@ class _Espeak:
         pcm = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
         return pcm.astype(np.float32) / 32768.0
 
+    def phonemes(self, text: str, voice: str) -> list[tuple[str, str]]:
+        """``text`` as IPA phonemes, clause by clause: (the clause's phonemes, the punctuation
+        that ends it, '' for none). The neural engines read these (engines/piper.py, kokoro.py);
+        clauses are split here because espeak-ng's phoneme call drops the punctuation."""
+        clauses: list[tuple[str, str]] = []
+        parts = _CLAUSE.split(text)
+        with self._lock:
+            lib = ctypes.CDLL(self.library)
+            try:
+                lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+                lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
+                lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int]
+                lib.espeak_TextToPhonemes.restype = ctypes.c_char_p
+                if lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, str(self.data_path.parent).encode(), 0) <= 0:
+                    raise RuntimeError(f"espeak-ng failed to initialise from {self.data_path}")
+                if lib.espeak_SetVoiceByName(voice.encode()) != 0:
+                    raise SpeechConfigError(f"espeak-ng could not load voice {voice!r}")
+                for words, stop in zip(parts[::2], [*parts[1::2], ""], strict=True):
+                    if not words.strip():
+                        if clauses and stop:
+                            clauses[-1] = (clauses[-1][0], clauses[-1][1] + stop)
+                        continue
+                    buffer = ctypes.c_char_p(words.encode("utf-8"))
+                    pieces = []
+                    while buffer.value:
+                        out = lib.espeak_TextToPhonemes(ctypes.byref(buffer), _CHARS_UTF8, _PHONEMES_IPA)
+                        if out is None:
+                            break
+                        pieces.append(out.decode("utf-8"))
+                    said = re.sub(r"\([^)]*\)", "", " ".join(pieces)).strip()  # language-switch flags
+                    if said:
+                        clauses.append((said, stop.strip()[:1]))
+                lib.espeak_Terminate()
+            finally:
+                handle = lib._handle
+                del lib
+                _ctypes.dlclose(handle)
+        return clauses
+
+
+# espeak-ng voices (language+variant, from espeakng-loader's espeak-ng-data) a speaker is drawn from.
+# Clear speakers: American English in the variants the packaged recogniser heard best through the
+# line (docs/voice.md, "Which voices": 13 voices on a tuning draw apart from the measured corpus);
+# accented ones: English variants and other-language voices reading English, in every timbre.
+AMERICAN: Final = ("en-us",)
+CLEAR_VARIANTS: Final = ("f2", "m7", "klatt", "f3")
+ENGLISH_VARIANTS: Final = ("en-us", "en", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc",
+                           "en-gb-x-gbclan", "en-gb-x-gbcwmd")
+FOREIGN_READING_ENGLISH: Final = ("fr", "de", "es", "it", "hi", "pt", "nl", "pl")
+VARIANTS: Final = ("m1", "m2", "m3", "m4", "f1", "f2", "f3", "f4")
+VOICES: Final = {
+    "clear": tuple(f"{lang}+{v}" for lang in AMERICAN for v in CLEAR_VARIANTS),
+    "accented": tuple(f"{lang}+{v}" for lang in ENGLISH_VARIANTS + FOREIGN_READING_ENGLISH for v in VARIANTS),
+    "agent": ("en-us+m7",),
+}
+
 
 class EspeakTTS:
     """espeak-ng as the channel's speech synthesiser: ``synth(text, voice, rate, pitch, seed)``
-    returns float32 mono audio in [-1, 1] at :attr:`sample_rate`."""
+    returns float32 mono audio in [-1, 1] at :attr:`sample_rate`. The robotic voice: the fastest
+    engine here (tests that need speed), and a "robotic" option for a sweep."""
 
     name = "local/espeak-ng"
     price: tuple[str, float] | None = ("none", 0.0)  # runs here: no money per call
+    deterministic = True
+    packages = ("espeakng-loader",)
 
     def __init__(self) -> None:
         self._espeak = _Espeak.get()
@@ -120,9 +182,9 @@ class EspeakTTS:
         if variant and variant not in self._espeak.variants:
             raise SpeechConfigError(f"voice {voice!r}: espeak-ng has no variant {variant!r} (e.g. m1, m3, f2)")
 
-    def speaks_as(self, persona_voice: str) -> str:
-        """The voice a persona speaks in: its own (espeak-ng has every persona's voice)."""
-        return persona_voice
+    def voices(self, kind: str) -> tuple[str, ...]:
+        """The voices of one kind of speaker: 'clear', 'accented' or 'agent'."""
+        return VOICES[kind]
 
     def synth(self, text: str, voice: str, rate_wpm: int = 170, pitch: int = 50, seed: int = 0) -> np.ndarray:
         self.check_voice(voice)

@@ -5,9 +5,9 @@ variable when the call is made, never stored. Each call is admitted by the quota
 the spec's ``rpm`` (:mod:`tauray.actors.voice.quota`) and priced per character spoken or per
 second heard (:func:`~tauray.actors.voice.spec.speech_price`).
 
-A hosted voice is the spec's ``voice`` (the provider's, default ``alloy``): the profile's
-personas name espeak-ng voices, whose accents a provider's voices do not have, so a hosted
-synthesiser speaks every persona in its one voice, at the persona's rate.
+A hosted voice is the spec's ``voice`` (the provider's, default ``alloy``): a hosted
+synthesiser speaks every speaker, clear, accented or the agent, in that one voice, at the
+speaker's rate.
 """
 
 from __future__ import annotations
@@ -54,16 +54,16 @@ class HostedTTS:
         if not voice:
             raise SpeechConfigError("tts voice is empty")
 
-    def speaks_as(self, persona_voice: str) -> str:
-        """The provider's voice, whatever the persona (see the module docstring)."""
-        return self.voice
+    def voices(self, kind: str) -> tuple[str, ...]:
+        """The provider's one voice, for every kind of speaker (see the module docstring)."""
+        return (self.voice,)
 
     def synth(self, text: str, voice: str, rate_wpm: int = 170, pitch: int = 50, seed: int = 0) -> np.ndarray:
         import litellm  # lazy: the slowest import of the stack
         import soundfile  # lazy: optional extra tauray[voice]
 
         def send() -> Any:
-            return litellm.speech(model=self.name, input=text, voice=self.voice, response_format="wav",
+            return litellm.speech(model=self.name, input=text, voice=voice, response_format="wav",
                                   speed=max(0.25, min(4.0, rate_wpm / 170)), api_base=self.spec.api_base,
                                   api_key=_key(self.spec.api_key_env), timeout=self.spec.timeout)
 
@@ -77,6 +77,7 @@ class HostedASR:
     """litellm ``transcription`` on 16 kHz audio sent as a WAV file."""
 
     english_only = False
+    decoding = ""  # the provider's
 
     def __init__(self, spec: SpeechModelSpec) -> None:
         if "/" not in spec.model:

@@ -26,8 +26,8 @@ import numpy as np
 
 from tauray.actors.serving.lifecycle import ServeRun, ServeStartError, deploy, placement, start_serve
 from tauray.actors.serving.spec import replica_options
-from tauray.actors.voice.engines.whisper import WhisperASR
-from tauray.actors.voice.spec import PACKAGED, SpeechModelSpec
+from tauray.actors.voice.engines.whisper import whisper_for
+from tauray.actors.voice.spec import DECODING, PACKAGED, SpeechModelSpec
 
 PREFIX = "tauray-asr-"
 
@@ -35,8 +35,7 @@ PREFIX = "tauray-asr-"
 def app_name(spec: SpeechModelSpec) -> str:
     """The Serve application that serves ``spec``: named by everything that decides what it hears
     and where it runs, so two runs that share one cannot mean different recognisers."""
-    digest = hashlib.sha256(spec.model_dump_json(include={"model", "device", "beam_size", "hotwords",
-                                                          "serve"}).encode()).hexdigest()
+    digest = hashlib.sha256(spec.model_dump_json(include={"model", "device", *DECODING, "serve"}).encode()).hexdigest()
     return f"{PREFIX}{spec.model.removeprefix('local/')}-{digest[:10]}"
 
 
@@ -48,6 +47,7 @@ class ServedASR:
     def __init__(self, spec: SpeechModelSpec, *, timeout_s: float = 600.0) -> None:
         self.spec = spec
         self.name = spec.model
+        self.decoding = spec.decoding()
         self.english_only = PACKAGED[spec.model].english_only
         self.app = app_name(spec)
         self.timeout_s = timeout_s
@@ -74,8 +74,7 @@ class RecogniserReplica:
     def __init__(self, spec_json: str) -> None:
         spec = SpeechModelSpec.model_validate_json(spec_json)
         assert spec.serve is not None
-        self._asr = WhisperASR(spec.model, device=spec.device, beam_size=spec.beam_size,
-                               cpu_threads=max(1, int(spec.serve.num_cpus)), hotwords=spec.hotwords)
+        self._asr = whisper_for(spec, cpu_threads=max(1, int(spec.serve.num_cpus)))
 
     async def transcribe(self, audio: np.ndarray) -> str:
         return await asyncio.to_thread(self._asr.transcribe, audio)

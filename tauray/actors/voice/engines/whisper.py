@@ -22,14 +22,15 @@ from typing import Any
 
 import numpy as np
 
+from tauray.actors.voice.engines.cache import cache_root
 from tauray.actors.voice.errors import INSTALL_HINT, SpeechConfigError
-from tauray.actors.voice.spec import PACKAGED, PackagedModel
+from tauray.actors.voice.spec import PACKAGED, PackagedModel, SpeechModelSpec, decoding_label
 
 SAMPLE_RATE = 16000  # what Whisper takes
 
 
 def _cache_root() -> Path:
-    return Path(os.environ.get("TAURAY_CACHE", Path.home() / ".cache" / "tauray")) / "whisper"
+    return cache_root() / "whisper"
 
 
 def _require(model: PackagedModel) -> list[Path]:
@@ -72,15 +73,19 @@ def model_dir(name: str) -> Path:
 class WhisperASR:
     """faster-whisper on a packaged model: ``transcribe(audio_16k)`` returns the text.
 
-    Greedy decoding (beam 1 by default, temperature 0, no previous-text conditioning) so the same
-    audio gives the same text; int8 on CPU, float16 on a GPU. ``hotwords``: words the decoder is
-    biased toward (none by default; :data:`~tauray.actors.voice.spec.SPELLING_HOTWORDS`).
+    Deterministic decoding (temperature 0, no previous-text conditioning: the same audio gives
+    the same text) with a beam of ``beam_size`` (1: greedy), starting from ``prompt`` (Whisper's
+    initial prompt; None: none) and, with ``vad_filter``, without what faster-whisper's packaged
+    Silero VAD takes for silence; int8 on CPU, float16 on a GPU. ``hotwords``: words the decoder
+    is biased toward (:data:`~tauray.actors.voice.spec.SPELLING_HOTWORDS`). The defaults are plain
+    decoding; a spec's defaults are the measured ones (:func:`whisper_for`).
     """
 
     price: tuple[str, float] | None = ("none", 0.0)  # runs here: no money per call
 
     def __init__(self, name: str = "local/whisper-tiny.en", *, device: str = "cpu", beam_size: int = 1,
-                 cpu_threads: int = 1, hotwords: str | None = None) -> None:
+                 cpu_threads: int = 1, hotwords: str | None = None, prompt: str | None = None,
+                 vad_filter: bool = False) -> None:
         path = model_dir(name)
         from faster_whisper import WhisperModel  # lazy: optional extra tauray[voice], ~1 s to import
 
@@ -88,6 +93,9 @@ class WhisperASR:
         self.english_only = PACKAGED[name].english_only
         self.beam_size = beam_size
         self.hotwords = hotwords
+        self.prompt = prompt
+        self.vad_filter = vad_filter
+        self.decoding = decoding_label(beam_size, prompt, vad_filter, hotwords)
         compute = "float16" if device == "cuda" else "int8"
         self._model = WhisperModel(str(path), device=device, compute_type=compute, cpu_threads=cpu_threads)
         self._lock = threading.Lock()
@@ -100,11 +108,20 @@ class WhisperASR:
         # over): a decoder caught in a repetition loop stops there instead of at 448 tokens.
         budget = min(440, 16 + int(10 * audio.size / SAMPLE_RATE))
         kwargs: dict[str, Any] = {"beam_size": self.beam_size, "temperature": 0.0, "max_new_tokens": budget,
-                                  "condition_on_previous_text": False, "vad_filter": False}
+                                  "condition_on_previous_text": False, "vad_filter": self.vad_filter}
         if not self.english_only:
             kwargs["language"] = "en"
         if self.hotwords:
             kwargs["hotwords"] = self.hotwords
+        if self.prompt:
+            kwargs["initial_prompt"] = self.prompt
         with self._lock:
             segments, _info = self._model.transcribe(audio.astype(np.float32), **kwargs)
             return " ".join(s.text.strip() for s in segments).strip()
+
+
+def whisper_for(spec: SpeechModelSpec, *, cpu_threads: int = 1) -> WhisperASR:
+    """The packaged recogniser a local ``asr`` spec names, decoding as the spec says (in a speech
+    worker and in a served replica alike)."""
+    return WhisperASR(spec.model, device=spec.device, beam_size=spec.beam_size, cpu_threads=cpu_threads,
+                      hotwords=spec.hotwords, prompt=spec.prompt or None, vad_filter=spec.vad_filter)

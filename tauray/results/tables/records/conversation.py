@@ -134,6 +134,9 @@ class ConversationRecord(BaseModel):
                                 "docs/voice.md).")
     voice_prompts: str | None = Field(None, description="Voice rules the sides got, 'side=id@version#hash' "
                                       "comma-separated; null in a text cell.")
+    speech_engines: str | None = Field(None, description="The cell's synthesiser and recogniser with its decoding, "
+                                       "e.g. 'local/neural + local/whisper-tiny.en (beam 5, prompt 0fd2a529)'; null "
+                                       "in a text cell.")
     utterances: Count = Field(0, description="Utterances carried over the speech channel (rows in `utterances`).")
     mean_wer: float | None = Field(None, ge=0, description="Mean word error rate of the carried utterances; null "
                                    "when none was carried.")

@@ -72,9 +72,12 @@ class UtteranceRecord(BaseModel):
                                        "on a cache hit); null when the price is unknown.")
     asr_cost_usd: float | None = Field(None, ge=0.0, description="What recognising it cost (per second of audio for "
                                        "a hosted engine; 0 for a local one); null when the price is unknown.")
-    tts_model: str = Field(description="Speech synthesis engine and model, e.g. 'local/espeak-ng'.")
-    voice: str = Field(description="Voice the utterance was spoken in (engine voice name, with its variant).")
+    tts_model: str = Field(description="Speech synthesis engine, e.g. 'local/neural', 'local/espeak-ng'.")
+    voice: str = Field(description="Voice the utterance was spoken in: the synthesiser's voice name, e.g. "
+                       "'kokoro/jf_alpha', 'piper/joe', espeak-ng's 'en-us+m3'.")
     asr_model: str = Field(description="Recogniser and model, e.g. 'local/whisper-base'.")
+    asr_decoding: str = Field("", description="How a local recogniser decoded: beam, a hash of its prompt, the VAD "
+                              "filter, hotwords ('beam 5, prompt 1a2b3c4d'); '' for a hosted one.")
     effects: JsonText = Field(description="JSON object of the effects applied to this utterance and their drawn "
                               "parameters (noise SNR, bursts, muffled stretch, dropped frames, out-of-turn speech).")
     seed: int = Field(ge=0, description="Seed every random choice of this utterance came from (a stable hash of "
