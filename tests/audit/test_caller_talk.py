@@ -473,3 +473,11 @@ def test_an_icon_seen_is_on_a_control_seen_is_nothing(said, expected) -> None:
 def test_travel_denied_or_asked_back_is_not_being_abroad(said) -> None:
     assert KnownInfoContradicted(name="k", version=4, fault_class="known_info_contradicted").detect(
         _opening(said, AT_HOME)) == []
+
+
+@pytest.mark.parametrize("said", [
+    "Hi, no service. Might it be the SIM card? I'm not sure.",  # a question asks, it suspects nothing
+    "Hi, MMS won't send. Is it the wifi calling thing? I have no idea what that does.",
+])
+def test_a_cause_asked_about_is_no_cause_named_early(said) -> None:
+    assert FaultNamedEarly(name="f", version=8, fault_class="fault_named_early").detect(_opening(said, AT_HOME)) == []

@@ -43,7 +43,7 @@ USER_DETECTORS: tuple[Detector, ...] = (
     IdentityInvented(name="identity_invented", version=2, fault_class="identity_invented"),
     RepeatedWrite(name="repeated_write", version=1, fault_class="repeated_write", effect="outcome"),
     StateWithoutTool(name="state_without_tool", version=9, fault_class="state_without_tool"),
-    FaultNamedEarly(name="fault_named_early", version=7, fault_class="fault_named_early"),
+    FaultNamedEarly(name="fault_named_early", version=8, fault_class="fault_named_early"),
     StopAfterFailure(name="stop_after_failure", version=1, fault_class="stop_after_failure", effect="outcome"),
     NoEndAfterResolved(name="no_end_after_resolved", version=1, fault_class="no_end_after_resolved"),
     ConstraintBroken(name="constraint_broken", version=4, fault_class="constraint_broken"),

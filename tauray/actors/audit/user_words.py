@@ -211,7 +211,8 @@ def _seen_by_user(m: Message) -> bool:
 
 class FaultNamedEarly(Detector):
     """The customer names a phone setting as the cause before anything it saw (the agent's
-    words, a phone result) or its own task mentioned it (v7: causes listed in doubt, "I'm not sure if
+    words, a phone result) or its own task mentioned it (v8: a cause asked about, "Might it be the SIM
+    card?", suspects none: a question asks; v7: causes listed in doubt, "I'm not sure if
     it's the SIM or the account", suspect none; v6: a setting named to rule it out ("so it's
     not a roaming thing", "I don't think it's the VPN") is none; v5: the suspicion and the setting in the
     same sentence, and a setting the task's situation brings up counts as mentioned (abroad: roaming);
@@ -234,7 +235,8 @@ class FaultNamedEarly(Detector):
             claimed = " ".join([*phone.state_claims(m.content), *(k.replace("_", " ") for k in claims.claims(m.content))])
             # a stated state ("I think the data saver is on") is state_without_tool's, not a suspected cause
             suspected = _EXCLUDED.sub(" ", " ".join(x for x in phone.sentences(text)
-                                                    if _SUSPECTS.search(x) and not _UNSURE_WHICH.search(x)).lower())
+                                                    if _SUSPECTS.search(x) and not _UNSURE_WHICH.search(x)
+                                                    and not x.rstrip().endswith("?")).lower())
             named = [name for name, pattern in phone.SETTING_TOPICS.items()
                      if re.search(pattern, suspected) and not re.search(pattern, before)
                      and not re.search(pattern, task) and not re.search(pattern, claimed)]
