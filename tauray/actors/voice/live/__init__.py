@@ -1,0 +1,15 @@
+"""Live agents: an agent under test that lives in real time outside tauray, reached on the wall
+clock (issue 50). One concept per module:
+
+* :mod:`.media_stream`: Twilio Media Streams messages, both ways, validated as one line.
+* :mod:`.ulaw`: the stream's audio, raw μ-law in 20 ms frames, through the line's codec.
+* :mod:`.lateness`: the harness's own lateness on the wall clock (frame-send p50/p99, longest gap).
+* :mod:`.phone`: the caller's side of a call to a phone bot's websocket.
+* :mod:`.tool_server`: the scenario's agent tools served to a bot over MCP, one session per
+  conversation (needs the optional extra ``tauray[live]``; imported by name, not here).
+* :mod:`.errors`: a call's faults and bad messages, one line each.
+"""
+
+from tauray.actors.voice.live.errors import CallFault, FaultKind, MediaStreamError, ToolServerError
+
+__all__ = ["CallFault", "FaultKind", "MediaStreamError", "ToolServerError"]
