@@ -400,8 +400,10 @@ IC = InventedConstraint(name="invented_constraint", version=3, fault_class="inve
 @pytest.mark.parametrize("reply", [
     "Oh I couldn't possibly, the phone is set up for my mother's medical alerts.",
     "I'm going to say no to that one, my dad handles all the phone stuff.",
-    "Hmm, no. The last time I restarted it I lost everything.",
     "I can't risk it, last time I did that it wiped my messages.",
+    "Absolutely not, I use that every day for my business.",
+    "I'm under strict instructions not to change anything on this phone.",
+    "Oh no, dear, I never do that, my son-in-law said to leave it.",
     "Please don't make me do that, I need the phone for my job right now.",
 ])
 def test_a_refusal_in_a_first_clause_with_a_reason_is_an_invented_constraint(reply) -> None:
@@ -481,3 +483,22 @@ def test_travel_denied_or_asked_back_is_not_being_abroad(said) -> None:
 ])
 def test_a_cause_asked_about_is_no_cause_named_early(said) -> None:
     assert FaultNamedEarly(name="f", version=8, fault_class="fault_named_early").detect(_opening(said, AT_HOME)) == []
+
+
+@pytest.mark.parametrize("reply", [
+    "Nope, not seeing it anywhere, sorry.",  # not finding it, in words without "find"
+    "No luck finding it, I've been through every menu.",
+    "I don't think my phone has that option, it's quite basic.",
+    "Nah, nothing called that in my settings.",
+    "Not really, that's all. Tell me what to press.",  # nothing more to say
+    "No, nothing else comes to mind. Shall I check something?",
+    "No, I haven't done anything yet, I wasn't sure what to touch.",
+])
+def test_not_finding_or_nothing_more_to_say_is_no_invented_constraint(reply) -> None:
+    assert [f for f in IC.detect(_asked_then(reply))] == []
+
+
+def test_the_last_time_claims_nothing_done() -> None:
+    found = [f.fault_class for d in USER_DETECTORS
+             for f in d.detect(_asked_then("Hmm, no. The last time I restarted it I lost everything."))]
+    assert "done_without_call" not in found

@@ -44,7 +44,10 @@ REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to
                      r"(?:i'?d|i would) rather (?:you )?(?:didn'?t|not|leave)|let'?s not|not keen|(?:leave|let) (?:that|it|this) "
                      r"(?:alone|be)|a no from me|(?:that'?s|it'?s|that is|it is) not (?:possible|happening|an option)|"
                      r"don'?t trust (?:\w+ing|that|it|doing)|no thanks|no thank you|"
-                     r"^(?:(?:hmm+|um+|oh|well|sorry|mm+)[,!.]?\s+)*(?:no|nope|nah)\s*[,.!;]|"
+                     r"(?:i'?d|i would) sooner not|(?:absolutely|certainly|definitely|of course|really) not|"
+                     r"(?:prefer|rather) (?:we |to )?(?:try|do) something else|can we (?:skip|try something else)|"
+                     r"(?:don'?t|do not) like (?:\w+ing|to \w+)|instructions? (?:not|never) to|"
+                     r"(?:said|says|told me|warned me|tells me) (?:not|never) to|"
                      r"^(?:(?:sorry|no|nope|oh|um+|well|honestly|afraid)[,!.]?\s+)*i (?:can'?t|cannot|won'?t|couldn'?t)"
                      r"(?:,|\.|!|;| sorry| right now| at the moment| today| now))", _I)
 """Words that refuse an asked action (not "can't find it": that is not being able to): an action
@@ -56,7 +59,7 @@ CANNOT_FIND = re.compile(r"\b(?:can'?t|cannot|couldn'?t|unable to) (?:find|see|l
                          r"\bwhere\b|\bhow (?:do|can|would) i\b", _I)
 RULE = re.compile(r"\b(?:allow(?:ed)?|permit(?:ted)?|supposed to|forbid\w*|prohibit\w*|requires?|required|policy|rules?|"
                   r"managed|locked|contract|warranty|insurance|told me|promis\w*|would have my head|not let me|"
-                  r"won'?t let me)\b|\b(?:the|my|our|his|her|their) \w+(?: \w+)? (?:said|says|told|warned|insist\w*)\b|"
+                  r"won'?t let me|been told|told by|instructions?|(?:said|says|told me|warned me|tells me) (?:not|never) to)\b|\b(?:the|my|our|his|her|their) \w+(?: \w+)? (?:said|says|told|warned|insist\w*)\b|"
                   r"\bmy (?:employer|company|boss|work|job|it department|doctor|son|daughter|husband|wife|partner|"
                   r"parents?|kids?|children|grandson|granddaughter|family|landlord|school|bank|insurer|lawyer|"
                   r"technician|carrier|church)\b|\bwe (?:don'?t|do not|never)\b|\b(?:in|where) (?:my|our) "
@@ -68,13 +71,19 @@ _PLEASANTRY = re.compile(r"^(?:sorry|thanks?|thank you|please|ok(?:ay)?|hmm+|no|
 
 
 _OPENER = re.compile(r"^\W*(?:(?:oh|ah|hmm+|um+|uh+|mm+|well|sorry|honestly|look|listen|okay|ok)\b[,!.]?\s*)*", _I)
-_DECLINE_CUE = re.compile(r"\b(?:no|not|never|nope|nah|decline|refuse|pass|cannot|dont|cant|wont|couldnt|shouldnt|isnt)\b|"
-                          r"n['’]t\b", _I)
+_DECLINE_CUE = re.compile(r"\b(?:not|never|decline|refuse|say no|no can do|no chance|no way|cannot|dont|cant|wont|couldnt|"
+                          r"shouldnt|isnt)\b|n['’]t\b", _I)
+"""A negation that can turn an action down (a bare "No," answers a question as often as it refuses)."""
+_ABOUT_ACTION = re.compile(r"\b(?:do|doing|that|this|it|touch\w*|chang\w*|press\w*|restart\w*|reboot\w*|turn\w*|switch\w*|"
+                           r"reset\w*|toggl\w*|risk|possibly|happen\w*|make me|decline|refuse|say no|go ahead|no can do)\b", _I)
+"""The first clause is about the asked action ("I couldn't possibly", "That isn't going to happen")."""
 _NOT_DECLINING = re.compile(r"\b(?:not sure|(?:don'?t|do not) know|no idea|no problem|no worries|not a problem|not yet|yet|"
                             r"still|wait|hold on|hang on|moment|second|minute|sec|(?:don'?t|do not) mind|not bad|"
                             r"(?:haven'?t|have not|hasn'?t) got|(?:don'?t|doesn'?t) have|there'?s no|isn'?t there|no such|"
                             r"not (?:there|showing|listed)|didn'?t (?:catch|get|hear|understand)|(?:don'?t|do not) understand|"
-                            r"not following|not with you)\b", _I)
+                            r"not following|not with you|see|seeing|seen|spot\w*|find\w*|luck|locat\w*|called|ha(?:s|ve) (?:that|this|a|an|no|any|such)|"
+                            r"know|think so|sure|else|really|all|anything|tried|seem\w*|exist\w*|there)\b", _I)
+"""Not declining: a doubt, a wait, not finding, seeing or having it, nothing more to say."""
 
 
 def _declines_first(text: str) -> str | None:
@@ -86,7 +95,8 @@ def _declines_first(text: str) -> str | None:
     if sentence.rstrip().endswith("?"):
         return None
     first = re.split(r"[,;:—–]|\s-\s|\bbut\b|\bbecause\b|\bas\b|\bsince\b", _OPENER.sub("", sentence), maxsplit=1)[0]
-    if _DECLINE_CUE.search(first) and not _NOT_DECLINING.search(first) and not CANNOT_FIND.search(first):
+    if _DECLINE_CUE.search(first) and _ABOUT_ACTION.search(first) and not _NOT_DECLINING.search(first) \
+            and not CANNOT_FIND.search(first):
         return first.strip()
     return None
 
@@ -106,8 +116,8 @@ def refusal_reason(text: str | None) -> str | None:
     declined = _declines_first(text)
     if not (REFUSES.search(text) or declined) or CANNOT_FIND.search(text):
         return None
-    if m := RULE.search(text):
-        return m.group(0)
+    if m := RULE.search(text):  # the clause that names the rule, so a reason is compared whole with the task's words
+        return next((p.strip() for p in _CONNECTIVE.split(text) if p and m.group(0) in p), m.group(0))
     for sentence in re.split(r"(?<=[.!?])\s+", text):
         if sentence.strip().endswith("?"):
             continue
@@ -131,7 +141,13 @@ class InventedConstraint(Detector):
     left the failure with no finding, put on the agent. v3: a first clause that turns the action down in
     words no list holds (``_declines_first``: "Oh I couldn't possibly, ...", "I'm going to say no to that
     one, ...", "Hmm, no. ..."), not a wait, a doubt or not finding it; v2 found 1 of 10 refusals written
-    for this change after its tuning, and "I can't risk it, ..." was excused as "cannot")."""
+    for this change after its tuning, and "I can't risk it, ..." was excused as "cannot"; v4: v3 read a bare
+    "No," and any negated first clause as a refusal, and flagged 7 of 13 faithful "can't see it" / "nothing
+    more to say" replies written afterwards ("Nope, not seeing it anywhere", "No, nothing else comes to
+    mind"): the first clause must now be about the action and not about seeing, finding, having or
+    knowing; more refusal idioms ("Absolutely not", "under strict instructions not to", "can we skip
+    that?"), a reported prohibition ("my husband always said not to") is a rule, and a rule's reason is
+    its whole clause, so one word of it in the task ("rules") no longer excuses it)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
