@@ -12,6 +12,8 @@ import socket
 
 import numpy as np
 import pytest
+
+pytest.importorskip("websockets", reason="the optional extra tauray[live]")
 from websockets.asyncio.server import serve
 
 from tauray.actors.voice.live import media_stream as ms
