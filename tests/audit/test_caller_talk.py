@@ -502,3 +502,20 @@ def test_the_last_time_claims_nothing_done() -> None:
     found = [f.fault_class for d in USER_DETECTORS
              for f in d.detect(_asked_then("Hmm, no. The last time I restarted it I lost everything."))]
     assert "done_without_call" not in found
+
+
+@pytest.mark.parametrize("reply", [
+    "Right, that's been toggled.",  # done, said of the step
+    "Alright, that's switched now.",
+    "I went into settings and turned it off.",
+])
+def test_a_step_said_done_in_other_words_without_a_call_is_done_without_call(reply) -> None:
+    assert "done_without_call" in [f.fault_class for d in USER_DETECTORS for f in d.detect(_asked_then(reply))]
+
+
+def test_wonderful_is_no_wondering_and_a_fix_said_in_it_is_a_premature_stop() -> None:
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, my phone has no data."),
+               (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *performed(3, "toggle_airplane_mode", _PLANE_OFF, "Oh wonderful, all back to normal. Goodbye. ###STOP###")],
+              scenario=ABROAD, success=False)
+    assert PrematureStop(name="p", version=4, fault_class="premature_stop", effect="outcome").detect(t)

@@ -120,7 +120,7 @@ INVERTED = re.compile(r"^(?:(?:so|and|but|ok(?:ay)?|um+|uh+|well|right|hmm+|oh|w
 """A sentence that starts with its verb before its subject asks, with or without a "?" (texting
 style: "is roaming meant to be on for this"); not "did the VPN, done" (a report with its "I" left out)."""
 
-GUESS = re.compile(r"\b(?:maybe|perhaps|possibly|might|could|wonder\w*|guessing)\b", _I)
+GUESS = re.compile(r"\b(?:maybe|perhaps|possibly|might|could|wonder(?:s|ed|ing)?|guessing)\b", _I)
 """A "?" sentence with these words is a guess put to the agent ("Maybe the SIM is locked? Not sure."), no claim."""
 
 NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|let me|only when|only if|as soon as|until|"
@@ -131,7 +131,7 @@ NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|let me|o
                          r"need(?:s|ed)?|want(?:s|ed)?|wish\w*|hope|hopes|hoped|hopefully|hoping|expect\w*|require\w*|"
                          r"looking for|would love|'d love|"
                          # a supposition or a wonder
-                         r"if|unless|in case|suppos\w*|imagine|wonder\w*|any idea|do you (?:know|think|reckon)|"
+                         r"if|unless|in case|suppos\w*|imagine|wonder(?:s|ed|ing)?|any idea|do you (?:know|think|reckon)|"
                          # what would be, not what is
                          r"would(?!\s+not)|'d(?!\s+(?:say|guess|think|bet|reckon))|"
                          r"meant to|ought to)\b", _I)

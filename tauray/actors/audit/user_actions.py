@@ -83,6 +83,9 @@ _DONE_WORDS = re.compile(rf"\b(?:done|finish(?:ed)?|complete(?:d)?|all set|sorte
                          rf"there you go|it'?s done|did (?:it|that|this|so|what you (?:said|asked))|"
                          rf"i(?:'ve| have)?\s+(?:just |already |now |also |finally )?(?:{_ACTED})|"
                          rf"i(?:'ve| have)\s+(?:\w+\s+)?(?:{_BASE})|(?:went|gone) ahead|"
+                         rf"\bi\b[^.,;?!]{{0,40}}?\band\s+(?:{_ACTED})\s+(?:it|that|this|them)|"
+                         rf"(?:that|it|this)(?:'s| is| has)\s+(?:been\s+|now\s+|all\s+|just\s+)*(?:{_ACTED})\b(?!\s+(?:by|to)\b)|"
+                         rf"(?:that|it)'?s\s+(?:\w+\s+)?(?:{_ACTED})\s+now|"
                          rf"^(?:{_ACTED})(?:\s+(?:on|off|over|up))?\s+(?:it|that|this|them|the|my))\b", re.IGNORECASE)
 
 
@@ -96,7 +99,8 @@ def claims_done(text: str | None) -> bool:
 
 class DoneWithoutCall(Detector):
     """The customer says it did the asked phone action, but made no phone call in that turn
-    (v5: "The last time I restarted it, ..." is the past, no claim; v4: read in the clauses of issue 51's reader, ``claims.clauses``: a sentence whose verb comes
+    (v6: also said of the step, "that's been toggled", "that's switched now", "I went into settings and
+    turned it off"; v5: "The last time I restarted it, ..." is the past, no claim; v4: read in the clauses of issue 51's reader, ``claims.clauses``: a sentence whose verb comes
     first asks, "did the VPN, done" claims; v3: the claim is read in any words, ``claims_done``, and a negated one ("I haven't done it
     yet") is none: v2 read "done", "did it", "I've toggled..." only, found 0.41 of fake "done"s on
     independently written customers, and flagged "I haven't done it yet"; v2: a message that ends

@@ -35,7 +35,8 @@ _NOT_FIXED = re.compile(r"\b(?:not|still not|isn'?t|doesn'?t|didn'?t|won'?t|neve
 class PrematureStop(Detector):
     """The customer ends the call while the agent's last request (a phone action) is still
     undone, or says the problem is fixed after a write with no check since it showing the
-    family's resolved condition (v4: the fix read only where the caller states it, ``claims.stated``:
+    family's resolved condition (v5: "wonderful" is no wondering, v4 dropped "Oh wonderful, all back to
+    normal"; v4: the fix read only where the caller states it, ``claims.stated``:
     "Hopefully that works now" or "if that's fixed it" claims nothing, and also in "no more problems";
     v3: the fix also in words such as "it seems to be all right now", "looks fine now"; v2; v1 read
     only the undone request, and missed "that fixed it, bye" right after the write on independently
