@@ -519,3 +519,11 @@ def test_wonderful_is_no_wondering_and_a_fix_said_in_it_is_a_premature_stop() ->
                *performed(3, "toggle_airplane_mode", _PLANE_OFF, "Oh wonderful, all back to normal. Goodbye. ###STOP###")],
               scenario=ABROAD, success=False)
     assert PrematureStop(name="p", version=4, fault_class="premature_stop", effect="outcome").detect(t)
+
+
+@pytest.mark.parametrize(("said", "expected"), [
+    ("Hmm, the plane is still showing at the top.", {"airplane_mode": "on"}),  # the icon, by its shape
+    ("I just got off the plane and data is dead.", {}),  # a journey, not the icon
+])
+def test_the_plane_named_as_an_icon_is_airplane_mode(said, expected) -> None:
+    assert claims.claims(said) == expected

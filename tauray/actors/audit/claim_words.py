@@ -19,7 +19,9 @@ _I = re.IGNORECASE
 
 SETTINGS: dict[str, str] = {
     "airplane_mode": r"\b(?:air|aero)?plane (?:mode|icon|symbol|sign|picture|setting|thing)\b|\b(?:air|aero)plane\b|"
-                     r"\bflight mode\b|\bflying (?:mode|setting|thing)\b|\blittle (?:air|aero)?plane\b",
+                     r"\bflight mode\b|\bflying (?:mode|setting|thing)\b|\b(?:little|tiny|small) (?:air|aero)?plane\b|"
+                     r"\bthe plane(?=\s+(?:is|'s|was|has)\s+(?:still\s+|now\s+|no longer\s+|not\s+)*(?:showing|there|on|off|"
+                     r"gone|visible|lit|up)\b)",
     "wifi_calling": r"\b(?:wi-?fi|wireless|internet)[ -]call(?:s|ing)?\b|"
                     r"\bcall(?:s|ing)?[ -](?:over|via|by|through|on|using)[ -](?:the[ -])?(?:wi-?fi|wireless|internet)\b",
     "roaming": r"\b(?:data )?roaming\b",

@@ -37,7 +37,8 @@ after a check is read ``hedged``: "I think the VPN might be running" tells the a
 that hedged reading, a habit beside a claim keeps it, "not letting me send photos" cannot send; v6: a
     state told as it was before the change ("airplane mode was on, I've turned it off now"), an icon "no
     longer there" (off), a signal "not full" (still good, vaguely), "'message not sent'" (cannot send); v7:
-    "wonderful" no longer ends a claim's scope as a wondering)."""
+    "wonderful" no longer ends a claim's scope as a wondering; v8: "the plane is still showing" names the
+    airplane icon)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -151,8 +152,8 @@ class StateWithoutTool(Detector):
     template words ("mobile data is on") are read only in stated clauses (v5 flagged 79 of 414
     faithful talk-dev callers, most of them reading such words as a switch); v7: "no signal" is the
     task's "No Service", "my data won't connect" a symptom, not the switch (v8: also the readings of
-    ``result_contradiction@6``; v9: "I can see the little aeroplane" is airplane mode on; v10: as
-    ``result_contradiction@7``); v5: the agent's words
+    ``result_contradiction@6``; v9: "I can see the little aeroplane" is airplane mode on; v10, v11: as
+    ``result_contradiction@7``, ``@8``); v5: the agent's words
     count as told, reports are read against the DB, the evidence says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
     words, so "I can't send MMS" for "You are unable to send MMS messages" was flagged in every MMS
     conversation with the non-solving agent); v2 excused any state the task named; v1 flagged
