@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from tauray.actors import heap
+from tauray.actors.duplex_call import run_duplex_call
 from tauray.actors.failures import CONFIG, Failure, classify
 from tauray.actors.hosts import CloseRequest, OpenRequest, SideHost, StepRequest, SyncRequest
 from tauray.actors.llm import ModelConfigError
@@ -95,6 +96,7 @@ class Conversation:
         self.utterances: list[Any] = []  # UtteranceRecords, in the order spoken
         self.audio: dict[str, bytes] = {}  # the utterances' audio files, from the hosts at close
         self.clock_s = 0.0  # the simulated clock: the end of the last utterance, seconds
+        self.duplex: Any = None  # a duplex call's DuplexResult (segments, recording, metrics)
         self.id = unit.unit_id
         self.scenario = scenario
         self.domain = domain_spec(scenario.domain)
@@ -202,7 +204,7 @@ class Conversation:
         agent where the caller hears it)."""
         u = self.unit
         speech = None
-        if self.voice is not None:
+        if self.voice is not None and self.voice.duplex is None:  # a duplex call's speech is the engine's
             if self.speech is None:  # a bug of ours: a voice unit must never run as text
                 raise RuntimeError("a voice cell's conversation was started without a speech client")
             speech = self.speech if side == "user" or self.voice.hear_agent else None
@@ -261,6 +263,8 @@ class Conversation:
         return heard
 
     async def run(self) -> Termination:
+        if self.voice is not None and self.voice.duplex is not None:  # both sides on one clock
+            raise _Stop(await run_duplex_call(self))
         await self.initialise()
         to_user: str | None = None if self.voice else GREETING
         history = [m for m in self.scenario.message_history or () if m.role != "tool"]

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from tauray import __version__
 from tauray.actors.session import SideFinal, seed_applied
-from tauray.actors.voice.audio_store import kept
+from tauray.actors.voice.audio_store import audio_hash, kept
+from tauray.results.tables.layout import LABELS_SUFFIX
 from tauray.results.tables.records import (
     INFRA,
     INTERNAL,
@@ -40,6 +41,8 @@ class Termination(str, Enum):
     INFRA_ERROR = "infra_error"
     MODEL_ERROR = "model_error"
     INTERNAL_ERROR = "internal_error"
+    CALLER_HUNG_UP = "caller_hung_up"  # duplex: the caller hung up after a long silence
+    MAX_DURATION = "max_duration"  # duplex: the call reached the clock's longest
 
 
 
@@ -126,6 +129,7 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
         gold_user_db_hash=scored.gold_user_hash if scored else None,
         tauray_version=__version__, upstream_version=upstream_version(),
         **_voice_columns(conv),
+        **_duplex_columns(conv),
     )
     predicates = [PredicateRecord(**common, index=p.index, side=p.side, function=p.function,
                                   arguments=p.arguments, expected=p.expected, actual=p.actual, met=p.met,
@@ -134,8 +138,13 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
     actions = [ActionRecord(**common, seq=i, **a) for i, a in enumerate(conv.actions)]
     utterances = [u.model_copy(update={"run_id": run_id, "unit_id": unit.unit_id, "attempt": unit.attempt}) for u in conv.utterances]
     utterances, audio = _kept_audio(conv, utterances, failed=conversation.success is not True)
+    duplex = getattr(conv, "duplex", None)
+    segments = [s.model_copy(update={"run_id": run_id}) for s in duplex.segments] if duplex is not None else []
+    if duplex is not None and kept(conv.voice.keep_audio, failed=conversation.success is not True):
+        labels = duplex.labels.encode()
+        audio = {**audio, duplex.recording_sha256: duplex.recording, f"{audio_hash(labels)}{LABELS_SUFFIX}": labels}
     return ConversationResult(conversation=conversation, predicates=predicates, actions=actions,
-                              messages=list(conv.messages), utterances=utterances, audio=audio)
+                              messages=list(conv.messages), utterances=utterances, segments=segments, audio=audio)
 
 
 def _kept_audio(conv: Conversation, utterances: list[Any], *, failed: bool) -> tuple[list[Any], dict[str, bytes]]:
@@ -172,6 +181,23 @@ def _voice_columns(conv: Conversation) -> dict[str, Any]:
                 identifiers_lost=sum(u.identifiers_lost for u in said),
                 audio_seconds=sum(u.audio_seconds for u in said), speech_cost_usd=_speech_cost(said),
                 text_cell_id=voice.text_cell_id)
+
+
+def _duplex_columns(conv: Conversation) -> dict[str, Any]:
+    """A duplex call's columns: its pipeline, clock, recording and timeline hashes, and τ-Voice's
+    interaction panel with the event count of each metric (``duplex_`` + InteractionMetrics.columns)."""
+    voice, result = getattr(conv, "voice", None), getattr(conv, "duplex", None)
+    if voice is None:
+        return {}
+    if result is None:
+        return dict(turn_taking=voice.turn_taking)
+    return dict(turn_taking=voice.turn_taking, duplex_pipeline_id=result.pipeline_id, duplex_timing=result.timing,
+                duplex_tick_ms=result.clock.tick_ms, duplex_ended=result.ended, duplex_duration_s=result.duration_s,
+                duplex_steps=result.steps, duplex_ticks=result.ticks,
+                duplex_compute_s=round(sum(result.compute_s.values()), 6), segments=len(result.segments),
+                recording_sha256=result.recording_sha256, labels_sha256=audio_hash(result.labels.encode()),
+                segments_sha256=result.segments_sha256,
+                **result.metrics.columns("duplex_"))
 
 
 def speech_engines(voice: Any) -> str:

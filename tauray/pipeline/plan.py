@@ -25,6 +25,7 @@ from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.quota import shared_limits, with_quota
 from tauray.actors.unit import WorkUnit
 from tauray.actors.voice.config import TEXT_PROFILE, VoiceSettings
+from tauray.actors.voice.duplex.config import HALF
 from tauray.actors.voice.rules import prompt_labels
 from tauray.pipeline.config import SweepConfig
 from tauray.pipeline.files import ConfigFileError
@@ -102,7 +103,11 @@ class SweepPlan:
         self.cells: list[Cell] = []
         specs = {name: ModelSpec.model_validate(with_quota(cfg.spec(name), self.quotas))
                  for name in dict.fromkeys([*cfg.agents, *cfg.users])}
-        for a, u, profile in itertools.product(cfg.agents, cfg.users, cfg.voice.profiles):
+        duplex = cfg.voice.duplex  # parsed and checked at load
+        for a, u, profile, turns in itertools.product(cfg.agents, cfg.users, cfg.voice.profiles,
+                                                      cfg.voice.turn_taking):
+            if profile == TEXT_PROFILE and turns != HALF:  # a text cell has no turn-taking of its own
+                continue
             agent, user = specs[a], specs[u]
             identity = {"agent": _identity(agent), "user": _identity(user), "judges": judge_ids,
                         "max_steps": cfg.max_steps, "max_errors": cfg.max_errors, "seed": cfg.seed}
@@ -110,6 +115,8 @@ class SweepPlan:
                 identity["judge_gates"] = True
             text_cell = cell_id(identity)  # the cell without its profile: the text twin of every voice cell
             voice = _voice(cfg, a, profile, text_cell)
+            if voice is not None and turns != HALF:
+                voice = voice.model_copy(update={"turn_taking": turns, "duplex": duplex})
             if voice is not None:  # text cells carry no speech key: their ids stay what they were
                 identity["speech"] = _voice_identity(cfg, voice)
             self.cells.append(Cell(cell_id=cell_id(identity), agent_name=a, user_name=u, agent=agent, user=user,
@@ -181,6 +188,9 @@ def _voice_identity(cfg: SweepConfig, voice: VoiceSettings) -> dict[str, Any]:
                 "audio_in": voice.audio_in, "hear_agent": voice.hear_agent, "prompts": voice.prompts}
     if voice.custom:  # a custom level: its parameters (built-in profiles: their names alone)
         identity["level"] = voice.profile.model_dump(mode="json")
+    if voice.turn_taking != HALF:  # half-duplex cells keep their ids
+        identity["turn_taking"] = voice.turn_taking
+        identity["duplex"] = voice.duplex.identity()
     return identity
 
 

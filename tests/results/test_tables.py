@@ -160,7 +160,7 @@ def test_declared_schema_matches_record_fields(table):
 def test_tables_and_schemas_cover_the_same_names():
     assert list(TABLES) == list(SCHEMAS) == [
         "conversations", "predicate_verdicts", "actions", "messages", "nl_assertion_verdicts", "judge_verdicts",
-        "sim_findings", "sim_attributions", "cells", "utterances",
+        "sim_findings", "sim_attributions", "cells", "utterances", "segments",
     ]
     assert set(records_by_table(result("c0"))) == set(TABLES) - {"cells"}  # cells: per-sweep totals
 

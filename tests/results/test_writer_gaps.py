@@ -82,7 +82,7 @@ def test_a_flush_is_due_at_exactly_flush_rows_rows_in_one_table(tmp_path):
     assert w.pending_rows == 0 and w.stats.rows["messages"] == 6
     assert w.stats.total_files == 4 and w.stats.files == {
         "predicate_verdicts": 1, "actions": 1, "messages": 1, "nl_assertion_verdicts": 0, "judge_verdicts": 0,
-        "sim_findings": 0, "sim_attributions": 0, "utterances": 0, "conversations": 1}
+        "sim_findings": 0, "sim_attributions": 0, "utterances": 0, "segments": 0, "conversations": 1}
     w.close()
     w.close()  # closing twice is harmless
     with pytest.raises(ValueError, match="flush_rows must be at least 1"):

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tauray.actors.voice.duplex.config import DUPLEX, HALF, TURN_TAKING, DuplexSettings, TurnTaking, duplex_settings
+from tauray.actors.voice.errors import SpeechConfigError
 from tauray.actors.voice.profiles import PROFILES, SpeechProfile, get_profile, profile_with
 from tauray.actors.voice.spec import DEFAULT_TTS, SpeechModelSpec, as_spec, check_spec
 from tauray.scenarios.conventions import ORACLE
@@ -69,6 +71,25 @@ class VoiceConfig(BaseModel):
                              "where the two differ is marked (heard_differs).")
     keep_audio: Literal["none", "failed", "all"] = Field(default="failed", description="Which conversations' "
                                                          "audio the run folder keeps (content-addressed FLAC).")
+    turn_taking: list[str] = Field(default_factory=lambda: [HALF], min_length=1, description="Turn-taking modes, "
+                                   "a sweep axis: 'half' (each side waits for the other's whole utterance; the "
+                                   "default, its cells keep their ids) and 'duplex' (both sides on one clock, "
+                                   "talking over each other; docs/duplex.md). Text cells run 'half' only.")
+    duplex_rules: dict[str, Any] = Field(default_factory=dict, description="Duplex cells: the caller's turn-taking "
+                                         "rules (tauray/actors/voice/duplex/caller.py CallerRules), e.g. "
+                                         "{respond_after_silence_s = 0.5}.")
+    duplex_pipeline: dict[str, Any] = Field(default_factory=dict, description="Duplex cells: the agent pipeline's "
+                                            "knobs (duplex/pipeline.py PipelineSettings), e.g. {end_of_turn_ms = "
+                                            "900, vad = \"energy\"}.")
+    duplex_clock: dict[str, Any] = Field(default_factory=dict, description="Duplex cells: the clock "
+                                         "(duplex/clock.py ClockSettings), e.g. {tick_ms = 200}.")
+
+    @property
+    def duplex(self) -> DuplexSettings | None:
+        """The duplex cells' settings (None when turn_taking has no 'duplex'); checked at load."""
+        if DUPLEX not in self.turn_taking:
+            return None
+        return duplex_settings(self.duplex_rules, self.duplex_pipeline, self.duplex_clock)
 
     @property
     def speaks(self) -> bool:
@@ -98,6 +119,10 @@ class VoiceSettings(BaseModel):
     text_cell_id: str | None = Field(default=None, description="Id of the cell's text twin (the same cell without "
                                      "the speech profile): the voice cell's units take their seeds from its units, "
                                      "and voice is compared with text per twin.")
+    turn_taking: TurnTaking = Field(default="half", description="'half': turn by turn over the speech channel; "
+                                    "'duplex': both sides on one clock (docs/duplex.md).")
+    duplex: DuplexSettings | None = Field(default=None, description="A duplex cell's caller rules, agent pipeline "
+                                          "and clock; None in a half-duplex cell.")
 
     @field_validator("profile", mode="before")
     @classmethod
@@ -140,6 +165,31 @@ def _check_profiles(v: VoiceConfig) -> None:
         raise ValueError(f"voice.profiles: expected distinct profiles, got {v.profiles}")
 
 
+def _check_turn_taking(v: VoiceConfig) -> None:
+    """Known, distinct turn-taking modes; duplex settings only with 'duplex', parsed (one line
+    naming the field), with a speech profile and no audio-in agent (it takes whole utterances, so
+    it cannot stream)."""
+    for i, mode in enumerate(v.turn_taking):
+        if mode not in TURN_TAKING:
+            raise ValueError(f"voice.turn_taking[{i}]: unknown turn-taking {mode!r}; known: {', '.join(TURN_TAKING)}")
+    if len(set(v.turn_taking)) != len(v.turn_taking):
+        raise ValueError(f"voice.turn_taking: expected distinct modes, got {v.turn_taking}")
+    if DUPLEX not in v.turn_taking:
+        for field in ("duplex_rules", "duplex_pipeline", "duplex_clock"):
+            if getattr(v, field):
+                raise ValueError(f"voice.{field}: set, but turn_taking has no 'duplex'")
+        return
+    if not v.speaks:
+        raise ValueError("voice.turn_taking: 'duplex' needs a speech profile other than 'text'")
+    for name in v.audio_agents:
+        raise ValueError(f"voice.turn_taking: the audio-in agent {name!r} cannot stream (it takes whole "
+                         "utterances); run it in 'half' or drop it from audio_agents")
+    try:
+        v.duplex
+    except SpeechConfigError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def check_voice(cfg: Any) -> None:
     """Voice settings the run can honour (``cfg``: the :class:`~tauray.pipeline.config.SweepConfig`),
     checked at load: the profiles and custom levels are known and valid, the speech models bound
@@ -148,6 +198,7 @@ def check_voice(cfg: Any) -> None:
     agent is a model litellm says takes audio."""
     v = cfg.voice
     _check_profiles(v)
+    _check_turn_taking(v)
     for field, names in (("agents", cfg.agents), ("users", cfg.users), ("judges", [j.model for j in cfg.judge_list])):
         for i, name in enumerate(names):
             if name in cfg.models and cfg.models[name].speech is not None:

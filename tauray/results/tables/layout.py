@@ -32,6 +32,7 @@ SWEEP_MANIFEST = "sweep.json"
 REPORT_DIR = "report"
 AUDIO_DIR = "audio"  # a voice run's content-addressed audio files (not a table)
 AUDIO_SUFFIX = ".flac"
+LABELS_SUFFIX = ".txt"  # a duplex call's Audacity label track, stored beside its recording
 TEMP_SUFFIX = ".tmp"
 PART_SUFFIX = ".parquet"
 COMPACT_RUN = "compact"  # the run id part of a compacted file's name
@@ -99,14 +100,16 @@ def data_files(folder: Path | str) -> list[Path]:
 
 def audio_path(run_dir: Path | str, ref: str) -> Path:
     """Where the audio file with content hash ``ref`` lives in a run directory."""
-    if not re.fullmatch(r"[0-9a-f]{64}", ref):
-        raise ValueError(f"audio ref {ref!r} is not a sha256 hex digest")
-    return Path(run_dir) / AUDIO_DIR / ref[:2] / f"{ref}{AUDIO_SUFFIX}"
+    return Path(run_dir) / audio_relpath(ref)
 
 
 def audio_relpath(ref: str) -> str:
-    """``ref``'s file relative to its run directory, with forward slashes (for links in a report)."""
-    return f"{AUDIO_DIR}/{ref[:2]}/{ref}{AUDIO_SUFFIX}"
+    """``ref``'s file relative to its run directory, with forward slashes (for links in a report).
+    A ref is a sha256 hex digest (an audio file, ``.flac``) or a digest with ``.txt`` (a duplex
+    call's label track)."""
+    if not re.fullmatch(r"[0-9a-f]{64}(\.txt)?", ref):
+        raise ValueError(f"audio ref {ref!r} is not a sha256 hex digest")
+    return f"{AUDIO_DIR}/{ref[:2]}/{ref}" + ("" if ref.endswith(LABELS_SUFFIX) else AUDIO_SUFFIX)
 
 
 def write_audio(run_dir: Path | str, ref: str, data: bytes) -> bool:
@@ -166,7 +169,7 @@ def temp_files(out_dir: Path | str) -> list[Path]:
     return found
 
 
-__all__ = ["AUDIO_DIR", "AUDIO_SUFFIX", "COMPACT_RUN", "audio_path", "audio_relpath", "write_audio", "CONVERSATIONS", "LOCK_NAME", "REPORT_DIR", "SWEEP_MANIFEST", "TEMP_SUFFIX",
+__all__ = ["AUDIO_DIR", "AUDIO_SUFFIX", "LABELS_SUFFIX", "COMPACT_RUN", "audio_path", "audio_relpath", "write_audio", "CONVERSATIONS", "LOCK_NAME", "REPORT_DIR", "SWEEP_MANIFEST", "TEMP_SUFFIX",
            "check_run_id", "child_run_dirs", "data_files", "has_conversations", "has_rows", "is_hidden",
            "is_run_dir", "next_seq", "parse_part", "part_name", "run_dirs", "table_dir", "temp_files", "temp_path"]
 

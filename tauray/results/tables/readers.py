@@ -58,7 +58,8 @@ CATEGORICAL = frozenset({
     "function", "prompt_id", "prompt_version", "prompt_hash", "judge_config_id", "assertion", "unscored_reason",
     "gold_agent_db_hash", "gold_user_db_hash", "matched_action_id", "attribution", "decisive_finding",
     "audit_id", "detector", "fault_class", "blamed_side", "effect", "tier", "decisive_class",
-    "profile", "tts_model", "asr_model", "asr_decoding", "voice",
+    "profile", "tts_model", "asr_model", "asr_decoding", "voice", "turn_taking", "duplex_pipeline_id",
+    "duplex_timing", "duplex_ended",
 })
 
 
@@ -166,6 +167,7 @@ NATURAL_KEY: dict[str, list[str]] = {
     "sim_attributions": [*ATTEMPT_KEY, "audit_id"],
     "cells": ["sweep_id", "cell_id", "updated_at"],
     "utterances": [*ATTEMPT_KEY, "turn", "side", "start_s"],
+    "segments": [*ATTEMPT_KEY, "index"],
 }
 assert set(NATURAL_KEY) == set(TABLES)
 
@@ -328,6 +330,7 @@ TABLE_FUNCTIONS = {
     "predicate_verdicts": "predicates_df", "nl_assertion_verdicts": "nl_verdicts_df",
     "judge_verdicts": "judge_verdicts_df", "sim_findings": "sim_findings_df",
     "sim_attributions": "sim_attributions_df", "cells": "cells_df", "utterances": "utterances_df",
+    "segments": "segments_df",
 }
 assert set(TABLE_FUNCTIONS) == set(TABLES)
 
@@ -344,6 +347,9 @@ sim_attributions_df = _api("sim_attributions", "Who failed, one row per conversa
 cells_df = _api("cells", "Totals per sweep cell (latest per cell).")
 utterances_df = _api("utterances", "Utterances carried over the speech channel (voice cells): what was said and "
                      "what was heard, per turn and side, in the order spoken.")
+segments_df = _api("segments", "Speech segments of duplex calls: one row per stretch of one side's speech on the "
+                   "simulated clock (kind, start and end, overlap, cut, words spoken and cut, text said and "
+                   "heard), in timeline order (``index``).")
 
 
 def plain_records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -63,6 +63,7 @@ WRITE_ORDER: tuple[str, ...] = (
     "sim_findings",
     "sim_attributions",
     "utterances",
+    "segments",
     CONVERSATIONS,
 )
 # ``cells`` is a per-sweep summary, not written per conversation.

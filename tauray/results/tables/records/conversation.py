@@ -150,6 +150,48 @@ class ConversationRecord(BaseModel):
     text_cell_id: str | None = Field(None, description="A voice row's text twin: the cell without the speech "
                                      "profile, whose conversation of the same task ran on the same seed; null in a "
                                      "text cell.")
+    turn_taking: str = Field("half", description="Turn-taking of the cell: 'half' (turn by turn; text cells too) "
+                             "or 'duplex' (both sides on one clock; docs/duplex.md).")
+    duplex_pipeline_id: str | None = Field(None, description="Duplex: the agent pipeline's identity (sha256 of its "
+                                           "settings, 16 hex digits); null in half duplex.")
+    duplex_timing: str | None = Field(None, description="Duplex: how the agent model's timing was taken, 'declared' "
+                                      "(reproducible) or 'measured' (wall clock); null in half duplex.")
+    duplex_tick_ms: int | None = Field(None, description="Duplex: the clock's tick, ms; null in half duplex.")
+    duplex_ended: str | None = Field(None, description="Duplex: how the call ended on the clock ('caller_hung_up', "
+                                     "'caller_hung_up_on_silence', 'max_duration'); null in half duplex.")
+    duplex_duration_s: float | None = Field(None, ge=0, description="Duplex: length of the call on the simulated "
+                                            "clock, seconds; null in half duplex.")
+    duplex_steps: int | None = Field(None, ge=0, description="Duplex: ticks the loop visited (it steps from event to "
+                                     "event); null in half duplex.")
+    duplex_ticks: int | None = Field(None, ge=0, description="Duplex: ticks the call covered; null in half duplex.")
+    duplex_compute_s: float | None = Field(None, ge=0, description="Duplex: wall-clock compute of the call's speech, "
+                                           "VAD, models and tools (apart from simulated time); null in half duplex.")
+    segments: Count = Field(0, description="Rows of this conversation in `segments` (duplex cells; 0 otherwise).")
+    recording_sha256: str | None = Field(None, description="Duplex: sha256 of the call's stereo recording (FLAC, 8 "
+                                         "kHz, caller left, agent right): its content address, audio/<hash[:2]>/"
+                                         "<hash>.flac when the keep policy kept it; null in half duplex.")
+    labels_sha256: str | None = Field(None, description="Duplex: sha256 of the call's Audacity label track, stored "
+                                      "as audio/<hash[:2]>/<hash>.txt beside the recording when kept; null in half "
+                                      "duplex.")
+    segments_sha256: str | None = Field(None, description="Duplex: sha256 of the call's segments (their JSON, one "
+                                        "per line): the timeline's content hash; null in half duplex.")
+    duplex_response_latency_s: float | None = Field(None, description="Duplex: L_R: mean seconds from a caller turn's end to the agent's next onset, over the turns answered; null in half duplex or with no event.")
+    duplex_response_latency_n: int | None = Field(None, description="Duplex: L_R's count: the responses averaged; null in half duplex.")
+    duplex_yield_latency_s: float | None = Field(None, description="Duplex: L_Y: mean seconds from a caller's onset over the agent to the agent's audio stopping, over the yields; null in half duplex or with no event.")
+    duplex_yield_latency_n: int | None = Field(None, description="Duplex: L_Y's count: the yields averaged; null in half duplex.")
+    duplex_response_rate: float | None = Field(None, description="Duplex: R_R: share of response-eligible caller turns the agent answered before the caller spoke again; null in half duplex or with no event.")
+    duplex_response_rate_n: int | None = Field(None, description="Duplex: R_R's count: eligible caller turns that had a sequel; null in half duplex.")
+    duplex_yield_rate: float | None = Field(None, description="Duplex: R_Y: share of caller turns begun over the agent after which the agent stopped within the no-yield window; null in half duplex or with no event.")
+    duplex_yield_rate_n: int | None = Field(None, description="Duplex: R_Y's count: caller turns begun over the agent; null in half duplex.")
+    duplex_agent_interruption_rate: float | None = Field(None, description="Duplex: I_A: agent onsets over a caller turn per response-eligible turn (may exceed 1); null in half duplex or with no event.")
+    duplex_agent_interruption_rate_n: int | None = Field(None, description="Duplex: I_A's count: the response-eligible turns; null in half duplex.")
+    duplex_selectivity_backchannel: float | None = Field(None, description="Duplex: S_BC: share of the caller's backchannels over the agent's speech that the agent talked through; null in half duplex or with no event.")
+    duplex_selectivity_backchannel_n: int | None = Field(None, description="Duplex: S_BC's count: backchannels over the agent's speech; null in half duplex.")
+    duplex_selectivity_vocal_tic: float | None = Field(None, description="Duplex: S_VT: share of the caller's vocal tics the agent neither yielded to nor answered; null in half duplex or with no event.")
+    duplex_selectivity_vocal_tic_n: int | None = Field(None, description="Duplex: S_VT's count: vocal tics scored; null in half duplex.")
+    duplex_selectivity_non_directed: float | None = Field(None, description="Duplex: S_ND: share of the caller's out-of-turn speech the agent neither yielded to nor answered; null in half duplex or with no event.")
+    duplex_selectivity_non_directed_n: int | None = Field(None, description="Duplex: S_ND's count: out-of-turn events scored; null in half duplex.")
+    duplex_agent_interruptions: int | None = Field(None, description="Duplex: Agent onsets over a caller turn (I_A's numerator); null in half duplex.")
 
     @model_validator(mode="before")
     @classmethod

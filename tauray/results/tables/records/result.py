@@ -10,6 +10,7 @@ from tauray.results.tables.records.conversation import CellRecord, ConversationR
 from tauray.results.tables.records.detail import ActionRecord, PredicateRecord
 from tauray.results.tables.records.judge import JudgeVerdictRecord, NLAssertionRecord
 from tauray.results.tables.records.message import MessageRecord
+from tauray.results.tables.records.segment import Segment
 from tauray.results.tables.records.utterance import UtteranceRecord
 
 
@@ -29,8 +30,11 @@ class ConversationResult(BaseModel):
                                                          "when audited, none otherwise.")
     utterances: list[UtteranceRecord] = Field(default=[], description="Utterances carried over the speech channel "
                                               "(voice cells only), in the order spoken.")
+    segments: list[Segment] = Field(default=[], description="Speech segments on the simulated clock (duplex cells "
+                                    "only), both sides, in timeline order.")
     audio: dict[str, bytes] = Field(default={}, description="Audio files the run folder keeps for this "
-                                    "conversation (content hash -> FLAC bytes, both sides of every utterance); "
+                                    "conversation (content hash -> FLAC bytes, both sides of every utterance; a "
+                                    "duplex call's stereo recording, and its label track as '<hash>.txt'); "
                                     "empty unless the sweep's keep policy keeps them (tauray/results/tables/layout.py, "
                                     "audio_path). Written by the table writer, never a table.")
 
@@ -61,6 +65,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "sim_attributions": SimAttributionRecord,
     "cells": CellRecord,
     "utterances": UtteranceRecord,
+    "segments": Segment,
 }
 
 
@@ -76,5 +81,6 @@ def records_by_table(result: ConversationResult) -> dict[str, list[BaseModel]]:
         "sim_findings": list(result.sim_findings),
         "sim_attributions": list(result.sim_attributions),
         "utterances": list(result.utterances),
+        "segments": list(result.segments),
     }
 

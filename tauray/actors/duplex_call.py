@@ -1,0 +1,178 @@
+"""One duplex conversation's loop: the half-duplex loop's sides, tools and sync, driven by the
+duplex engine's clock (:func:`~tauray.actors.voice.duplex.session.run_duplex`) instead of turn by
+turn.
+
+The engine runs once per conversation, on a worker thread of the coordinator's process (its
+speech, VAD and recognition are CPU work that must not stall the coordinator's event loop); it
+calls back into the loop only when a side's model must act, never once per tick:
+
+* the caller's policy is the user-simulator host's step (its phone tools and their syncs run as
+  in half duplex), on what the caller heard of the agent since its last turn;
+* the agent is the agent host's step with one policy reply (``max_rounds=1``): a reply that runs
+  tools hands its calls to the engine, whose ``tools`` callable returns the results the host
+  already computed; the write's sync ran on the coordinator before the step returned, so
+  actions, syncs and predicate verdicts land exactly as in half duplex, and the results reach
+  the agent at the next tick;
+* an ending the half-duplex loop would raise (the agent ends or transfers, a budget is spent, the
+  caller says a stop token) is kept and the caller hangs up at its next turn, so the call leaves
+  its timeline; a failure of a side (a model error) still ends the conversation as a failure.
+
+Speech engines are the cell's (``tts``/``asr`` of its voice settings), made once per process and
+used one call at a time; the voices are drawn per task and unit seed as the channel draws them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from tauray.actors.hosts import StepRequest
+from tauray.actors.records import Termination
+from tauray.actors.session import StepResult
+from tauray.actors.voice.duplex import AgentReply, DuplexResult, Message, ToolCall, run_duplex_sync
+from tauray.actors.voice.profiles import draw_voice
+from tauray.scenarios.conventions import STOP_TOKENS
+
+__all__ = ["DuplexCall", "duplex_engines", "run_duplex_call"]
+
+_USER_STOPS = dict(zip(STOP_TOKENS, (Termination.USER_STOP, Termination.USER_TRANSFER, Termination.USER_OUT_OF_SCOPE)))
+_ENDED = {"caller_hung_up": Termination.USER_STOP, "caller_hung_up_on_silence": Termination.CALLER_HUNG_UP,
+          "max_duration": Termination.MAX_DURATION}
+
+
+class _OneAtATime:
+    """An engine used by one thread at a time (conversations run on several worker threads)."""
+
+    def __init__(self, engine: Any, lock: threading.Lock) -> None:
+        self._engine, self._lock = engine, lock
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._engine, name)
+        if name not in ("synth", "transcribe"):
+            return value
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return value(*args, **kwargs)
+        return call
+
+
+_ENGINES: dict[str, tuple[Any, Any]] = {}
+
+
+def duplex_engines(tts: Any, asr: Any) -> tuple[Any, Any]:
+    """The cell's synthesiser and recogniser, made once per process (by their specs)."""
+    from tauray.actors.voice.engines import make_asr, make_tts  # lazy: loads the speech packages
+
+    key = f"{tts.model_dump_json()}|{asr.model_dump_json()}"
+    if key not in _ENGINES:
+        _ENGINES[key] = (_OneAtATime(make_tts(tts), threading.Lock()), _OneAtATime(make_asr(asr), threading.Lock()))
+    return _ENGINES[key]
+
+
+class DuplexCall:
+    """The coordinator's side of one duplex call: the engine's callables, run on the loop."""
+
+    def __init__(self, conv: Any) -> None:  # a Conversation (actors/conversation.py)
+        self.conv = conv
+        self.ended: Termination | None = None  # an ending the half-duplex loop would have raised
+        self.agent_seen = 0  # engine history entries of the agent already handed to its host
+        self.caller_heard = 0  # agent messages of the caller's history already handed to its host
+        self.results: list[str] = []  # results of the tool calls last handed to the engine
+
+    def _request(self, incoming: str | None, rounds: int) -> StepRequest:
+        c, u = self.conv, self.conv.unit
+        return StepRequest(conversation_id=c.id, incoming=incoming, max_rounds=rounds,
+                           max_errors=u.max_errors - c.errors, turn=c.turn, seq=len(c.messages), clock_s=c.clock_s)
+
+    async def _step(self, side: str, incoming: str | None, rounds: int) -> StepResult:
+        """One host step, recorded and synced as the half-duplex loop does; a failure raises (the
+        conversation's loop classifies it)."""
+        c = self.conv
+        result = await c.client(side).step(self._request(incoming, rounds))
+        c.record_step(result)
+        c.take_view(side, result.sync_view)
+        if result.wrote:
+            await c.sync(f"{side}:{result.rounds[-1].events[-1].outcome.name}")
+        if result.kind == "end":
+            self.ended = Termination.AGENT_END
+        elif result.kind == "transfer":
+            self.ended = Termination.AGENT_TRANSFER
+        elif c.errors >= c.unit.max_errors:
+            self.ended = Termination.TOO_MANY_ERRORS
+        elif c.steps >= c.unit.max_steps:
+            self.ended = Termination.MAX_STEPS
+        return result
+
+    async def agent(self, history: tuple[Message, ...]) -> AgentReply:
+        """One model step of the agent on what it heard since its last step."""
+        if self.ended is not None:
+            return AgentReply()
+        heard = [m.content for m in history[self.agent_seen:] if m.role == "user" and m.content]
+        self.agent_seen = len(history)
+        self.conv.turn += 1
+        result = await self._step("agent", " ".join(heard) or None, 1)
+        said = " ".join(r.message.content for r in result.rounds if r.message is not None and r.message.content)
+        self.conv.agent_texts.extend([said] if said else [])
+        events = [e for r in result.rounds for e in r.events if not e.truncated]
+        if self.ended is not None or not events or result.kind == "text":
+            return AgentReply(text=said)
+        self.results = [e.outcome.result for e in events]
+        calls = tuple(ToolCall(id=e.message.tool_call_id or str(i), name=e.outcome.name, arguments=e.outcome.arguments)
+                      for i, e in enumerate(events))
+        return AgentReply(text=said, tool_calls=calls)
+
+    async def tools(self, calls: Any) -> list[str]:
+        """The results of the calls the agent's last step ran (run, and synced, by then)."""
+        results, self.results = self.results, []
+        return results[:len(calls)] + [""] * (len(calls) - len(results))
+
+    async def caller(self, history: tuple[Message, ...]) -> str | None:
+        """The caller's next turn on what it heard of the agent; None hangs up."""
+        if self.ended is not None:
+            return None
+        replies = [m.content for m in history if m.role == "assistant"]
+        heard = " ".join(r for r in replies[self.caller_heard:] if r)
+        self.caller_heard = len(replies)
+        self.conv.turn += 1
+        incoming: str | None = heard or None
+        while self.ended is None:
+            result = await self._step("user", incoming, max(1, self.conv.unit.max_steps - self.conv.steps))
+            incoming = None
+            if result.kind == "budget":
+                self.ended = Termination.MAX_STEPS
+            if result.kind == "text" and self.ended is None:
+                said = (result.rounds[-1].message.content or "") if result.rounds else ""
+                self.ended = next((reason for token, reason in _USER_STOPS.items() if token in said), None)
+                return said
+        return None
+
+
+def _bridge(method: Any, loop: asyncio.AbstractEventLoop) -> Any:
+    """``method`` (a coroutine function of the loop's thread) callable from the engine's thread."""
+    async def call(arg: Any) -> Any:
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(method(arg), loop))
+    return call
+
+
+async def run_duplex_call(conv: Any) -> Termination:
+    """Run ``conv`` (a duplex cell's) on the engine's clock; its result stays on ``conv.duplex``.
+    Returns why it ended; a side's failure raises as in half duplex."""
+    await conv.initialise()
+    voice, unit, scenario = conv.voice, conv.unit, conv.scenario
+    settings = voice.duplex
+    tts, asr = duplex_engines(voice.tts, voice.asr)
+    profile = voice.profile
+    caller_voice = draw_voice(profile, scenario.name, unit.seed, side="user", voices=tts.voices(profile.persona.speaker))
+    agent_voice = draw_voice(profile, scenario.name, unit.seed, side="agent",
+                             voices=tts.voices(profile.agent_persona.speaker))
+    call, loop = DuplexCall(conv), asyncio.get_running_loop()
+    result: DuplexResult = await asyncio.to_thread(
+        run_duplex_sync, caller_policy=_bridge(call.caller, loop), agent=_bridge(call.agent, loop),
+        tools=_bridge(call.tools, loop), tts=tts, asr=asr, rules=settings.rules, pipeline=settings.pipeline,
+        clock=settings.clock, caller_voice=caller_voice, agent_voice=agent_voice, unit_id=unit.unit_id,
+        attempt=unit.attempt, seed=unit.seed)
+    conv.duplex = result
+    conv.clock_s = result.duration_s
+    return call.ended or _ENDED.get(result.ended, Termination.CALLER_HUNG_UP)
