@@ -527,3 +527,20 @@ def test_wonderful_is_no_wondering_and_a_fix_said_in_it_is_a_premature_stop() ->
 ])
 def test_the_plane_named_as_an_icon_is_airplane_mode(said, expected) -> None:
     assert claims.claims(said) == expected
+
+
+@pytest.mark.parametrize("said", [
+    "My wifi's off at home because the router died, so it's just mobile.",  # the caller's situation
+    "I think my bill is paid but I'm not sure.",  # a guess with its own doubt
+    "Data saver is off, I think, but don't quote me on that.",
+])
+def test_a_situation_or_a_guess_with_its_doubt_claims_nothing(said) -> None:
+    assert claims.claims(said) == {}
+
+
+def test_a_doubt_about_something_else_keeps_the_claim() -> None:
+    assert claims.claims("It says no signal, not sure if that matters.") == {"signal": "none"}
+
+
+def test_the_telecom_problem_stopping_an_app_is_no_new_problem() -> None:
+    assert new_problem("Hi, I'm abroad and I can't use maps or anything, the internet isn't loading.", "") is None

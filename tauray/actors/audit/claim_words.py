@@ -142,6 +142,12 @@ what would be, not what the phone shows now ("I need the speed test to say excel
 "I'd feel silly if airplane mode was on"). The words before it can still claim ("Roaming's on, I'll
 leave it")."""
 
+UNSURE = re.compile(r"(?:\bbut\b|\bthough\b|,|-)\s*(?:i'?m |i am )?not (?:(?:totally|completely|100%|a hundred percent) )?"
+                    r"(?:sure|certain|positive)\b(?!\s+(?:if|whether|that|what|why|how|it|this|about))|"
+                    r"\b(?:i )?(?:might|could) be wrong\b|\bif i remember (?:right|rightly|correctly)\b|\bdon'?t quote me\b", _I)
+"""The caller's own doubt in a sentence ("I think my bill is paid but I'm not sure"): what it says there is a
+guess where nothing was checked (``claims.clauses``; a report after a check still counts, ``hedged``)."""
+
 POSSIBLE = re.compile(r"\b(?:might|may|could(?!\s+not))\b", _I)
 """What could be ("the VPN might be running"): a guess where nothing was checked, so no claim of a state
 shown by no result; in a report after a check it is what the caller tells the agent it saw, and counts
@@ -275,7 +281,7 @@ SPEED_STATES: tuple[tuple[str, str], ...] = (
 
 __all__ = ["ABILITY", "ABSENT", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
            "HEDGE_NEGATIONS", "INVERTED", "INTERMITTENT", "IN_MODE", "LINE_STATES", "DENIED_ACTION",
-           "POSSIBLE", "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
+           "POSSIBLE", "UNSURE", "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
            "MMS_BROKEN", "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",
            "PERMISSION_GRANTED", "PERMISSION_MISSING", "PERMISSION_NAMES", "QUESTION_START", "SETTINGS", "SIGNAL_BARS",
            "SIGNAL_FULL", "SIGNAL_GONE", "SIGNAL_LEVELS", "SIGNAL_NONE", "SIGNAL_WORDS", "SIM_STATES", "SPEED_STATES", "SWITCHES",

@@ -74,8 +74,8 @@ def clauses(text: str | None, hedged: bool = False) -> list[str]:
             topic = sentence[:-1] + ": "  # "Roaming? It's off.", "VPN: off": a topic named, then answered
             continue
         sentence = sentence.removesuffix(":")  # a lead-in ("Just so you're aware: ...") ends a sentence
-        if not sentence or _asks(w.FILLER.sub("", sentence)):
-            continue
+        if not sentence or _asks(w.FILLER.sub("", sentence)) or (not hedged and w.UNSURE.search(sentence)):
+            continue  # a question; a guess with its doubt ("I think the bill is paid but I'm not sure")
         for clause in w.CLAUSE_BREAK.split(sentence):
             clause = w.FILLER.sub("", (clause or "").strip())
             if frame := w.FRAME.search(clause):
@@ -129,6 +129,9 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
     if m and w.INTERMITTENT.search(after[:m.end() + 12]):
         return None  # "keeps cutting out", "on and off all day": a symptom
     if m:
+        if setting in _MEANS and re.search(r"\b(?:router|broadband|modem|hotspot|provider|at home|here|where i)\b",
+                                           after, re.IGNORECASE):
+            return None  # "my wifi's off at home because the router died": the caller's situation
         if setting in _MEANS and m.group("on") and m.group("neg") and re.fullmatch(r"connect", m.group("on"), re.I):
             return None  # "my data won't connect": the service failing, not its switch read
         if setting in _MEANS and m.group("off") and w.SYMPTOM_OFF.search(m.group("off")) and \

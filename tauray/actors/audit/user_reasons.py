@@ -283,7 +283,7 @@ def _part_broken(sentence: str, task: str, telecom: bool) -> bool:
                for b in _BROKEN.finditer(sentence)) or (_WHY.search(sentence) and not telecom):
             return True
         failing = _NOT_WORKING.search(sentence, part.end())
-        if failing and not _PERSON.search(sentence[part.end():failing.start()]):
+        if failing and not _PERSON.search(sentence[part.end():failing.start()]) and _said_of(sentence, failing, part):
             return True  # "the volume buttons don't do anything"
         failing = _NOT_WORKING.search(sentence[:part.start()])
         if failing and not _PERSON.search(sentence[:failing.start()]):
@@ -372,7 +372,9 @@ class NewProblem(Detector):
     ("a crack from years ago"); an aside ("Also, ...", "One more thing: ...") naming a part or the phone
     with a trouble word is one ("Also, my phone's clock is wrong every morning"); "won't" in "my phone
     won't stop beeping" is no refusal (v2 found 16 of 30 new problems written for the issue's tests);
-    v4: a negation needs its apostrophe ("went", "want" negate nothing)."""
+    v4: a negation needs its apostrophe ("went", "want" negate nothing); v5: a part not doing its job only
+    when that is said of it, "I can't use maps or anything, the internet isn't loading" is the telecom
+    problem)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []

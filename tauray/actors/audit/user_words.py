@@ -38,7 +38,7 @@ that hedged reading, a habit beside a claim keeps it, "not letting me send photo
     state told as it was before the change ("airplane mode was on, I've turned it off now"), an icon "no
     longer there" (off), a signal "not full" (still good, vaguely), "'message not sent'" (cannot send); v7:
     "wonderful" no longer ends a claim's scope as a wondering; v8: "the plane is still showing" names the
-    airplane icon)."""
+    airplane icon; v9: as ``state_without_tool@12``, a report is read ``hedged`` so a doubt keeps its claim)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -153,7 +153,8 @@ class StateWithoutTool(Detector):
     faithful talk-dev callers, most of them reading such words as a switch); v7: "no signal" is the
     task's "No Service", "my data won't connect" a symptom, not the switch (v8: also the readings of
     ``result_contradiction@6``; v9: "I can see the little aeroplane" is airplane mode on; v10, v11: as
-    ``result_contradiction@7``, ``@8``); v5: the agent's words
+    ``result_contradiction@7``, ``@8``; v12: a guess with its own doubt, "I think my bill is paid but I'm not
+    sure", claims nothing, and a means off "at home because the router died" is a situation); v5: the agent's words
     count as told, reports are read against the DB, the evidence says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
     words, so "I can't send MMS" for "You are unable to send MMS messages" was flagged in every MMS
     conversation with the non-solving agent); v2 excused any state the task named; v1 flagged
