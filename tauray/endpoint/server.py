@@ -40,6 +40,7 @@ from tauray.endpoint.behaviours import (
     text_reply,
     tool_call_reply,
 )
+from tauray.endpoint.phone_bot import add_phone_bot_routes
 from tauray.endpoint.quota import Accounting, EndpointQuota, prompt_tokens_of
 from tauray.endpoint.wire import add_wire_routes
 
@@ -357,6 +358,7 @@ def create_app(config: EndpointConfig) -> web.Application:
         app.router.add_get(f"{prefix}/quota", _get_quota)
         add_audio_routes(app.router, prefix, lambda request: request.app[_STATE])  # /audio/speech, /transcriptions
     add_wire_routes(app, _chat_completions)  # Anthropic's, Gemini's and Azure's own routes
+    add_phone_bot_routes(app)  # /phone-bot: the scripted phone bot on the media-stream protocol
     return app
 
 

@@ -119,8 +119,10 @@ class PhoneCall:
         settings = settings or PhoneSettings()
         shown = shown_url(url)
         try:
+            # No permessage-deflate: phone providers send plain frames, and compressing 50 frames a second
+            # per call costs the pacing loop CPU for nothing.
             ws = await connect(url, open_timeout=settings.connect_timeout_s, close_timeout=settings.close_timeout_s,
-                               max_size=2 ** 22)
+                               max_size=2 ** 22, compression=None)
         except InvalidURI:
             raise CallFault("unreachable", f"phone: {shown} is not a websocket URL (ws:// or wss://)") from None
         except InvalidStatus as exc:
