@@ -34,7 +34,7 @@ from tauray.actors.voice.duplex import AgentReply, DuplexResult, Message, ToolCa
 from tauray.actors.voice.profiles import draw_voice
 from tauray.scenarios.conventions import STOP_TOKENS
 
-__all__ = ["DuplexCall", "duplex_engines", "run_duplex_call"]
+__all__ = ["DuplexCall", "duplex_engines", "run_duplex_call", "use_engines"]
 
 _USER_STOPS = dict(zip(STOP_TOKENS, (Termination.USER_STOP, Termination.USER_TRANSFER, Termination.USER_OUT_OF_SCOPE)))
 _ENDED = {"caller_hung_up": Termination.USER_STOP, "caller_hung_up_on_silence": Termination.CALLER_HUNG_UP,
@@ -59,6 +59,12 @@ class _OneAtATime:
 
 
 _ENGINES: dict[str, tuple[Any, Any]] = {}
+
+
+def use_engines(tts_spec: Any, asr_spec: Any, tts: Any, asr: Any) -> None:
+    """Run the duplex calls of cells with these specs on these engines in this process (the bench's
+    tone voice, which has no spec of its own)."""
+    _ENGINES[f"{tts_spec.model_dump_json()}|{asr_spec.model_dump_json()}"] = (tts, asr)
 
 
 def duplex_engines(tts: Any, asr: Any) -> tuple[Any, Any]:

@@ -61,6 +61,10 @@ class LocalSpeech:
     def __reduce__(self) -> tuple[Any, tuple[int]]:
         return local_speech, (self.cpu_threads,)
 
+    def use_engines(self, tts_spec: SpeechModelSpec, asr_spec: SpeechModelSpec, tts: Any, asr: Any) -> None:
+        """Carry the utterances of cells with these specs on these engines (the bench's tone voice)."""
+        self._engines[(tts_spec, asr_spec)] = (tts, asr)
+
     def channel(self, voice: VoiceSettings) -> SpeechChannel:
         """The channel of ``voice``'s profile and engines (built on the worker thread's first use)."""
         key = (voice.profile, voice.tts, voice.asr)

@@ -80,6 +80,14 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_duplex(args: argparse.Namespace) -> int:
+    from tauray.pipeline.bench.duplex import run_duplex_bench
+
+    result = run_duplex_bench(conversations=args.conversations, in_flight=args.in_flight)
+    print_figures(result, args.json)
+    return 0 if result["half"]["errors"] == 0 and result["duplex"]["errors"] == 0 else 1
+
+
 def register(sub: Any) -> None:
     """Add ``bench`` and its benchmarks."""
     bench = sub.add_parser("bench", help="benchmarks that print their figures")
@@ -97,6 +105,12 @@ def register(sub: Any) -> None:
                    help="run the conversations without the in-loop audit (to measure what the audit costs)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_engine)
+    p = bench_sub.add_parser("duplex", help="the duplex clock's harness cost against half duplex (tone voice)")
+    p.add_argument("--conversations", type=int, default=10, help="telecom tasks, each run half and duplex")
+    p.add_argument("--in-flight", type=_int_tuple, default=(1, 4), metavar="N,N",
+                   help="duplex conversations in flight to measure (default 1,4)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_duplex)
     p = bench_sub.add_parser("judge", help="re-judging throughput against the latency-bound ideal")
     p.add_argument("--latency", type=float, default=2.0)
     p.add_argument("--concurrency", type=int, default=64)
