@@ -33,6 +33,11 @@ def test_duplex_is_an_axis_beside_half_with_the_same_seeds(tmp_path) -> None:
     assert half.cell_id == CONTROL_CELL and duplex.cell_id != CONTROL_CELL
     assert duplex.voice.turn_taking == "duplex" and duplex.voice.duplex is not None
     assert duplex.voice.duplex.rules.opening == "caller"  # a call opens as a half-duplex one does
+    assert duplex.voice.duplex.rules.hears == "text"  # and the caller hears the agent as half duplex's does
+    heard = _plan(tmp_path, 'turn_taking = ["duplex"]\nhear_agent = true\n').cells[0]
+    assert heard.voice.duplex.rules.hears == "channel" and heard.cell_id != duplex.cell_id
+    told = _plan(tmp_path, 'turn_taking = ["duplex"]\nduplex_rules = {hears = "channel"}\n').cells[0]
+    assert told.voice.duplex.rules.hears == "channel"
     for a, b in zip(plan.units(half), plan.units(duplex)):
         assert (a.scenario, a.seed) == (b.scenario, b.seed) and a.unit_id != b.unit_id
 

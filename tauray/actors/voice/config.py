@@ -89,7 +89,7 @@ class VoiceConfig(BaseModel):
         """The duplex cells' settings (None when turn_taking has no 'duplex'); checked at load."""
         if DUPLEX not in self.turn_taking:
             return None
-        return duplex_settings(self.duplex_rules, self.duplex_pipeline, self.duplex_clock)
+        return duplex_settings(self.duplex_rules, self.duplex_pipeline, self.duplex_clock, hear_agent=self.hear_agent)
 
     @property
     def speaks(self) -> bool:

@@ -8,7 +8,9 @@ for the duplex cells, three mappings: ``duplex_rules`` (the caller's :class:`~.c
 :class:`DuplexSettings` that the cell's units carry; a bad one is one line naming the field.
 
 A duplex call opens like a half-duplex voice call: the caller speaks first, unless the rules say
-``opening = "agent"``.
+``opening = "agent"``. The caller hears the agent as the sweep's ``hear_agent`` says, as in half
+duplex (through the channel when true; the agent's own words, τ-Voice's way, when false), unless
+the rules set ``hears``.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ class DuplexSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     rules: CallerRules = Field(description="The caller's turn-taking (a sweep's duplex_rules; the caller opens "
-                               "the call unless it says opening = 'agent').")
+                               "the call unless it says opening = 'agent', and hears the agent as the sweep's "
+                               "hear_agent says unless it sets hears).")
     pipeline: PipelineSettings = Field(description="The cascaded agent pipeline's knobs (duplex_pipeline).")
     clock: ClockSettings = Field(description="The tick and the longest call (duplex_clock).")
 
@@ -66,10 +69,12 @@ def check_vad(pipeline: PipelineSettings) -> None:
 
 
 def duplex_settings(rules: Mapping[str, Any] | None = None, pipeline: Mapping[str, Any] | None = None,
-                    clock: Mapping[str, Any] | None = None) -> DuplexSettings:
+                    clock: Mapping[str, Any] | None = None, *, hear_agent: bool = False) -> DuplexSettings:
     """A sweep file's three duplex mappings parsed and checked (the VAD's package included), or
-    :class:`~.errors.DuplexConfigError`, one line naming the field."""
-    parsed = DuplexSettings(rules=load_settings(CallerRules, {**CALL_OPENING, **dict(rules or {})},
+    :class:`~.errors.DuplexConfigError`, one line naming the field. ``hear_agent``: the sweep's, the
+    caller's ``hears`` unless the rules set it."""
+    defaults = {**CALL_OPENING, "hears": "channel" if hear_agent else "text"}
+    parsed = DuplexSettings(rules=load_settings(CallerRules, {**defaults, **dict(rules or {})},
                                                 "voice.duplex_rules"),
                             pipeline=load_settings(PipelineSettings, dict(pipeline or {}), "voice.duplex_pipeline"),
                             clock=load_settings(ClockSettings, dict(clock or {}), "voice.duplex_clock"))
