@@ -80,7 +80,8 @@ def test_a_call_carries_its_parameters_and_audio_both_ways():
     assert record.ended_by == "bot" and record.fault is None
     assert record.bot_audio_s == pytest.approx(0.1) and record.caller_audio_s == pytest.approx(0.1)
     assert record.marks_answered == ("greeting",)
-    assert record.lateness.frames >= 15 and record.lateness.p50_ms < 50  # 20 ms frames; loose for a loaded machine
+    lateness = record.lateness  # how late depends on the machine's load: its bounds, not its size
+    assert lateness.frames >= 15 and 0 <= lateness.p50_ms <= lateness.p99_ms <= lateness.max_ms
     assert len(call_line := record.bot_line) == len(record.caller_line) == record.lateness.frames * FRAME_BYTES
     assert call_line[:800] == b"\x10" * 800
 
@@ -92,7 +93,8 @@ def test_clear_drops_the_unplayed_audio_and_answers_its_mark():
         sid = (await _opening(ws)).stream_sid
         await ws.send(ms.encode(ms.media(sid, b"\x10" * 16000)))  # 2 s
         await ws.send(ms.encode(ms.mark(sid, "reply-1")))
-        await asyncio.sleep(0.15)
+        for _ in range(10):  # the caller plays a frame of the queue with each frame it sends
+            assert isinstance(ms.decode(await ws.recv()), ms.Media)
         await ws.send(ms.encode(ms.clear(sid)))
         while not got:
             msg = ms.decode(await ws.recv())
@@ -109,7 +111,7 @@ def test_clear_drops_the_unplayed_audio_and_answers_its_mark():
 
     record = run(main())
     assert got == ["reply-1"] and record.clears == 1
-    assert 0.05 < record.bot_audio_s < 0.6
+    assert 0.0 < record.bot_audio_s < 1.9  # some played, the rest of the 2 s dropped
 
 
 def test_the_caller_hangs_up_with_stop():
@@ -232,3 +234,21 @@ def test_lateness_summary_and_its_limit():
     reason = summary.breach(LatenessLimit(p99_ms=60, longest_gap_ms=60))
     assert reason == "the harness fell behind: longest gap between frames 69 ms (limit 60 ms)"
     assert Lateness.empty().frames == 0
+
+
+def test_a_turn_the_bot_ends_by_hanging_up_is_still_its_turn():
+    async def brief(ws):
+        sid = (await _opening(ws)).stream_sid
+        await ws.send(ms.encode(ms.media(sid, b"\x10" * 800)))
+        await asyncio.sleep(0.2)
+        await ws.close()
+
+    async def main():
+        server, url = await _serve(brief)
+        async with server:
+            call = await PhoneCall.dial(url, conversation_id="c", tool_server_url="http://x", settings=QUICK)
+            first, end = await call.wait_bot_turn(silence_s=5.0, timeout_s=3.0)
+            return call.bot_audio(first, end), await call.wait_ended()
+
+    audio, record = run(main())
+    assert audio == b"\x10" * 800 and record.ended_by == "bot"

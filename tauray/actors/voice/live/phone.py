@@ -188,12 +188,12 @@ class PhoneCall:
             if not self._out:
                 since = self._speech_end_frame
                 spoke = [i for i in range(since, self.frames) if self._bot_present[i]]
-                if spoke and self.frames - (spoke[-1] + 1) >= quiet and not self._queue:
-                    return spoke[0], spoke[-1] + 1
+                if spoke and (self.ended or (self.frames - (spoke[-1] + 1) >= quiet and not self._queue)):
+                    return spoke[0], spoke[-1] + 1  # a turn the bot ended by hanging up is still its turn
                 if self.ended:
                     raise CallFault("hung_up", f"phone: the bot at {self.url} hung up while the caller waited for it")
-            if self.ended:
-                self._raise_if_failed()
+            elif self.ended:
+                raise CallFault("hung_up", f"phone: the bot at {self.url} hung up while the caller was speaking")
             if self._loop.time() > deadline:
                 raise CallFault("no_answer", f"phone: the bot at {self.url} did not finish a turn within {timeout_s:g} s")
             self._frame_sent.clear()
@@ -205,6 +205,10 @@ class PhoneCall:
     async def hang_up(self) -> CallRecord:
         """Send stop and close the socket (the caller hangs up); the call's record."""
         if not self.ended:
+            self._finish("caller")
+            sender = self._tasks[0]
+            sender.cancel()  # stop is the last message of the stream: no frame may follow it
+            await asyncio.gather(sender, return_exceptions=True)
             try:
                 self._sequence += 1
                 await asyncio.wait_for(self._ws.send(ms.encode(ms.stop(self.stream_sid, self.call_sid,
@@ -212,7 +216,6 @@ class PhoneCall:
                                        self.settings.send_timeout_s)
             except (ConnectionClosed, TimeoutError):
                 pass
-            self._finish("caller")
         return await self._shut()
 
     async def wait_ended(self, timeout_s: float | None = None) -> CallRecord:
@@ -260,7 +263,7 @@ class PhoneCall:
                 self._sequence += 1
                 message = ms.encode(ms.media(self.stream_sid, frame, sequence=self._sequence, chunk=k + 1,
                                              timestamp_ms=k * FRAME_MS))
-                self._meter.sent(self._loop.time() - self._t0)
+                at = self._loop.time() - self._t0  # when it went out; counted once the send is done
                 try:
                     await asyncio.wait_for(self._ws.send(message), self.settings.send_timeout_s)
                 except TimeoutError:
@@ -270,6 +273,7 @@ class PhoneCall:
                 except ConnectionClosed:
                     self._closed_by_bot()
                     return
+                self._meter.sent(at)
                 self._caller_line += frame
                 self._play_one()
                 self._frame_sent.set()
