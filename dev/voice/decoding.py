@@ -42,7 +42,7 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "beam5+call": {"beam_size": 5, "prompt": PROMPTS["call"]},
     "beam5+topic": {"beam_size": 5, "prompt": PROMPTS["topic"]},
     "beam5+letters": {"beam_size": 5, "prompt": PROMPTS["letters"]},
-    "beam5+digits+vad": {"beam_size": 5, "prompt": PROMPTS["digits"], "vad_filter": True},
+    "beam5+call+vad": {"beam_size": 5, "prompt": PROMPTS["call"], "vad_filter": True},
 }
 
 

@@ -112,21 +112,22 @@ def test_hotwords_are_a_local_recognisers_and_part_of_what_it_hears():
 
 
 @pytest.mark.slow  # loads a Whisper model twice and recognises 27 utterances (about 25 s on 2 cores)
-def test_spelling_hotwords_make_out_more_identifiers_and_can_garble_a_plain_sentence(tts):
-    """Through the telephone line tiny.en hears a spelled "five" as "time" or "I"; biased toward the
-    spelling words it makes out more identifiers (12 caller utterances of the tuning draw: 6 of 15
-    exactly against 2), and it hears a sentence without a number as digits: why it is no default.
-    Bit for bit, so the counts are exact."""
+def test_spelling_hotwords_reach_the_decoder_and_change_what_is_heard(tts):
+    """Hotwords bias the decoding itself: on the same line audio, bit for bit, the biased
+    recogniser writes other words than the plain one (greedy and no prompt, as hotwords were
+    measured; their effect on identifiers is measured, not asserted: docs/voice.md, "Hotwords")."""
     from tauray.actors.voice.channel import SpeechChannel
     from tauray.actors.voice.corpus import caller_utterances
-    from tauray.pipeline.bench.voice import accuracy
 
-    texts = caller_utterances(12, seed=99)
-    exact, hello = {}, {}
+    texts = [*caller_utterances(12, seed=99), "Hello, I need help with my phone."]
+    heard = {}
     for name, hotwords in (("biased", SPELLING_HOTWORDS), ("plain", None)):
-        channel = SpeechChannel("control", tts=tts, asr=make_asr(SpeechModelSpec(role="asr", model="local/whisper-tiny.en",
-                                                                                 hotwords=hotwords)))
-        exact[name] = accuracy("control", texts, channel=channel)["identifiers_exact"]
-        hello[name] = channel.carry("Hello, I need help with my phone.", unit_id="unit-1", turn=0, side="user")[0].wer
-    assert exact["biased"] > exact["plain"], exact
-    assert hello["plain"] == 0.0 and hello["biased"] > 1.0, hello
+        channel = SpeechChannel("control", tts=tts, asr=make_asr(SpeechModelSpec(
+            role="asr", model="local/whisper-tiny.en", hotwords=hotwords, beam_size=1, prompt="")))
+        heard[name] = [channel.carry(t, unit_id=f"unit-{i}", turn=0, side="user")[0].heard_text
+                       for i, t in enumerate(texts)]
+    assert heard["biased"] != heard["plain"]
+    again = SpeechChannel("control", tts=tts, asr=make_asr(SpeechModelSpec(
+        role="asr", model="local/whisper-tiny.en", hotwords=SPELLING_HOTWORDS, beam_size=1, prompt="")))
+    assert [again.carry(t, unit_id=f"unit-{i}", turn=0, side="user")[0].heard_text
+            for i, t in enumerate(texts)] == heard["biased"]  # and the same bias hears the same

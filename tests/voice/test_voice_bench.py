@@ -44,6 +44,8 @@ def test_the_voice_bench_measures_coordinator_cpu_cost_and_voices(ray_local) -> 
     assert set(result["tts_rtf"]) == set(result["tts_rtf_espeak"]) == {"clear", "accented", "agent"}
     assert all(result["tts_rtf_vs_espeak"][k] > 1 for k in result["tts_rtf"])  # neural voices cost more
     assert all(v > 0 for v in result["speech_cpu_seconds_per_conversation"].values())
+    # recognition CPU with the default decoding beside greedy's on the same audio
+    assert result["asr_rtf"] > 0 and result["asr_rtf_greedy"] > 0 and result["asr_rtf_vs_greedy"] > 0
     assert "throughput_utterances_per_s" not in result
 
 

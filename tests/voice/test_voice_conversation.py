@@ -32,7 +32,7 @@ def test_a_voice_conversation_runs_end_to_end_offline() -> None:
     elapsed = time.perf_counter() - t0
     c = result.conversation
     assert c.error_kind is None, c.error_message
-    assert c.speech_profile == "control" and c.voice_prompts and "voice-user@1#" in c.voice_prompts
+    assert c.speech_profile == "control" and c.voice_prompts and "voice-user@2#" in c.voice_prompts
     said = result.utterances
     assert said and all(u.side == "user" for u in said)  # the user reads the agent's own words by default
     assert c.utterances == len(said) and c.mean_wer is not None
