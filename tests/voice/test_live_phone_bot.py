@@ -56,7 +56,8 @@ def test_the_caller_talks_to_the_endpoints_phone_bot_end_to_end(endpoint):
     heard = [asr.transcribe(resample(from_ulaw(a), 8000, 16000)).lower() for a in (greeting, answer)]
     assert any(w in heard[0] for w in ("help", "support", "service", "assist")), heard
     assert [o.name for o in outcomes] and outcomes[0].name.startswith(("get_", "check_"))  # the tool landed
-    assert any(w in heard[1] for w in ("looked", "checked", "account", "details", "information")), heard
+    # one of the scripted agent's three answers after a tool (tauray/endpoint/scripted.py), as Whisper heard it
+    assert any(w in heard[1] for w in ("system", "details", "account", "order", "waiting", "information", "file")), heard
     assert record.ended_by == "bot" and record.fault is None
     assert record.marks_answered[:2] == ("reply-1", "reply-2")
     print(f"\nphone bot call: {record.lateness.frames} frames, lateness p50 {record.lateness.p50_ms:.2f} ms, "
