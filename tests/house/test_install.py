@@ -154,7 +154,9 @@ def test_the_installed_voice_conversation_runs(installed: Path, tmp_path: Path):
     """), cwd=tmp_path)
     assert check.returncode == 0, check.stderr
     utterances, words = map(int, check.stdout.split())
-    assert utterances >= 2 and words > 0
+    # the caller's opening at least (the oracle may act on it without a word, as it does when the
+    # neural caller is heard right), and words in it
+    assert utterances >= 1 and words > 0
 
 
 def test_a_cluster_run_ships_the_installed_package(installed: Path, tmp_path: Path):

@@ -85,3 +85,22 @@ def test_the_kokoro_model_is_joined_once_and_refused_when_a_part_is_damaged(tmp_
     with pytest.raises(SpeechConfigError, match="do not match their sha256"):
         kokoro.model_file()
     assert not joined.exists() and not list(tmp_path.rglob("*.tmp"))
+
+
+def test_a_screen_written_by_a_model_is_spoken_not_refused(neural):
+    # an LLM side may write a phone screen's glyphs; hibari's number reader raised on the signal
+    # icon's superscript ("invalid literal for int(): '⁴'", an internal error row in the paced
+    # bench); the channel makes any text speakable before synthesis
+    from tauray.actors.voice.channel import SpeechChannel
+
+    class NoEars:
+        name = "none"
+
+        def transcribe(self, audio) -> str:
+            return ""
+
+    screen = "Status Bar: 📶⁴ Excellent | 5G | 📱 Data Enabled | 🔋 80%"
+    with pytest.raises(ValueError):
+        neural.synth(screen, "hibari/heart")
+    wav = SpeechChannel("control", tts=neural, asr=NoEars()).speak(screen, unit_id="u", turn=0, side="agent")[0]
+    assert len(wav) > 8000  # a second or more of line audio

@@ -89,7 +89,7 @@ def test_the_served_recogniser_hears_what_the_workers_own_would_and_goes_away(ra
     pytest.importorskip("faster_whisper")
     from ray import serve
 
-    from tauray.actors.voice.engines import WhisperASR
+    from tauray.actors.voice.engines.whisper import whisper_for
     from tauray.actors.voice.engines.served import ServedRecogniser
 
     # Heard from a Ray task, as a speech worker hears, so that no Serve handle (and its router
@@ -104,7 +104,7 @@ def test_the_served_recogniser_hears_what_the_workers_own_would_and_goes_away(ra
         assert served.app in serve.status().applications
         heard = ray_local.get(hear.remote(spec.model_dump_json(), audio))
         assert ray_local.get(hear.remote(spec.model_dump_json(), np.zeros(0, np.float32))) == ""
-    assert heard and heard == WhisperASR(TINY).transcribe(audio)  # same model, same decoding, same text
+    assert heard and heard == whisper_for(spec).transcribe(audio)  # same model, same decoding, same text
     with pytest.raises(Exception):  # what heard it was the application, which is gone
         ray_local.get(hear.remote(spec.model_dump_json(), audio))
     try:

@@ -59,7 +59,9 @@ def test_the_report_shows_profiles_players_and_lost_identifiers(voice_run: Path,
     table = voice_table(voice_run)
     for profile in ("text", "control"):
         value = float(table.loc[table["profile"] == profile, "success"].iloc[0])
-        assert re.search(rf'data-profile="{profile}" data-metric="voice_success" data-value="{value}"', index)
+        engines = str(table.loc[table["profile"] == profile, "engines"].iloc[0])  # each row names its engines
+        assert re.search(rf'data-profile="{profile}" data-engines="{re.escape(engines)}" data-metric="voice_success" '
+                         rf'data-value="{value}"', index)
     assert "media-src 'self' file:" in index  # the CSP lets the pages play the run's own files
     page, rows = _voice_page(voice_run, report)
     html = page.read_text()

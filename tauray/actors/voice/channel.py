@@ -39,6 +39,7 @@ from tauray.actors.voice.line import LINE_RATE, resample, telephone, ulaw_decode
 from tauray.actors.voice.metrics import identifier_errors, normalise, wer
 from tauray.actors.voice.profiles import DrawnVoice, SpeechProfile, draw_voice, get_profile
 from tauray.actors.voice.seeding import rng_for, stable_seed
+from tauray.actors.voice.spoken import speakable
 from tauray.results.tables.records.utterance import UtteranceRecord
 
 # Out-of-turn speech a caller may produce mid-utterance (our own words), or a cough.
@@ -93,9 +94,12 @@ class SpeechChannel:
         return config
 
     def _synth(self, text: str, voice: DrawnVoice) -> tuple[np.ndarray, float]:
-        """The speaker's audio of ``text`` and the compute it took (0 when the cache had it)."""
+        """The speaker's audio of ``text`` and the compute it took (0 when the cache had it). Any
+        side's text is made speakable first (:func:`~tauray.actors.voice.spoken.speakable`): a model
+        may write a screen's glyphs or markup, which no voice says and some synthesisers refuse
+        (hibari's number reader stops at a superscript digit)."""
         started = time.perf_counter()
-        audio, computed = self.tts.synth_cached(text, voice.voice, voice.rate_wpm, voice.pitch, voice.seed)
+        audio, computed = self.tts.synth_cached(speakable(text), voice.voice, voice.rate_wpm, voice.pitch, voice.seed)
         if not computed:
             return audio, 0.0
         spent = time.perf_counter() - started
