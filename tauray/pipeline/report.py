@@ -7,15 +7,27 @@ From Python: ``from tauray.pipeline.report import write_report; write_report("ru
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tauray.actors.audit.report import AuditSection
+from tauray.actors.voice.analysis import paired_retention
+from tauray.actors.voice.duplex.metrics import InteractionMetrics, pool
 from tauray.actors.voice.report import VoiceSection
 from tauray.results.report.build import ReportSummary, build_report
+from tauray.results.report.duplex import PREFIX, DuplexSection
 from tauray.results.report.sections import ReportSection
 
-SECTIONS: tuple[ReportSection, ...] = (VoiceSection(), AuditSection())
+
+def pooled_panel(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Duplex conversation rows' stored interaction panels pooled by the engine's own ``pool``, as
+    the same flat columns: what the report's duplex panel shows per cell."""
+    return pool(InteractionMetrics.from_columns(row, PREFIX) for row in rows).columns(PREFIX)
+
+
+SECTIONS: tuple[ReportSection, ...] = (VoiceSection(), DuplexSection(pooled_panel, paired_retention),
+                                       AuditSection())
 """Every feature's part of the report, in page order."""
 
 
@@ -24,4 +36,4 @@ def write_report(path: Path | str, out: Path | str | None = None, **options: Any
     return build_report(path, out, sections=SECTIONS, **options)
 
 
-__all__ = ["SECTIONS", "write_report"]
+__all__ = ["SECTIONS", "pooled_panel", "write_report"]

@@ -23,7 +23,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.results.report.assets import CSS, RENDER_CHECK_JS
+from tauray.results.report.assets import CSS, RENDER_CHECK_JS, TIMELINE_JS
 from tauray.results.report.index import index_context
 from tauray.results.report.pages import write_transcripts
 from tauray.results.report.sections import Kit, ReportSection
@@ -61,7 +61,7 @@ def write_assets(out_dir: Path) -> None:
     assets = out_dir / "assets"
     assets.mkdir(parents=True, exist_ok=True)
     (assets / "report.css").write_text(CSS, encoding="utf-8")
-    (assets / "report.js").write_text(RENDER_CHECK_JS, encoding="utf-8")
+    (assets / "report.js").write_text(RENDER_CHECK_JS + TIMELINE_JS, encoding="utf-8")
 
 
 def build_report(path: Path | str, out: Path | str | None = None, *, k_max: int = 4, n_boot: int = 1000,

@@ -7,6 +7,6 @@ from tauray.results.report.assets.charts import (
     svg_heatmap,
     svg_lines,
 )
-from tauray.results.report.assets.style import CSS, RENDER_CHECK_JS
+from tauray.results.report.assets.style import CSS, RENDER_CHECK_JS, TIMELINE_JS
 
-__all__ = ["CSS", "RENDER_CHECK_JS", "svg_bars", "svg_forest", "svg_heatmap", "svg_lines"]
+__all__ = ["CSS", "RENDER_CHECK_JS", "TIMELINE_JS", "svg_bars", "svg_forest", "svg_heatmap", "svg_lines"]

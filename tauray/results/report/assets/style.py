@@ -22,6 +22,11 @@ gap:2px 14px;font-size:13px}dl.summary dt{color:#5b6670}dl.summary dd{margin:0}.
 .verdict{font-size:16px}.confusions{display:flex;flex-wrap:wrap;gap:18px}table.confusion caption{font-size:12px;
 text-align:left;color:#3d4852}svg{display:block;margin:8px 0;max-width:100%;height:auto}
 svg text{font:12px system-ui,sans-serif;fill:#1d232a}details{margin:4px 0}
+.tl-scroll{overflow-x:auto;max-width:100%}.tl-scroll svg.timeline{max-width:none}svg.timeline .tl-seg,
+svg.timeline .tl-mark,svg.timeline .tl-overlap,svg.timeline .tl-bg{cursor:pointer}svg.timeline .tl-seg:hover{stroke:#1d232a}
+.tl-audio audio{height:32px;width:420px;vertical-align:middle}td.dx.few{color:#8a949e;background:#f6f7f9}
+.few-mark{font-size:11px;color:#8a949e;border:1px solid #c5ccd3;border-radius:3px;padding:0 3px}
+table.segments button{font-size:11px;padding:0 4px;cursor:pointer}
 """
 
 # Runs in the browser after load: counts the charts that were laid out with a
@@ -32,4 +37,29 @@ for(var i=0;i<s.length;i++){var r=s[i].getBoundingClientRect();if(r.width>0&&r.h
 document.body.setAttribute('data-svg-total',String(s.length));
 document.body.setAttribute('data-svg-rendered',String(ok));
 document.body.setAttribute('data-render-check','done');})();
+"""
+
+# A duplex timeline plays its call's recording from where it is clicked (a bar, a mark, any point of
+# the clock, or a segment row's button) and follows playback with a line. The seek asked for and the
+# seek done are written on the player (data-seek-s, data-seeked-s) for a test to read.
+TIMELINE_JS = """
+(function(){var svgs=document.querySelectorAll('svg.timeline');
+for(var i=0;i<svgs.length;i++){(function(svg){
+var audio=document.getElementById(svg.getAttribute('data-audio')||'');
+var x0=parseFloat(svg.getAttribute('data-x0')),pps=parseFloat(svg.getAttribute('data-px-per-s')),
+dur=parseFloat(svg.getAttribute('data-duration-s')),head=svg.querySelector('.tl-playhead');
+function seek(t){if(!(t>=0)){return;}t=Math.min(t,dur);svg.setAttribute('data-seeked-s',String(t));
+if(!audio){return;}audio.setAttribute('data-seek-s',String(t));
+var go=function(){audio.currentTime=t;var p=audio.play();if(p&&p.catch){p.catch(function(){});}};
+if(audio.readyState>=1){go();}else{audio.preload='auto';audio.addEventListener('loadedmetadata',go,{once:true});audio.load();}}
+svg.addEventListener('click',function(ev){var el=ev.target.closest?ev.target.closest('[data-seek]'):null;
+if(el){seek(parseFloat(el.getAttribute('data-seek')));return;}
+var r=svg.getBoundingClientRect(),vb=svg.viewBox.baseVal;seek(((ev.clientX-r.left)*vb.width/r.width-x0)/pps);});
+var buttons=document.querySelectorAll('button[data-timeline="'+svg.id+'"]');
+for(var j=0;j<buttons.length;j++){buttons[j].addEventListener('click',function(ev){
+seek(parseFloat(ev.currentTarget.getAttribute('data-seek')));});}
+if(audio){audio.addEventListener('seeked',function(){audio.setAttribute('data-seeked-s',String(audio.currentTime));});
+audio.addEventListener('timeupdate',function(){if(!head){return;}var x=x0+audio.currentTime*pps;
+head.setAttribute('x1',x);head.setAttribute('x2',x);head.setAttribute('visibility','visible');});}
+})(svgs[i]);}})();
 """
