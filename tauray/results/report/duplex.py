@@ -174,7 +174,7 @@ INDEX = """{% macro cell(f) %}<td class="dx{{ ' few' if f.few else '' }}"{% for 
 <table class="figures duplex-panel"><thead><tr><th>cell (agent | user)</th><th>profile</th><th>calls with a panel</th>{% for _, symbol, label, _ in panel %}<th title="{{ label }}">{{ symbol }}<br><small>{{ label }}</small></th>{% endfor %}</tr></thead><tbody>
 {% for r in rows %}<tr data-cell="{{ r.cell }}"><td>{{ r.arm }}<br><code>{{ r.cell }}</code></td><td>{{ r.profile }}</td><td>{{ r.scored }} / {{ r.conversations }}</td>{% for f in r.figs %}{{ cell(f) }}{% endfor %}</tr>
 {% endfor %}</tbody></table>
-<p class="note">τ-Voice's interaction metrics (docs/duplex-metrics.md) as the duplex engine stored them per call, pooled per cell as its <code>pool</code> does (counts add; each value is its numerator over its count), so a figure here equals the engine's. Under each value: for a rate, a {{ pct }} interval that resamples scenarios whole (events of one call are not independent); the count of events behind it. A value over fewer than {{ min_events }} events is greyed and marked n&lt;{{ min_events }} (τ-Voice's leaderboard hides it). I_A counts agent onsets over a caller turn per response-eligible turn and may exceed 1.</p>
+<p class="note">τ-Voice's interaction metrics (docs/duplex-metrics.md) as the duplex engine stored them per call, pooled per cell as its <code>pool</code> does (counts add; each value is its numerator over its count), so a figure here equals the engine's. Under each value: for a rate, a {{ pct }} interval that resamples scenarios whole (events of one call are not independent; – when all its events come from one scenario); the count of events behind it. A value over fewer than {{ min_events }} events is greyed and marked n&lt;{{ min_events }} (τ-Voice's leaderboard hides it). I_A counts agent onsets over a caller turn per response-eligible turn and may exceed 1.</p>
 {% if retention %}<h3 id="duplex-retention">Half vs duplex on the same tasks and seeds</h3>
 <table class="figures"><thead><tr><th>duplex cell</th><th>half cell</th><th>profile</th><th>paired tasks</th><th>half successes</th><th>duplex successes</th><th>both</th><th>half only</th><th>duplex only</th><th>neither</th><th>retention (duplex ÷ half) [interval]</th></tr></thead><tbody>
 {% for r in retention %}<tr><td>{{ r.arm }}<br><code>{{ r.cell }}</code></td><td><code>{{ r.half_cell }}</code></td><td>{{ r.profile }}</td><td>{{ r.tasks }}</td><td>{{ r.half }}</td><td>{{ r.duplex }}</td><td>{{ r.both }}</td><td>{{ r.half_only }}</td><td>{{ r.duplex_only }}</td><td>{{ r.neither }}</td><td{% for k, v in r.attrs %} data-{{ k }}="{{ v }}"{% endfor %}>{{ r.text }}</td></tr>
@@ -188,7 +188,7 @@ CONVERSATION = """<section id="duplex"><h2>Duplex timeline</h2>
 {% else %}<p class="note">No player: the recording {% if recording %}<code>{{ recording }}</code> {% endif %}was not kept (the sweep's keep_audio kept no audio of this call).</p>{% endif %}
 <div class="tl-scroll">{{ svg }}</div>
 <p class="note">Two lanes on the simulated clock, one bar per row of the segments table (a thin bar: a backchannel, vocal tic or out-of-turn speech, each also marked above its lane). ▼ a turn begun over the other side (barge-in); ■ where a speaker was cut short (the agent told to stop, the caller yielding), its audio running on, paler, to where it stopped; red bands: both sides speaking. {{ rows | length }} segments, {{ "%.1f" | format(duration) }} s.</p>
-<h3>This call's interaction metrics (as stored)</h3>
+<h3>This call's interaction metrics (as stored; greyed: fewer than {{ min_events }} events)</h3>
 <table class="figures"><thead><tr>{% for _, symbol, label, _ in panel %}<th title="{{ label }}">{{ symbol }}</th>{% endfor %}</tr></thead><tbody><tr>
 {% for f in figs %}<td class="dx{{ ' few' if f.few else '' }}"{% for k, v in f.attrs %} data-{{ k }}="{{ v }}"{% endfor %}>{{ f.text }} <small>n={{ f.n }}</small></td>{% endfor %}</tr></tbody></table>
 <details><summary>segments</summary><table class="segments"><thead><tr><th></th><th>#</th><th>side</th><th>kind</th><th>start</th><th>end</th><th>cut at</th><th>overlap</th><th>over / interrupted</th><th>words said / cut</th><th>said</th><th>heard</th></tr></thead><tbody>
@@ -209,7 +209,7 @@ def duplex_fragment(kit: Kit, row: Mapping[str, Any], segments: Sequence[Mapping
             for name, _, _, is_rate in PANEL]
     recording = None if missing(row.get("recording_sha256")) else str(row["recording_sha256"])
     return kit.render(CONVERSATION, svg=Markup(svg), svg_id=svg_id, audio_id=audio_id, audio=audio_href,
-                      labels=labels_href, recording=recording, rows=rows, panel=PANEL, figs=figs,
+                      labels=labels_href, recording=recording, rows=rows, panel=PANEL, figs=figs, min_events=MIN_EVENTS,
                       duration=max([float(duration or 0.0), *[float(s["end_s"]) for s in rows]]))
 
 

@@ -152,8 +152,8 @@ def timeline_svg(segments: Sequence[Mapping[str, Any]], duration_s: float | None
                         f'height="{h}" fill="#ffffff" fill-opacity="0.55" pointer-events="none"/>')
     for kind, side, at, title in marks(segments):
         body.append(_mark(kind, side, at, x(at), lane_y[side] - 2, title))
-    body.append(f'<line class="tl-playhead" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}" stroke="#c0262d" '
-                f'stroke-width="2" visibility="hidden" pointer-events="none"/>')
+    body.append(f'<line class="tl-playhead" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}" stroke="#56626e" '
+                f'stroke-width="1.5" stroke-dasharray="4 3" visibility="hidden" pointer-events="none"/>')
     legend = [("caller speech", COLOURS["speech"]["user"]), ("agent speech", COLOURS["speech"]["agent"]),
               ("backchannel ◆", COLOURS["backchannel"]), ("vocal tic ●", COLOURS["vocal_tic"]),
               ("out of turn ▲", COLOURS["out_of_turn"]), ("barge-in ▼", "#c0262d"), ("yield / cut ■", "#1d232a"),
