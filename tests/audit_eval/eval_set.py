@@ -21,6 +21,11 @@ means, hedges, questions, conditionals, reported results, circumstances, small t
 in the same voices, with its own frozen dev/test split by the same sha256 rule. ``load("talk-dev")``,
 ``load("talk-test")`` and ``load("talk")`` read it; ``python -m tests.audit_eval.eval_set --freeze-talk``
 (re)writes its frozen files.
+
+The talk2 set (``talk2/``) is a fourth, independent set in the talk set's formats, written later by someone who
+had not read the detectors, every item a test item (no dev side): ``load("talk2")`` reads it;
+``python -m tests.audit_eval.eval_set --freeze-talk2`` (re)writes its frozen files. The loader, the expander and
+the freezer are the talk set's, taking the set (:data:`TALK_SETS`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import itertools
 import json
 import re
 import sys
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Literal
@@ -46,7 +52,7 @@ CAP_PER_TEMPLATE = 24
 """At most this many expansions of one template (per claim value), taken evenly over its products."""
 
 Split = Literal["dev", "test"]
-SetSplit = Literal["dev", "test", "holdout", "talk", "talk-dev", "talk-test"]
+SetSplit = Literal["dev", "test", "holdout", "talk", "talk-dev", "talk-test", "talk2"]
 RUNTIME_SLOTS = frozenset({"setting", "claim"})
 """Slots the customer fills during a conversation (the asked setting, a claim sentence)."""
 
@@ -189,10 +195,11 @@ def load(split: SetSplit | None = None) -> tuple[Phrasing, ...]:
     if split == "holdout":
         return tuple(HoldoutPhrasing.model_validate_json(line) for name in HOLDOUT_FILES
                      for line in (HOLDOUT_FROZEN / name).read_text(encoding="utf-8").splitlines())
-    if split in TALK_SPLITS:
+    if split in ALL_TALK_SPLITS:
         return load_talk(split)
     if split not in (None, "dev", "test"):
-        raise ValueError(f"split must be 'dev', 'test', 'holdout' or one of {TALK_SPLITS}, got {split!r}")
+        raise ValueError(f"split must be 'dev', 'test', 'holdout' or one of {TALK_SPLITS} or {TALK2_SPLITS}, "
+                         f"got {split!r}")
     items: list[Phrasing] = []
     for name in FROZEN_FILES:
         for line in (FROZEN / name).read_text(encoding="utf-8").splitlines():
@@ -338,7 +345,7 @@ def freeze_holdout() -> dict[str, str]:
     return holdout_manifest()
 
 
-# ----------------------------------------------------------------- the talk set
+# ----------------------------------------------------------------- the talk sets
 TALK = HERE / "talk"
 TALK_FROZEN = TALK / "frozen"
 TALK_SOURCES = ("faithful.txt", "reports.txt", "claims.txt", "faults.txt", "grammar.json")
@@ -364,9 +371,63 @@ FACT_KEYS = ("any", "mms", "data", "service", "abroad", "home", "nowifi", "plan"
 and ``<type>=<value>``)."""
 TALK_RUNTIME = frozenset({"setting", "claim", "result"})
 
+TALK2 = HERE / "talk2"
+TALK2_FROZEN = TALK2 / "frozen"
+TALK2_SPLITS = ("talk2",)
+"""``talk2``: the whole second talk set, every item a test item (it has no dev side)."""
+TALK2_VOICES = (*TALK_VOICES, "rambling", "anxious", "blunt")
+TALK2_FORMS = (*TALK_FORMS, "doubleneg", "correction", "ramble")
+"""The talk forms, and: a double negative, a speaker correcting itself, a long rambling turn."""
+TALK2_REPORT_FORMS = (*REPORT_FORMS, "correction", "quoted")
+TALK2_CLAIM_FORMS = (*CLAIM_FORMS, "doubleneg", "correction", "question")
+"""A claim that is a question in statement form ("So roaming's off, yeah.") still commits to its value."""
+TALK2_FAULT_FORMS = (*FAULT_FORMS, "conditional", "reported", "correction", "ramble")
+
+
+@dataclass(frozen=True)
+class TalkSet:
+    """One talk set: its folder, the prefix of its ids, the splits it is loaded by, its forms and voices, and
+    whether it has the frozen sha256 dev / test split (the talk set) or is test only (talk2)."""
+
+    name: str
+    folder: Path
+    prefix: str
+    splits: tuple[str, ...]
+    has_dev: bool
+    voices: tuple[str, ...]
+    forms: tuple[str, ...]
+    report_forms: tuple[str, ...]
+    claim_forms: tuple[str, ...]
+    fault_forms: tuple[str, ...]
+
+    @property
+    def frozen(self) -> Path:
+        return self.folder / "frozen"
+
+    def split_of(self, key: str) -> Split:
+        return split_of(key) if self.has_dev else "test"
+
+
+TALK_SETS = {
+    "talk": TalkSet("talk", TALK, "tk", TALK_SPLITS, True, TALK_VOICES, TALK_FORMS, REPORT_FORMS, CLAIM_FORMS,
+                    FAULT_FORMS),
+    "talk2": TalkSet("talk2", TALK2, "t2", TALK2_SPLITS, False, TALK2_VOICES, TALK2_FORMS, TALK2_REPORT_FORMS,
+                     TALK2_CLAIM_FORMS, TALK2_FAULT_FORMS),
+}
+"""The talk sets by name. Each has the same file formats; the customer (``customer.TalkCustomer``) plays any."""
+ALL_TALK_SPLITS = tuple(s for ts in TALK_SETS.values() for s in ts.splits)
+
+
+def talk_set_of(split: str) -> TalkSet:
+    """The talk set a split belongs to."""
+    for ts in TALK_SETS.values():
+        if split in ts.splits:
+            return ts
+    raise ValueError(f"split must be one of {TALK_SPLITS} or {TALK2_SPLITS}, got {split!r}")
+
 
 class TalkPhrasing(Phrasing):
-    """One sentence (or frame) of the talk set. A faithful line has kind ``talk``, its context as ``type``
+    """One sentence (or frame) of a talk set. A faithful line has kind ``talk``, its context as ``type``
     and its key as ``variant``."""
 
     kind: Literal["talk", "report", "claim", "fault"] = Field(  # type: ignore[assignment]
@@ -385,42 +446,43 @@ def valid_talk_key(key: str) -> bool:
 
 
 def _talk_item(pid: str, key: str, source: str, kind: str, type_: str, variant: str, voice: str, form: str,
-               text: str) -> TalkPhrasing:
-    return TalkPhrasing(id=pid, split_key=key, split=split_of(key), source=source, kind=kind,  # type: ignore[arg-type]
+               text: str, ts: TalkSet = TALK_SETS["talk"]) -> TalkPhrasing:
+    return TalkPhrasing(id=pid, split_key=key, split=ts.split_of(key), source=source, kind=kind,  # type: ignore[arg-type]
                         type=type_, variant=variant, voice=voice, form=form, text=text)
 
 
-def _talk_hand(path: Path, kind: Literal["talk", "report", "claim", "fault"]) -> list[TalkPhrasing]:
+def _talk_hand(path: Path, kind: Literal["talk", "report", "claim", "fault"],
+               ts: TalkSet = TALK_SETS["talk"]) -> list[TalkPhrasing]:
     out: list[TalkPhrasing] = []
     counts: dict[str, int] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         parts = [p.strip() for p in line.split("|", 4)]
-        where = f"talk/{path.name}:{number}"
+        where = f"{ts.name}/{path.name}:{number}"
         if len(parts) != 5:
             raise ValueError(f"{where}: expected 5 fields separated by |, got {line!r}")
         if kind == "talk":
             type_, variant, form, voice, text = parts
-            if type_ not in TALK_CONTEXTS or not valid_talk_key(variant) or form not in TALK_FORMS:
+            if type_ not in TALK_CONTEXTS or not valid_talk_key(variant) or form not in ts.forms:
                 raise ValueError(f"{where}: bad context, key or form in {line!r}")
         elif kind == "fault":
             type_, variant, voice, form, text = parts
             group = type_ if variant == "-" else f"{type_}:{variant}"
-            if group not in TALK_FAULT_GROUPS or form not in FAULT_FORMS:
+            if group not in TALK_FAULT_GROUPS or form not in ts.fault_forms:
                 raise ValueError(f"{where}: unknown fault class, variant or form in {line!r}")
         else:
             type_, variant, form, voice, text = parts
             values = (CLAIM_VALUES if kind == "claim" else REPORT_VALUES).get(type_, ())
-            forms = CLAIM_FORMS if kind == "claim" else (("-",) if type_ == "ack" else REPORT_FORMS)
+            forms = ts.claim_forms if kind == "claim" else (("-",) if type_ == "ack" else ts.report_forms)
             if variant not in values or form not in forms:
                 raise ValueError(f"{where}: unknown {kind} {type_}|{variant} or form {form!r}")
-        if voice not in TALK_VOICES:
-            raise ValueError(f"{where}: voice must be one of {TALK_VOICES}, got {voice!r}")
+        if voice not in ts.voices:
+            raise ValueError(f"{where}: voice must be one of {ts.voices}, got {voice!r}")
         group = f"{type_}.{variant}" if variant != "-" else type_
         counts[group] = counts.get(group, 0) + 1
-        pid = f"tk.h.{kind}.{group}.{counts[group]:02d}"
-        out.append(_talk_item(pid, pid, "hand", kind, type_, variant, voice, form, text))
+        pid = f"{ts.prefix}.h.{kind}.{group}.{counts[group]:02d}"
+        out.append(_talk_item(pid, pid, "hand", kind, type_, variant, voice, form, text, ts))
     return out
 
 
@@ -443,95 +505,101 @@ def _talk_sample(template: str, slots: dict[str, list[str]], cap: int, key: str)
     return [t for t in texts if t in keep]
 
 
-def _talk_grammar(path: Path) -> dict[str, list[TalkPhrasing]]:
+def _talk_grammar(path: Path, ts: TalkSet = TALK_SETS["talk"]) -> dict[str, list[TalkPhrasing]]:
     g = json.loads(path.read_text(encoding="utf-8"))
-    caps, shared = g["caps"], g["shared"]
+    caps, shared, where, p = g["caps"], g["shared"], f"{ts.name}/grammar.json", ts.prefix
     out: dict[str, list[TalkPhrasing]] = {"talk": [], "report": [], "claim": [], "fault": []}
     if set(g["types"]) != set(CLAIM_VALUES):
-        raise ValueError(f"talk/grammar.json: types must be exactly {sorted(CLAIM_VALUES)}")
+        raise ValueError(f"{where}: types must be exactly {sorted(CLAIM_VALUES)}")
     for t_index, spec in enumerate(g["talk"]):
-        key = f"tk.g.talk.{spec['context']}.t{t_index}"
-        if spec["context"] not in TALK_CONTEXTS or spec["form"] not in TALK_FORMS:
-            raise ValueError(f"talk/grammar.json: talk template {t_index}: bad context or form")
+        key = f"{p}.g.talk.{spec['context']}.t{t_index}"
+        if spec["context"] not in TALK_CONTEXTS or spec["form"] not in ts.forms:
+            raise ValueError(f"{where}: talk template {t_index}: bad context or form")
         targets = ([(f"about={c}", {"topic": t["topic"]}) for c, t in g["types"].items()]
                    if spec["key"] == "about={type}" else [(spec["key"], {})])
         for talk_key, extra in targets:
             if not valid_talk_key(talk_key):
-                raise ValueError(f"talk/grammar.json: talk template {t_index}: bad key {talk_key!r}")
+                raise ValueError(f"{where}: talk template {t_index}: bad key {talk_key!r}")
             split_key = f"{key}.{talk_key}" if extra else key  # one template per setting, as a claim template
             for n, text in enumerate(_talk_sample(spec["t"], {**shared, **extra}, caps["talk"], f"{key}.{talk_key}")):
                 out["talk"].append(_talk_item(f"{key}.{talk_key}#{n:03d}", split_key, "grammar", "talk",
-                                              spec["context"], talk_key, "grammar", spec["form"], text))
-    for kind, forms in (("report", REPORT_FORMS), ("claim", CLAIM_FORMS)):
+                                              spec["context"], talk_key, "grammar", spec["form"], text, ts))
+    for kind, forms in (("report", ts.report_forms), ("claim", ts.claim_forms)):
         for t_index, spec in enumerate(g[f"{kind}s"]):
-            key = f"tk.g.{kind}.t{t_index}"  # split key: per template and claim type, as in the other sets
+            key = f"{p}.g.{kind}.t{t_index}"  # split key: per template and claim type, as in the other sets
             if spec["form"] not in forms:
-                raise ValueError(f"talk/grammar.json: {kind} template {t_index}: bad form {spec['form']!r}")
+                raise ValueError(f"{where}: {kind} template {t_index}: bad form {spec['form']!r}")
             used = set(_SLOT.findall(spec["t"]))
             for ctype, tspec in g["types"].items():
                 if kind == "report" and ctype in UNREAD_TYPES:
                     continue
                 for value, vslots in tspec["values"].items():
                     if value not in CLAIM_VALUES[ctype]:
-                        raise ValueError(f"talk/grammar.json: {ctype} has no value {value!r}")
+                        raise ValueError(f"{where}: {ctype} has no value {value!r}")
                     slots = {**shared, "name": tspec["name"], **vslots}
                     if not used <= set(slots):
                         continue
                     for n, text in enumerate(_talk_sample(spec["t"], slots, caps[kind], f"{key}.{ctype}.{value}")):
                         out[kind].append(_talk_item(f"{key}.{ctype}.{value}#{n:03d}", f"{key}.{ctype}", "grammar",
-                                                    kind, ctype, value, "grammar", spec["form"], text))
+                                                    kind, ctype, value, "grammar", spec["form"], text, ts))
     for name, templates in g["faults"].items():
         if name not in TALK_FAULT_GROUPS:
-            raise ValueError(f"talk/grammar.json: unknown fault class or variant {name!r}")
+            raise ValueError(f"{where}: unknown fault class or variant {name!r}")
         cls, _, variant = name.partition(":")
         for t_index, spec in enumerate(templates):
-            if spec["form"] not in FAULT_FORMS:
-                raise ValueError(f"talk/grammar.json: {name} template {t_index}: bad form {spec['form']!r}")
-            key = f"tk.g.fault.{name.replace(':', '.')}.t{t_index}"
+            if spec["form"] not in ts.fault_forms:
+                raise ValueError(f"{where}: {name} template {t_index}: bad form {spec['form']!r}")
+            key = f"{p}.g.fault.{name.replace(':', '.')}.t{t_index}"
             for n, text in enumerate(_talk_sample(spec["t"], {**shared, **g["fault_slots"]}, caps["fault"], key)):
                 out["fault"].append(_talk_item(f"{key}#{n:03d}", key, "grammar", "fault", cls, variant or "-",
-                                               "grammar", spec["form"], text))
+                                               "grammar", spec["form"], text, ts))
     return out
 
 
-def build_talk() -> dict[str, list[TalkPhrasing]]:
-    """The whole talk set from its sources: file name -> items."""
-    grammar = _talk_grammar(TALK / "grammar.json")
+def build_talk(name: str = "talk") -> dict[str, list[TalkPhrasing]]:
+    """A whole talk set (``talk`` or ``talk2``) from its sources: file name -> items."""
+    ts = TALK_SETS[name]
+    grammar = _talk_grammar(ts.folder / "grammar.json", ts)
     sources = {"talk": "faithful.txt", "report": "reports.txt", "claim": "claims.txt", "fault": "faults.txt"}
     return {f"{kind}{'' if kind == 'talk' else 's'}.jsonl":
-            [*_talk_hand(TALK / source, kind), *grammar[kind]]  # type: ignore[arg-type]
+            [*_talk_hand(ts.folder / source, kind, ts), *grammar[kind]]  # type: ignore[arg-type]
             for kind, source in sources.items()}
 
 
-def talk_manifest() -> dict[str, str]:
-    """Path relative to ``talk/`` -> SHA-256 of every talk source and frozen file."""
-    paths = [TALK / n for n in TALK_SOURCES] + [TALK_FROZEN / n for n in TALK_FILES]
-    return {str(p.relative_to(TALK)): sha256_file(p) for p in paths}
+def talk_manifest(name: str = "talk") -> dict[str, str]:
+    """Path relative to the set's folder -> SHA-256 of every source and frozen file of a talk set."""
+    ts = TALK_SETS[name]
+    paths = [ts.folder / n for n in TALK_SOURCES] + [ts.frozen / n for n in TALK_FILES]
+    return {str(p.relative_to(ts.folder)): sha256_file(p) for p in paths}
 
 
-def freeze_talk() -> dict[str, str]:
-    """Write the talk set's frozen files from its sources; their manifest."""
-    TALK_FROZEN.mkdir(exist_ok=True)
-    for name, items in build_talk().items():
-        (TALK_FROZEN / name).write_text(render(items), encoding="utf-8")  # type: ignore[arg-type]
-    return talk_manifest()
+def freeze_talk(name: str = "talk") -> dict[str, str]:
+    """Write a talk set's frozen files from its sources; their manifest."""
+    ts = TALK_SETS[name]
+    ts.frozen.mkdir(exist_ok=True)
+    for file, items in build_talk(name).items():
+        (ts.frozen / file).write_text(render(items), encoding="utf-8")  # type: ignore[arg-type]
+    return talk_manifest(name)
 
 
 @cache
 def load_talk(split: str = "talk") -> tuple[TalkPhrasing, ...]:
-    """The talk set's frozen items: all (``talk``), or those of its dev or test split (``talk-dev``,
-    ``talk-test``). Reads the frozen files, never the sources."""
-    if split not in TALK_SPLITS:
-        raise ValueError(f"split must be one of {TALK_SPLITS}, got {split!r}")
+    """A talk set's frozen items: the whole talk set (``talk``) or its dev or test split (``talk-dev``,
+    ``talk-test``), or the whole talk2 set (``talk2``, all test). Reads the frozen files, never the sources."""
+    if split not in ALL_TALK_SPLITS:
+        raise ValueError(f"split must be one of {TALK_SPLITS} or {TALK2_SPLITS}, got {split!r}")
+    ts = talk_set_of(split)
     items = [TalkPhrasing.model_validate_json(line) for name in TALK_FILES
-             for line in (TALK_FROZEN / name).read_text(encoding="utf-8").splitlines()]
+             for line in (ts.frozen / name).read_text(encoding="utf-8").splitlines()]
     side = split.partition("-")[2]
     return tuple(p for p in items if not side or p.split == side)
 
 
 if __name__ == "__main__":
-    commands = {"--freeze": freeze, "--freeze-holdout": freeze_holdout, "--freeze-talk": freeze_talk}
+    commands = {"--freeze": freeze, "--freeze-holdout": freeze_holdout, "--freeze-talk": freeze_talk,
+                "--freeze-talk2": lambda: freeze_talk("talk2")}
     if len(sys.argv) != 2 or sys.argv[1] not in commands:
-        sys.exit("usage: python -m tests.audit_eval.eval_set --freeze | --freeze-holdout | --freeze-talk")
+        sys.exit("usage: python -m tests.audit_eval.eval_set --freeze | --freeze-holdout | --freeze-talk | "
+                 "--freeze-talk2")
     for path, digest in commands[sys.argv[1]]().items():
         print(f"| `{path}` | `{digest}` |")

@@ -13,7 +13,8 @@ faithful customer and the classes that can happen when no phone step is ever ask
 variants, alternating), taken in order from the scenario lists of ``--telecom-split`` (default
 ``base,full``: base's tasks first; lists that share tasks are deduplicated by task id). ``--split``
 is any split the evaluation set loads (``eval_set.load``): dev, test, holdout, or the talk set's
-``talk-dev`` / ``talk-test`` (``talk/README.md``; tune on talk-dev, report on talk-test).
+``talk-dev`` / ``talk-test`` (``talk/README.md``; tune on talk-dev, report on talk-test), or the
+second talk set's ``talk2`` (``talk2/README.md``; test only).
 
 It then reads the stored tables (``sim_findings``, ``sim_attributions``, ``conversations``,
 ``messages``; each conversation's newest audit, so ``tauray audit OUT/run --judge MODEL`` before
@@ -303,7 +304,7 @@ def _split(name: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.audit_eval.measure", description=__doc__.split("\n")[0])
     p.add_argument("--split", type=_split, required=True,
-                   help="the evaluation set's split (dev, test, holdout, talk-dev, talk-test)")
+                   help="the evaluation set's split (dev, test, holdout, talk-dev, talk-test, talk2)")
     p.add_argument("--families", default=",".join(FAMILIES))
     p.add_argument("--n", type=int, default=5, help="telecom tasks per family, each measured once (default 5)")
     p.add_argument("--agents", default="oracle,scripted")
