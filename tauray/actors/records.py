@@ -191,7 +191,8 @@ def _duplex_columns(conv: Conversation) -> dict[str, Any]:
         return {}
     if result is None:
         return dict(turn_taking=voice.turn_taking)
-    return dict(turn_taking=voice.turn_taking, duplex_pipeline_id=result.pipeline_id, duplex_timing=result.timing,
+    return dict(turn_taking=voice.turn_taking, duplex_pipeline_id=result.pipeline_id,
+                duplex_pipeline=result.pipeline.label(), duplex_timing=result.timing,
                 duplex_tick_ms=result.clock.tick_ms, duplex_ended=result.ended, duplex_duration_s=result.duration_s,
                 duplex_steps=result.steps, duplex_ticks=result.ticks,
                 duplex_compute_s=round(sum(result.compute_s.values()), 6), segments=len(result.segments),

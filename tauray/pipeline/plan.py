@@ -103,9 +103,9 @@ class SweepPlan:
         self.cells: list[Cell] = []
         specs = {name: ModelSpec.model_validate(with_quota(cfg.spec(name), self.quotas))
                  for name in dict.fromkeys([*cfg.agents, *cfg.users])}
-        duplex = cfg.voice.duplex  # parsed and checked at load
-        for a, u, profile, turns in itertools.product(cfg.agents, cfg.users, cfg.voice.profiles,
-                                                      cfg.voice.turn_taking):
+        duplex = cfg.voice.duplex  # parsed and checked at load: one per pipeline of the axis
+        modes = [(turns, d) for turns in cfg.voice.turn_taking for d in ([None] if turns == HALF else duplex)]
+        for a, u, profile, (turns, settings) in itertools.product(cfg.agents, cfg.users, cfg.voice.profiles, modes):
             if profile == TEXT_PROFILE and turns != HALF:  # a text cell has no turn-taking of its own
                 continue
             agent, user = specs[a], specs[u]
@@ -116,7 +116,7 @@ class SweepPlan:
             text_cell = cell_id(identity)  # the cell without its profile: the text twin of every voice cell
             voice = _voice(cfg, a, profile, text_cell)
             if voice is not None and turns != HALF:
-                voice = voice.model_copy(update={"turn_taking": turns, "duplex": duplex})
+                voice = voice.model_copy(update={"turn_taking": turns, "duplex": settings})
             if voice is not None:  # text cells carry no speech key: their ids stay what they were
                 identity["speech"] = _voice_identity(cfg, voice)
             self.cells.append(Cell(cell_id=cell_id(identity), agent_name=a, user_name=u, agent=agent, user=user,

@@ -113,3 +113,19 @@ def test_diff_values_paths():
     actual = {"a": {"b": 2, "c": [1]}, "e": 3, "d": None}
     assert analysis.diff_values(gold, actual) == [("a.b", 1, 2), ("a.c[1]", 2, "(absent)"), ("e", "(absent)", 3)]
     assert pd.DataFrame(analysis.diff_values(gold, gold)).empty
+
+
+def test_duplex_arms_say_turn_taking_and_pipeline():
+    # a text twin, a half-duplex cell and two duplex pipelines of one profile: words tell them
+    # apart (helper-reported: half and duplex arms both read "oracle | scripted [cell]")
+    rows = [("t", None, "half", None), ("h", "control", "half", None),
+            ("d3", "control", "duplex", "end_of_turn_ms=300"), ("d9", "control", "duplex", "end_of_turn_ms=900")]
+    conv = pd.DataFrame({"agent_model": "oracle", "user_model": "scripted", "run_id": "v",
+                         "cell_id": [r[0] for r in rows], "speech_profile": [r[1] for r in rows],
+                         "speech_engines": "local/neural + local/whisper-tiny.en",
+                         "turn_taking": [r[2] for r in rows], "duplex_pipeline": [r[3] for r in rows]})
+    assert list(analysis.with_arms(conv)["arm"]) == [
+        "oracle | scripted · text",
+        "oracle | scripted · control · half",
+        "oracle | scripted · control · duplex · end_of_turn_ms=300",
+        "oracle | scripted · control · duplex · end_of_turn_ms=900"]

@@ -66,7 +66,26 @@ def test_every_duplex_setting_makes_another_cell(tmp_path) -> None:
     assert changed["pipeline"].cells[0].voice.duplex.pipeline.end_of_turn_ms == 900
 
 
+def test_a_list_of_pipelines_is_an_axis_of_duplex_cells(tmp_path) -> None:
+    # two end-of-turn settings compared in one sweep: one duplex cell per pipeline, the half cell once
+    plan = _plan(tmp_path, 'turn_taking = ["half", "duplex"]\n'
+                 'duplex_pipeline = [{end_of_turn_ms = 300}, {end_of_turn_ms = 900}]\n')
+    half, eot300, eot900 = plan.cells
+    assert half.cell_id == CONTROL_CELL and half.voice.duplex is None
+    assert [c.voice.duplex.pipeline.end_of_turn_ms for c in (eot300, eot900)] == [300, 900]
+    assert [c.voice.duplex.pipeline.label() for c in (eot300, eot900)] == ["end_of_turn_ms=300", "end_of_turn_ms=900"]
+    one = _plan(tmp_path, 'turn_taking = ["duplex"]\nduplex_pipeline = {end_of_turn_ms = 300}\n').cells[0]
+    assert eot300.cell_id == one.cell_id  # a one-item list is that table: the same cell
+    for a, b in zip(plan.units(eot300), plan.units(eot900)):
+        assert (a.scenario, a.seed) == (b.scenario, b.seed) and a.unit_id != b.unit_id
+
+
 @pytest.mark.parametrize(("voice", "message"), [
+    ('turn_taking = ["duplex"]\nduplex_pipeline = [{end_of_turn_ms = 300}, {end_of_turn_ms = 5}]\n',
+     r"voice.duplex_pipeline\[1\].end_of_turn_ms"),
+    ('turn_taking = ["duplex"]\nduplex_pipeline = [{end_of_turn_ms = 600}, {}]\n',
+     r"voice.duplex_pipeline: two entries are the same pipeline"),
+    ('turn_taking = ["duplex"]\nduplex_pipeline = []\n', r"voice.duplex_pipeline: an empty list"),
     ('turn_taking = ["full"]\n', r"voice.turn_taking\[0\]: unknown turn-taking 'full'; known: half, duplex"),
     ('turn_taking = ["duplex"]\nduplex_clock = {tick_ms = 10}\n', r"voice.duplex_clock.tick_ms: tick must be 20-1000"),
     ('turn_taking = ["duplex"]\nduplex_clock = {tick_ms = 210}\n', r"voice.duplex_clock.tick_ms: .*20 ms"),

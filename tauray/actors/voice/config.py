@@ -78,18 +78,35 @@ class VoiceConfig(BaseModel):
     duplex_rules: dict[str, Any] = Field(default_factory=dict, description="Duplex cells: the caller's turn-taking "
                                          "rules (tauray/actors/voice/duplex/caller.py CallerRules), e.g. "
                                          "{respond_after_silence_s = 0.5}.")
-    duplex_pipeline: dict[str, Any] = Field(default_factory=dict, description="Duplex cells: the agent pipeline's "
-                                            "knobs (duplex/pipeline.py PipelineSettings), e.g. {end_of_turn_ms = "
-                                            "900, vad = \"energy\"}.")
+    duplex_pipeline: dict[str, Any] | list[dict[str, Any]] = Field(
+        default_factory=dict, description="Duplex cells: the agent pipeline's knobs (duplex/pipeline.py "
+        "PipelineSettings), e.g. {end_of_turn_ms = 900, vad = \"energy\"}; a list of such tables is a sweep "
+        "axis: every duplex cell runs once per pipeline.")
     duplex_clock: dict[str, Any] = Field(default_factory=dict, description="Duplex cells: the clock "
                                          "(duplex/clock.py ClockSettings), e.g. {tick_ms = 200}.")
 
     @property
-    def duplex(self) -> DuplexSettings | None:
-        """The duplex cells' settings (None when turn_taking has no 'duplex'); checked at load."""
+    def duplex(self) -> list[DuplexSettings]:
+        """The duplex cells' settings, one per pipeline of ``duplex_pipeline`` (empty when
+        turn_taking has no 'duplex'); checked at load."""
         if DUPLEX not in self.turn_taking:
-            return None
-        return duplex_settings(self.duplex_rules, self.duplex_pipeline, self.duplex_clock, hear_agent=self.hear_agent)
+            return []
+        if not isinstance(self.duplex_pipeline, list):
+            return [duplex_settings(self.duplex_rules, self.duplex_pipeline, self.duplex_clock,
+                                    hear_agent=self.hear_agent)]
+        if not self.duplex_pipeline:
+            raise SpeechConfigError("voice.duplex_pipeline: an empty list; give one table or several")
+        variants = []
+        for i, pipeline in enumerate(self.duplex_pipeline):
+            try:
+                variants.append(duplex_settings(self.duplex_rules, pipeline, self.duplex_clock,
+                                                hear_agent=self.hear_agent))
+            except SpeechConfigError as exc:
+                raise SpeechConfigError(str(exc).replace("voice.duplex_pipeline", f"voice.duplex_pipeline[{i}]", 1)) \
+                    from None
+        if len({v.pipeline.identity() for v in variants}) != len(variants):
+            raise SpeechConfigError("voice.duplex_pipeline: two entries are the same pipeline (defaults filled in)")
+        return variants
 
     @property
     def speaks(self) -> bool:

@@ -22,15 +22,19 @@ def with_arms(conv: pd.DataFrame) -> pd.DataFrame:
     """Add ``arm``, the label an analysis compares: ``agent model | user model``; where one such
     pair spans several cells, what tells them apart, in words first: the speech profile
     ('oracle | scripted · control', the text twin '· text'), then the speech engines where one
-    profile ran with several, and the cell id only for what words do not separate (other
-    options or judges); a copy of ``conv``."""
+    profile ran with several, the turn-taking ('· half', '· duplex') and the duplex pipeline's
+    settings ('· end_of_turn_ms=300') where they differ, and the cell id only for what words do
+    not separate (other options or judges); a copy of ``conv``."""
     df = conv.copy()
     label = df["agent_model"].astype(str) + " | " + df["user_model"].astype(str)
     cell = df["cell_id"].astype(object).where(df["cell_id"].notna(), df["run_id"])
-    for column, default in (("speech_profile", "text"), ("speech_engines", "text")):
+    for column, default in (("speech_profile", "text"), ("speech_engines", "text"), ("turn_taking", ""),
+                            ("duplex_pipeline", "")):
         if column in df.columns and len(df):
             value = df[column].astype(object).where(df[column].notna(), default).astype(str)
-            apart = value.groupby(label.values).transform("nunique").gt(1).to_numpy()
+            if column == "turn_taking" and "speech_profile" in df.columns:  # a text row has no turn-taking
+                value = value.where(df["speech_profile"].fillna("text").ne("text"), "")
+            apart = value.groupby(label.values).transform("nunique").gt(1).to_numpy() & value.ne("").to_numpy()
             label = label.where(~apart, label + " · " + value)
     spans = pd.Series(cell.values, index=label.values).groupby(level=0).nunique()
     multi = label.map(spans).gt(1).to_numpy() if len(df) else []

@@ -100,6 +100,13 @@ class PipelineSettings(BaseModel):
         """The pipeline's identity: sha256 of its canonical JSON, 16 hex digits."""
         return hashlib.sha256(self.canonical().encode()).hexdigest()[:16]
 
+    def label(self) -> str:
+        """The settings that differ from the defaults, in words for an arm's label
+        ('end_of_turn_ms=300, vad=energy'); 'default pipeline' when none does."""
+        default = type(self)().model_dump(mode="json")
+        changed = [f"{k}={v}" for k, v in self.model_dump(mode="json").items() if v != default[k]]
+        return ", ".join(changed) or "default pipeline"
+
 
 class AgentTurn(BaseModel):
     """One thing the agent heard and what it did about it (a turn answered, a barge-in, a

@@ -154,6 +154,8 @@ class ConversationRecord(BaseModel):
                              "or 'duplex' (both sides on one clock; docs/duplex.md).")
     duplex_pipeline_id: str | None = Field(None, description="Duplex: the agent pipeline's identity (sha256 of its "
                                            "settings, 16 hex digits); null in half duplex.")
+    duplex_pipeline: str | None = Field(None, description="Duplex: the agent pipeline's settings that differ from "
+                                        "the defaults ('end_of_turn_ms=300'; 'default pipeline'); null in half duplex.")
     duplex_timing: str | None = Field(None, description="Duplex: how the agent model's timing was taken, 'declared' "
                                       "(reproducible) or 'measured' (wall clock); null in half duplex.")
     duplex_tick_ms: int | None = Field(None, description="Duplex: the clock's tick, ms; null in half duplex.")
