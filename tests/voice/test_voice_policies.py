@@ -200,6 +200,18 @@ def test_spelled_identifiers_are_read_back_from_recognised_text() -> None:
     assert heard_runs("for U.S.E.R. Undercar 1.") == []  # abbreviation dots are no spoken symbol
 
 
+def test_a_letter_heard_as_its_name_is_the_letter_inside_a_spelled_run() -> None:
+    # the neural caller's "u" comes back as the word "you" (every mock failure of the 2026-12-07
+    # voice sweep: the oracle looked up "ser_1"); a listener takes a letter's name inside a run of
+    # spelled characters as the letter, and the same word in a sentence as the word
+    from tauray.actors.voice.identifiers import heard_runs
+
+    assert heard_runs("It's you, s, e, r, underscore, 1.") == ["user_1"]
+    assert heard_runs("customer see, 1, 0, 0, 3") == ["c1003"]
+    assert heard_runs("my line is el, 1, 0, 0, 2, thank you") == ["l1002"]
+    assert heard_runs("Thank you. Are you there? I see. Line 1 is fine.") == []
+
+
 def test_the_caller_understands_a_request_for_its_number_the_recogniser_garbled() -> None:
     """Heard through the line, "the phone number on your account" came out as "the phone and we're on
     your account" in every profile; a person still knows what is asked, and so does the scripted user.

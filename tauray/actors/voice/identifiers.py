@@ -21,9 +21,17 @@ from tauray.scenarios.model import Scenario
 _NUMBER_WORDS: Final = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine".split())} | {"oh": "0"}
 _WORD_SYMBOLS: Final = {word: symbol for symbol, word in SYMBOLS.items()} | {"hyphen": "-", "minus": "-"}
+# A letter's name as a recogniser writes it ("you, s, e, r" for "u, s, e, r"): the letter, where it
+# stands beside another spelled character; the same word in a sentence stays a word.
+_LETTER_NAMES: Final = {
+    "ay": "a", "bee": "b", "be": "b", "see": "c", "sea": "c", "cee": "c", "dee": "d", "ee": "e", "eff": "f",
+    "gee": "g", "jee": "g", "aitch": "h", "eye": "i", "jay": "j", "kay": "k", "el": "l", "ell": "l", "em": "m",
+    "en": "n", "pee": "p", "pea": "p", "cue": "q", "queue": "q", "are": "r", "ar": "r", "ess": "s", "es": "s",
+    "tee": "t", "tea": "t", "you": "u", "vee": "v", "ex": "x", "why": "y", "zed": "z", "zee": "z"}
 # Words, single digits, and the symbols a recogniser writes inside an identifier ("555-123",
-# "user_1"); other punctuation ("U.S.E.R.", a sentence's full stop) only separates.
-_TOKEN: Final = re.compile(r"[A-Za-z]+|\d|[@_-]")
+# "user_1"); a contraction is one word ("It's" is no spelled "s"); other punctuation ("U.S.E.R.", a
+# sentence's full stop) only separates.
+_TOKEN: Final = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d|[@_-]")
 
 
 def caller_identifiers(scenario: Scenario) -> list[str]:
@@ -55,10 +63,15 @@ def heard_phones(text: str) -> list[str]:
 
 def heard_runs(text: str) -> list[str]:
     """Candidate identifiers in recognised text: runs of spelled characters (single letters,
-    digits, number words, symbol words) joined, with at least one digit; a word next to a
-    symbol word joins too ("user underscore one" -> "user_1")."""
+    digits, number words, symbol words, a letter's name beside another spelled character:
+    "you, s, e, r") joined, with at least one digit; a word next to a symbol word joins too
+    ("user underscore one" -> "user_1")."""
     raw = _TOKEN.findall(text)
     tokens = [_NUMBER_WORDS.get(t.lower(), _WORD_SYMBOLS.get(t.lower(), t)) for t in raw]
+    spelled = [len(t) == 1 for t in tokens]
+    tokens = [_LETTER_NAMES[t.lower()] if t.lower() in _LETTER_NAMES
+              and ((i and spelled[i - 1]) or (i + 1 < len(tokens) and spelled[i + 1])) else t
+              for i, t in enumerate(tokens)]
     symbols = set(SYMBOLS) | set(_WORD_SYMBOLS.values())
     runs: list[str] = []
     current: list[str] = []
