@@ -2,7 +2,8 @@
 words of each kind of value (on/off, a signal level, a network mode, a SIM or APN state, a
 permission, whether picture messages send, a payment, the line, the speed), and the words that
 turn a sentence into something other than a claim (a question, a plan, a condition, a hedge
-that negates nothing).
+that negates nothing); and, for ``user_reasons``, the words of talk beyond claims: a refusal's motive and
+the words that say nothing beyond a refusal, and the words that open a second matter.
 
 Why a vocabulary and not phrasings: the audit's first word rules matched the phone result
 templates' own words ("X is now ON"); a customer who names a setting in its own words ("the plane
@@ -61,6 +62,9 @@ ON = rf"\bon\b{_LOCATIVE}|\benabled?\b|\bactiv(?:e|ated?)\b|\b(?:switched|turned
 OFF = r"\boff\b|\bdisabled?\b|\binactive\b|\bdeactivated?\b|\b(?:switched|turned|toggled|flipped|shut) off\b|" \
       r"\bdisconnected\b|\bdisconnect\b|\bstopped\b|\bgr[ae]y(?:ed)?(?: out)?\b|\bclosed\b|\bgone\b|\bdisappeared\b|" \
       r"\bvanished\b|\bhidden\b|\bunticked\b|\bunchecked\b"
+PURPOSE = re.compile(r"\bto\s+(?!be\b|been\b)\w+", _I)
+"""An infinitive between a setting's name and an on/off word ("no Wi-Fi to fall back on", "nothing for me to
+turn on"): the word ends a purpose clause, it reads no state (not "seems to be on")."""
 VALUE = re.compile(rf"(?P<neg>{NEG}\s+(?:\w+\s+){{0,2}})?(?:(?P<on>{ON})|(?P<off>{OFF}))", _I)
 """The first on/off word of a window, with a negation up to two words before it."""
 
@@ -125,7 +129,7 @@ style: "is roaming meant to be on for this"); not "did the VPN, done" (a report 
 GUESS = re.compile(r"\b(?:maybe|perhaps|possibly|might|could|wonder(?:s|ed|ing)?|guessing)\b", _I)
 """A "?" sentence with these words is a guess put to the agent ("Maybe the SIM is locked? Not sure."), no claim."""
 
-NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|let me|only when|only if|as soon as|until|"
+NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|(?<!n't )(?<!not )let me|only when|only if|as soon as|until|"
                          r"should i|shall i|do you want|want me to|could you|can you|would you|will you|how do i|"
                          r"how can i|try to|trying to|i'?d like to|i need to|please(?!\s+(?:note|be aware|know))|tell me|"
                          r"let me know|whether|want(?:s|ed)? to|would(?:n'?t)? like|rather|prefer(?!s|red|ring|\s+(?:[2345]g|lte)\b)|willing|accept|"
@@ -144,7 +148,8 @@ leave it")."""
 
 UNSURE = re.compile(r"(?:\bbut\b|\bthough\b|,|-)\s*(?:i'?m |i am )?not (?:(?:totally|completely|100%|a hundred percent) )?"
                     r"(?:sure|certain|positive)\b(?!\s+(?:if|whether|that|what|why|how|it|this|about))|"
-                    r"\b(?:i )?(?:might|could) be wrong\b|\bif i remember (?:right|rightly|correctly)\b|\bdon'?t quote me\b", _I)
+                    r"\b(?:i )?(?:might|could) be wrong\b|\bif i remember (?:right|rightly|correctly)\b|\bdon'?t quote me\b|"
+                    r"\bwho knows\b|\bwho can say\b", _I)
 """The caller's own doubt in a sentence ("I think my bill is paid but I'm not sure"): what it says there is a
 guess where nothing was checked (``claims.clauses``; a report after a check still counts, ``hedged``)."""
 
@@ -166,10 +171,20 @@ ABILITY = re.compile(r"\bi (?:really |just |simply )?(?:can'?t|cannot|can not|wo
 
 NOT_TRIED = re.compile(rf"{NEG}\s+(?:\w+\s+)?(?:tried|attempted|checked|tested|looked|run|ran|measured|had a (?:go|look|chance))\b"
                        r"(?:(?:\s+[\w'-]+){0,6}?\s+(?:yet|since|so far|today|at all|again)\b(?:\s+(?:then|that \w+|the \w+))?|"
-                       r"(?:\s+[\w'-]+){0,3})", _I)
+                       r"(?:\s+(?!(?:whether|if)\b)[\w'-]+){0,3})", _I)
 """A check the caller has not made ("I haven't tried sending a picture since", "havent tried anything
 yet"): no reading; the words are taken out, what follows them can still claim."""
 
+REPORTED = re.compile(r"(?:^|\b(?:my|his|her|our|their|someone|somebody|people|they|he|she|everyone|everybody|apparently)\b)"
+                      r"(?P<subject>[\w\s'’-]{0,40}?)\s*\b(?:said|says|say|reckons?|reckoned|thinks?|thought|told me|tells me|"
+                      r"suggested|mentioned|claims?|claimed|believes?|swears?|insists?|reckoning)\b", _I)
+"""What someone else said or thinks ("My friend said her data saver was on", "my daughter reckons roaming is on"):
+their word, not the caller's reading of its phone; the phone's own words ("the screen says ...", "it says ...")
+and the caller's ("I think ...") are kept (``claims.clauses``)."""
+SPEAKER_IS_PHONE = re.compile(r"\b(?:i|phone|screen|display|it|this|that|bar|app|settings?|result|test|check|menu|icon|"
+                              r"notification|message|pop-?up|readout|thing|mobile|handset|device|toggle|switch|option|speed|line|account|bill|"
+                              r"internet|network|connection|status|top|corner|light)\b|^\s*$", _I)
+"""A speaker that is the phone or the caller itself (its words are a reading or a hedged claim)."""
 CONTROL = re.compile(r"^\s*(?:option|setting|settings|app|button|toggle|menu|switch|section|page|tab)\b", _I)
 """A control named after a setting ("no data saver option"): not finding it says nothing of the setting."""
 
@@ -247,11 +262,13 @@ PERMISSION_GRANTED = re.compile(rf"\b{_GRANT}\b", _I)
 
 MMS_CANNOT = re.compile(rf"(?:\b(?:can'?t|cannot|can not|unable to)|{NEG})\s+(?:[\w']+\s+){{0,3}}(?:send|go|goes|work|deliver|get|"
                         r"come|be sent|going|sending|working|sent|delivered|through)\b|\bfail\w*\b|\bstuck\b|\bsits? there\b|\berror\b|"
-                        r"\bbounc\w*\b|\bundeliver\w*\b", _I)
+                        r"\bbounc\w*\b|\bundeliver\w*\b|\brefus\w*\b|\b(?:won'?t|will not|doesn'?t|does not|not) let(?:ting)?\b", _I)
 MMS_BROKEN = re.compile(rf"(?P<neg>{NEG}\s+(?:\w+\s+)?)?\b(?:broken|bust|out of action|kaput|down)\b", _I)
 """Picture messaging said broken, or not ("MMS isn't broken": it can send)."""
-MMS_CAN = re.compile(r"\bcan send\b|\bsends?\b|\bsent\b|\bwent (?:through|out)\b|\bgo(?:es)? (?:through|out)\b|"
-                     r"\bgoing through\b|\bworks?\b|\bworking\b|\bdelivered\b|\bsuccess\w*\b|\bfine\b", _I)
+MMS_CAN = re.compile(r"\bcan send\b|(?<!\bto )\bsends?\b|\bsent\b|\bwent (?:through|out)\b|\bgo(?:es)? (?:through|out)\b|"
+                     r"\bgoing through\b|(?<!\bto )\bworks?\b|\bworking\b|\bdelivered\b|\bsuccess\w*\b|\bfine\b", _I)
+"""Picture messaging said to work; an infinitive ("I need to send pictures", "it refuses to send") is no
+report that it can."""
 
 PAYMENT_NONE = re.compile(r"\b(?:no|not any|not a|never (?:got|had|received|seen)|(?:is|was)n'?t (?:a|any)|is not (?:a|any)|"
                           r"(?:don'?t|do not|haven'?t|have not|didn'?t) (?:\w+ )?(?:have|got|get|receive|see|seen)\s+(?:a|any))\s+"
@@ -279,7 +296,42 @@ SPEED_STATES: tuple[tuple[str, str], ...] = (
     (r"\bfast\w*\b|\bexcellent\b|\bgreat\b|\bquick\w*\b|\bgood\b|\bspeedy\b|\bamazing\b|\bmuch better\b|"
      r"\bblazing\b|\bsuper\b", "fast"))
 
-__all__ = ["ABILITY", "ABSENT", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
+
+# --- words of talk beyond claims: a refusal's motive, a second matter (``user_reasons``) ---------------
+
+MOTIVE = re.compile(r"\b(?:(?:don'?t|do not|never) (?:really )?(?:trust|like)|scared|nervous|worried|frightened|wary|"
+                     r"paranoid|terrified)\b", _I)
+"""A refusal that is its own reason: distrust, dislike or fear ("Don't trust it")."""
+EMPTY = frozenset(
+    "i i'd i'm im i've ive me my we us our you your it its it's that this those these there the a an to of on in at "
+    "for with about and or but so do doing does did just really honestly simply quite very now today rn right moment "
+    "at the minute thing things stuff one bit any anything something phone settings setting option options one "
+    "sorry thanks thank please no nope yes well oh um hmm okay ok dear actually though think guess go ahead "
+    "change changing touch touching turn turning switch switching toggle toggling reset resetting restart restarting "
+    "reboot rebooting grant granting disable disabling enable enabling mess messing try trying run running fiddle "
+    "fiddling adjust adjusting let letting play playing pay paying connect connecting disconnect disconnecting "
+    "have to want would will be can could app apps device mode".split())
+"""Words that say nothing beyond the refusal: pronouns, articles, fillers, the action's own verbs."""
+
+LEAD = r"^\W*(?:(?:oh|ah|and|also|plus|um+|uh+|actually|oh and|so|sorry|dear|love|mate|ok(?:ay)?|right|well)[,!.]?\s+)*"
+NEW_MATTER = (r"one (?:more|other|last)(?: thing| question| problem| issue)?|(?:another|other|second) (?:thing|problem|issue|"
+               r"question|matter)|(?:random|quick|unrelated|different) (?:question|thing)|(?:something|one thing) else|"
+               r"side note|separate(?:ly| issue| thing| matter)?|unrelated|on another note|whil(?:e|st) (?:i have you|"
+               r"we'?re at it|i'?m here|i'?ve got you|we'?re talking)|i also have (?:an? )?(?:issue|problem)")
+"""Words that open a second matter ("One more: ...", "While I have you, ...", "Random question, but ...")."""
+ASIDE = re.compile(LEAD + r"(?:also|plus|by the way|btw|" + NEW_MATTER + r"|and (?:my|the|dear|love))\b"
+                    r"|\b(?:by the way|btw|as well|too)\W*$|\bsomething else (?:is|has been) bugging me\b|"
+                    r"^\W*(?:oh|ah|um+|well)?[,!.]?\s*and\b[^,]{0,12},", _I)
+"""A sentence put as an aside or a second matter ("Also, ...", "One more thing: ...", "..., by the way.")."""
+SECOND_MATTER = re.compile(LEAD + r"(?:" + NEW_MATTER + r")\b", _I)
+REQUEST_FIX = re.compile(r"\b(?:fix|repair|sort|block|stop|sort out|look at|help (?:me )?with)\b", _I)
+"""A request that the agent mend something ("you can fix it?", "Can you block them for me?")."""
+RUN_ON = re.compile(r"(?<=[a-z0-9])\s+(?=(?:Also|Actually|Random|Another|One more|By the way|Btw|BTW|While I have you|"
+                     r"Whilst I have you|Oh,? and|Sorry,? one more|Plus|Separately|Unrelated|On another note|Side note)\b)")
+"""A second matter opened with a capital after words with no stop ("... signal excellent Actually, another
+thing: ..."): a new sentence."""
+
+__all__ = ["ASIDE", "EMPTY", "LEAD", "MOTIVE", "NEW_MATTER", "REQUEST_FIX", "RUN_ON", "SECOND_MATTER", "ABILITY", "ABSENT", "PURPOSE", "REPORTED", "SPEAKER_IS_PHONE", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
            "HEDGE_NEGATIONS", "INVERTED", "INTERMITTENT", "IN_MODE", "LINE_STATES", "DENIED_ACTION",
            "POSSIBLE", "UNSURE", "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
            "MMS_BROKEN", "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",

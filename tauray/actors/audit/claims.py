@@ -14,12 +14,15 @@ How a sentence is read (the words are ``claim_words``):
 
 * **Scope.** Text splits into clauses at sentence ends and contrasts ("but", "though"). A clause
   that asks (a "?" sentence starting like a question), plans or requests ("I'll", "can you"), or
-  supposes ("if ...") claims nothing; a hedged statement ("I think X is off", "maybe X is on?") claims.
+  supposes ("if ...") claims nothing; a hedged statement ("I think X is off", "maybe X is on?") claims;
+  someone else's word ("my friend said ...", ``claim_words.REPORTED``) is not the caller's reading, the
+  phone's ("the screen says ...") is.
 * **Settings.** Every setting name of the clause is found (synonyms; overlapping names keep the
   longest, so "wi-fi calling" is not Wi-Fi); each name's value is read in its own window: from the
   name to the next name, else the words just before it ("no VPN", "switched off the data").
 * **Values.** Per kind of setting: on/off with negation ("not running" is off, "isn't allowed" off),
-  absence ("no aeroplane icon" is off), signal levels (bars as the phone's status bar counts them),
+  absence ("no aeroplane icon" is off; a means lacked, "no Wi-Fi to fall back on", is a situation: an
+  infinitive between a name and an on/off word makes the word a purpose's, ``claim_words.PURPOSE``), signal levels (bars as the phone's status bar counts them),
   the network mode as the phone's own mode names, SIM, APN, per-permission, MMS, payment, line, speed.
 
 Tool results are read from the τ² telecom user tools' fixed result strings (``shown``).
@@ -81,6 +84,9 @@ def clauses(text: str | None, hedged: bool = False) -> list[str]:
             if frame := w.FRAME.search(clause):
                 clause = clause[frame.end():]
             clause = w.NOT_TRIED.sub(" ", clause)
+            if (said := w.REPORTED.search(clause)) and said.group("subject").strip() \
+                    and not w.SPEAKER_IS_PHONE.search(said.group(0)) and not mentions(said.group(0)):
+                clause = clause[:said.start()]  # "my friend said her data saver was on": another's word
             if not clause or w.CONDITION.search(clause) or w.ABILITY.search(clause):
                 continue
             clause = _habit_dropped(clause)
@@ -126,6 +132,8 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
     if w.BEFORE_CHANGE.search(after):
         return None  # "airplane mode was on, I've turned it off now": the state before the change
     m = w.VALUE.search(after)
+    if m and w.PURPOSE.search(after[:m.start()]):
+        return None  # "no Wi-Fi to fall back on", "a VPN app to turn on": a purpose's particle, no state
     if m and w.INTERMITTENT.search(after[:m.end() + 12]):
         return None  # "keeps cutting out", "on and off all day": a symptom
     if m:
@@ -141,7 +149,7 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
         if absent:
             on = not on  # "I don't have data saver on"
         return "on" if on else "off"
-    if absent and (setting in _MEANS or w.CONTROL.match(after)):
+    if absent and (setting in _MEANS or w.CONTROL.match(after) or w.PURPOSE.match(after.lstrip())):
         return None  # "no wifi here" is a situation; "no data saver option" is a control not found
     if absent:
         return "off"  # "no VPN", "no plane icon"

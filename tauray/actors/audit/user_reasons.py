@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from tauray.actors.audit import claim_words as w
 from tauray.actors.audit import claims, phone
 from tauray.actors.audit.finding import Detector, Finding, strip_tokens
 from tauray.actors.audit.trajectory import Trajectory
@@ -40,7 +41,8 @@ REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to
                      r"like (?:that|this))|off[- ]limits|out of bounds|(?:a )?no[- ]go|not an option|forbidden|banned|"
                      r"hands off|(?:i'?ll|i will|i'?d|i would|let me) (?:have to )?(?:pass|skip)|pass on|skip (?:that|this|it)|"
                      r"give (?:that|this|it) a miss|count me out|not for me|(?:i'?d|i would) love to(?: help)?,? but|"
-                     r"i wish i could|"
+                     r"i wish i could|^(?:\W*(?:no|nope|nah|sorry|um+|hmm+|oh)[,!.]?\s+)*not (?:right )?(?:now|today|tonight|at the moment)\b|"
+                     r"\bmaybe later\b|\b(?:can|could) (?:we|i) (?:do|leave) (?:that|it|this) (?:for )?later\b|"
                      r"(?:i'?d|i would) rather (?:you )?(?:didn'?t|not|leave)|let'?s not|not keen|(?:leave|let) (?:that|it|this) "
                      r"(?:alone|be)|a no from me|(?:that'?s|it'?s|that is|it is) not (?:possible|happening|an option)|"
                      r"don'?t trust (?:\w+ing|that|it|doing)|no thanks|no thank you|"
@@ -65,8 +67,22 @@ RULE = re.compile(r"\b(?:allow(?:ed)?|permit(?:ted)?|supposed to|forbid\w*|prohi
                   r"technician|carrier|church)\b|\bwe (?:don'?t|do not|never)\b|\b(?:in|where) (?:my|our) "
                   r"(?:country|house|home|family|culture|religion)\b", _I)
 """A rule or an owner of the phone named as the reason ("my employer manages it", "the contract")."""
-_CONNECTIVE = re.compile(r"\s*(?:[.!;:,—–]|\s-\s|\bbecause\b|\bsince\b|\bas\b|\bso\b|\botherwise\b|\bor else\b|\bcause\b)\s*",
-                         _I)
+_CONNECTIVE = re.compile(r"\s*(?:[.!;:,—–]|\s-\s|\bbecause\b|\bsince\b|\bas\b|\bso\b|\botherwise\b|\bor else\b|\bcause\b|"
+                         r"\b(?:'?cos|coz|while|whilst|when|till|until)\b)\s*", _I)
+"""Where a reason starts: a sentence or clause break, or a word that gives a cause or a circumstance ("..., as
+I'm driving", "... while I'm on the phone to you")."""
+
+
+def _beyond_refusal(part: str, asked: str = "") -> str | None:
+    """What a refusing clause says beyond refusing the action (its words less the refusal's words, the
+    settings named, the words of the agent's request ``asked`` and the words in ``claim_words.EMPTY``): "I never change
+    things on a Friday" keeps "friday", "Not touching the SIM card" keeps nothing. None when nothing is left."""
+    rest = REFUSES.sub(" ", part)
+    for start, end, _ in reversed(claims.mentions(rest)):
+        rest = rest[:start] + " " + rest[end:]
+    request = set(re.findall(r"[a-z][a-z']*", asked.lower()))
+    words = [x for x in re.findall(r"[a-z][a-z']*", rest.lower()) if x not in w.EMPTY and x not in request]
+    return " ".join(words) or None
 _PLEASANTRY = re.compile(r"^(?:sorry|thanks?|thank you|please|ok(?:ay)?|hmm+|no|nope|yes|well|right|oh|dear|alright)\b", _I)
 
 
@@ -94,7 +110,8 @@ def _declines_first(text: str) -> str | None:
     sentence = re.split(r"(?<=[.!?])\s+", text.strip())[0]
     if sentence.rstrip().endswith("?"):
         return None
-    first = re.split(r"[,;:—–]|\s-\s|\bbut\b|\bbecause\b|\bas\b|\bsince\b", _OPENER.sub("", sentence), maxsplit=1)[0]
+    first = re.split(r"[,;:—–]|\s-\s|\bbut\b|\bbecause\b|\bas\b|\bsince\b|\b(?:'?cos|coz|cause|while|whilst|when|till|until)\b",
+                     _OPENER.sub("", sentence), maxsplit=1)[0]
     if _DECLINE_CUE.search(first) and _ABOUT_ACTION.search(first) and not _NOT_DECLINING.search(first) \
             and not CANNOT_FIND.search(first):
         return first.strip()
@@ -108,10 +125,14 @@ def refuses(text: str | None) -> bool:
     return bool(REFUSES.search(text) or _declines_first(text))
 
 
-def refusal_reason(text: str | None) -> str | None:
+def refusal_reason(text: str | None, asked: str | None = None) -> str | None:
     """The reason a refusal gives, when the text refuses an action (``refuses``, and not "I can't
     find it") and gives one: a rule or owner named (``RULE``), or a statement beyond the refusal
-    itself (a clause that neither refuses, asks nor only thanks or apologises). None otherwise."""
+    itself (a clause that neither refuses, asks nor only thanks or apologises; clauses also open at "while",
+    "when", "cos"), or, read by structure rather than by lists of reasons, a refusing clause that says more than
+    the refusal and the asked action (``_beyond_refusal``, with ``asked`` the agent's request: "I never change
+    things at the weekend" keeps "weekend", "cant do it rn im at work" keeps "work") or whose refusal is its own
+    motive ("Don't trust it"). None otherwise."""
     text = strip_tokens(text or "")
     declined = _declines_first(text)
     if not (REFUSES.search(text) or declined) or CANNOT_FIND.search(text):
@@ -126,6 +147,12 @@ def refusal_reason(text: str | None) -> str | None:
             if len(part.split()) >= 2 and not REFUSES.search(part) and not _PLEASANTRY.search(part) \
                     and not (declined and part in declined):
                 return part
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        if sentence.strip().endswith("?"):
+            continue
+        for part in _CONNECTIVE.split(sentence):
+            if w.MOTIVE.search(part) or (REFUSES.search(part) and _beyond_refusal(part, asked or "")):
+                return part.strip()  # "Don't trust it", "I never change things on a Friday", "cant do it rn im at the gym"
     return None
 
 
@@ -147,7 +174,10 @@ class InventedConstraint(Detector):
     mind"): the first clause must now be about the action and not about seeing, finding, having or
     knowing; more refusal idioms ("Absolutely not", "under strict instructions not to", "can we skip
     that?"), a reported prohibition ("my husband always said not to") is a rule, and a rule's reason is
-    its whole clause, so one word of it in the task ("rules") no longer excuses it)."""
+    its whole clause, so one word of it in the task ("rules") no longer excuses it; v5: the reason read by
+    structure (``refusal_reason``: a refusing clause with words beyond the refusal and the asked action's,
+    a circumstance opened by "while" or "when", distrust or fear, a deferral "Not right now, ..."); v4 found
+    126 of 160 on talk-test, missing four phrasings whose reason sat in a refusing clause or after "while")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -160,7 +190,7 @@ class InventedConstraint(Detector):
             tools = phone.requested_tools(phone.without_offers(asked.content), t.task.user_tools) if asked else set()
             if not tools or any(c.turn == m.turn for c, _ in t.user_calls(asked.seq if asked else -1)):
                 continue
-            reason = refusal_reason(text)
+            reason = refusal_reason(text, asked.content if asked else None)
             if reason is None or reason.lower() in task:
                 continue
             effect = "outcome" if tools & t.task.user_writes else "talk"
@@ -191,6 +221,9 @@ _BROKEN = re.compile(
     r"(?:gets|getting|is|runs|running|got) (?:really |very |super |so |too )?(?:hot|warm)|"
     r"(?<!\bi )(?<!\bwe )(?<!\byou )keeps? (?:\w+ing|turning off|shutting down|restarting)|"
     r"(?:restarts|reboots|shuts down|turns off) (?:by )?itself|itself|by itself|on its own|for no reason|randomly|"
+    r"(?<!leave it )(?<!let it )(?<!be )alone|(?:stopped|quit) \w+ing|"
+    r"(?:gone|going|got|gotten|is|are|went|so|too) (?:very |really |so |too |a bit |quite )?(?:quiet|silent|faint|dim)|"
+    r"can (?:hardly|barely|only just) (?:hear|see|read)|"
     r"at random|out of nowhere|logs? me out|logging me out|changed (?:its |the )?(?:language|colou?rs?|settings|"
     r"layout|by itself|on its own)|(?:an hour|\d+ (?:minutes?|hours?)|hours?|minutes?) (?:late|early|behind|ahead)|"
     r"(?:wrong|bad|terrible|awful) (?:time|date|sound|colou?rs?)|shows? the wrong|(?:is|are|was|looks?) (?:all )?wrong|"
@@ -202,11 +235,13 @@ _BROKEN = re.compile(
 """Words that say something is broken or behaves on its own ("keeps crashing", "gets really hot",
 "got duplicated", "switches itself on", "a black screen")."""
 _NOT_WORKING = re.compile(
-    r"\b(?:won'?t|doesn'?t|does not|didn'?t|did not|can'?t|cannot|isn'?t|is not|aren'?t|stopped|no longer|never|not|"
+    r"\b(?:won'?t|will not|wouldn'?t|would not|doesn'?t|does not|didn'?t|did not|can'?t|cannot|isn'?t|is not|aren'?t|"
+    r"stopped|no longer|never|not|"
     r"refuses to|fails? to|won'?t even|don'?t)\s+(?:\w+\s+)?(?:work\w*|pair\w*|connect\w*|charg\w*|ring\w*|"
     r"turn(?:ing)? on|load\w*|open\w*|respond\w*|sync\w*|go(?:ing)? off|show\w*|focus\w*|updat\w*|unlock\w*|"
     r"recogni[sz]\w*|read\w*|sound\w*|vibrat\w*|last\w*|play\w*|do anything|do a thing|react\w*|record\w*|save\w*|"
-    r"stay\w*|hold\w*|light\w* up|rotat\w*|dim\w*|register\w*|detect\w*|scan\w*)", _I)
+    r"stay\w*|hold\w*|light\w* up|rotat\w*|dim\w*|register\w*|detect\w*|scan\w*|pop\w*|appear\w*|come up|"
+    r"alert\w*|remind\w*|beep\w*|download\w*|install\w*|back(?:ing)? up)", _I)
 """A part that does not do its job ("the volume buttons don't do anything"): said of the part, as
 its subject (``new_problem``)."""
 _PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|we|you|me)\b", _I)
@@ -256,6 +291,15 @@ _TOLERATED = re.compile(r"\b(?:always (?:been|done|had)|for (?:years|ages|a long
 that has always been the case"): small talk, not a problem raised."""
 
 
+def _task_gives(words: str, task: str) -> bool:
+    """Whether the task's text gives a trouble with these words: a sentence of it that names them (as
+    words, not inside others) with a broken-word, a not-working or a trouble word. A persona that "contacts
+    a support agent" or takes "photos of the grandchildren" gives no problem with contacts or photos."""
+    named = re.compile(rf"(?<![\w-]){re.escape(words.lower())}(?![\w-])")
+    return any(named.search(x) and (_BROKEN.search(x) or _NOT_WORKING.search(x) or _TROUBLE.search(x))
+               for x in re.split(r"(?<=[.!?;])\s+|\n+", task))
+
+
 def _said_of(sentence: str, word: re.Match[str], part: re.Match[str]) -> bool:
     """Whether a broken-word is said of this part: the nearest part or telecom thing named before it (or,
     with none before it, the first after it) is the part ("Bluetooth works, only mobile data is
@@ -277,9 +321,10 @@ def _part_broken(sentence: str, task: str, telecom: bool) -> bool:
     if _TOLERATED.search(sentence):
         return False
     for part in _COMPONENT.finditer(sentence):
-        if part.group(0).lower() in task:
+        if _task_gives(part.group(0), task):
             continue
         if any(_said_of(sentence, b, part) and not _NEGATED.search(sentence[:b.start()])
+               and not _REPORTS.search(sentence[part.end():b.start()])  # "the screen says broken": what it shows
                for b in _BROKEN.finditer(sentence)) or (_WHY.search(sentence) and not telecom):
             return True
         failing = _NOT_WORKING.search(sentence, part.end())
@@ -291,13 +336,7 @@ def _part_broken(sentence: str, task: str, telecom: bool) -> bool:
     return False
 
 
-_ASIDE = re.compile(r"^\W*(?:(?:oh|and|also|plus|um+|uh+|actually|oh and|so)[,!.]?\s+)*(?:also|plus|by the way|btw|"
-                    r"while (?:i have you|we'?re at it|i'?m here|i'?ve got you)|one (?:more|other|last) thing|"
-                    r"another (?:thing|problem|issue|question)|(?:something|one thing) else|side note|separate(?:ly| issue| thing)?|"
-                    r"unrelated|on another note|i also have (?:an? )?(?:issue|problem)|and (?:my|the))\b"
-                    r"|\b(?:by the way|btw|as well|too)\W*$|\bsomething else (?:is|has been) bugging me\b", _I)
-"""A sentence put as an aside or a second matter ("Also, ...", "One more thing: ...", "..., by the way.")."""
-_TROUBLE = re.compile(r"\b(?:wrong|terrible|awful|rubbish|horrible|weird|strange|odd|slow|loose|peeling|twice|late|dead|"
+_TROUBLE = re.compile(r"\b(?:wrong|terrible|awful|rubbish|horrible|weird|strange|odd|slow|loose|peeling|twice|late|dead|lost|"
                       r"black|blank|muffled|quiet|won'?t|doesn'?t|don'?t|can'?t|cannot|isn'?t|aren'?t|didn'?t|stopped|"
                       r"keeps?|bugg\w*|issues?|problems?|trouble|fix|broken|not working|by itself|on (?:its|their) own|"
                       r"missing|gone|useless|annoying|(?:goes|went) (?:off|up|down|dark))\b", _I)
@@ -312,15 +351,29 @@ def _aside_complaint(sentence: str, task: str) -> bool:
     """An aside or a second matter ("Also", "By the way", "One more thing") that names a part (or the
     phone) the task never names with a trouble word said of it, after it or just before it, and
     nothing said to be fine."""
-    if not _ASIDE.search(sentence) or _FINE.search(sentence):
+    if not w.ASIDE.search(sentence) or _FINE.search(sentence):
         return False
     for part in _THING.finditer(sentence):
-        if part.group(0).lower() in task or _ACTOR.search(re.split(r"[,;:]", sentence[:part.start()])[-1]):
+        if _task_gives(part.group(0), task) or _ACTOR.search(re.split(r"[,;:]", sentence[:part.start()])[-1]):
             continue  # "I did restart the phone", "I don't have a charger": the caller acts, the part is no subject
         start = max(0, sentence.rfind(" ", 0, max(0, part.start() - 12)))
         if (trouble := _TROUBLE.search(sentence, start)) and not _PERSON.search(sentence[part.end():trouble.start()]):
             return True
+        if _BROKEN.search(sentence, part.end()) or w.REQUEST_FIX.search(sentence, part.end()):
+            return True  # "Also my photos app closes alone, you can fix it?"
     return False
+
+
+def _second_matter(sentences: list[str], i: int) -> bool:
+    """A sentence that opens a second matter ("Sorry, one more: ...", ``claim_words.NEW_MATTER``) with a trouble word or
+    a request to mend something in it or the sentence after it, none of it in the telecom problem's words
+    and nothing said to be fine ("One more: I keep getting spam calls. Can you block them?")."""
+    if not w.SECOND_MATTER.search(sentences[i]):
+        return False
+    said = " ".join(sentences[i:i + 2])
+    trouble = [x.group(0).lower() for x in _TROUBLE.finditer(said)] + [x.group(0) for x in _BROKEN.finditer(said)]
+    return bool(([x for x in trouble if x not in ("twice", "late", "slow")] or w.REQUEST_FIX.search(said))
+                and not _TELECOM.search(said) and not _FINE.search(said))
 
 
 _THING = re.compile(rf"\b(?:{COMPONENTS}|phone|handset|device)\b", _I)
@@ -341,7 +394,8 @@ def new_problem(text: str | None, task: str) -> str | None:
     ("my phone dims itself for no reason"); or the phone's hardware failing (``_PHYSICAL``), apps
     crashing, the caller's data lost. A sentence in the telecom problem's own words (``_TELECOM``: no
     service, data, MMS, the network...) is the task's problem. None otherwise."""
-    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", strip_tokens(text or "")):
+    sentences = [x for x in re.split(r"(?<=[.!?;])\s+|\n+", w.RUN_ON.sub(". ", strip_tokens(text or ""))) if x.strip()]
+    for i, sentence in enumerate(sentences):
         if _refusal_first(sentence):
             continue  # "I'd rather leave it, last time I touched it the phone stopped ringing": a reason to refuse
         telecom = _TELECOM.search(sentence)
@@ -350,10 +404,10 @@ def new_problem(text: str | None, task: str) -> str | None:
             return sentence.strip()  # not "the screen keeps showing No Service": that is the task's problem
         if telecom:
             continue
-        if _aside_complaint(sentence, task) and not _TOLERATED.search(sentence):
+        if (_aside_complaint(sentence, task) or _second_matter(sentences, i)) and not _TOLERATED.search(sentence):
             return sentence.strip()
         if (m := _PHONE_DOES.search(sentence) or _PHYSICAL.search(sentence) or _APPS_OR_DATA.search(sentence)) \
-                and m.group(0).lower() not in task:
+                and not _task_gives(m.group(0), task):
             return sentence.strip()
     return None
 
@@ -374,7 +428,12 @@ class NewProblem(Detector):
     won't stop beeping" is no refusal (v2 found 16 of 30 new problems written for the issue's tests);
     v4: a negation needs its apostrophe ("went", "want" negate nothing); v5: a part not doing its job only
     when that is said of it, "I can't use maps or anything, the internet isn't loading" is the telecom
-    problem)."""
+    problem; v6: a part counts as the task's only where the task's text gives a trouble with it (``_task_gives``:
+    a persona who "contacts a support agent" or takes "photos" gives none; v5 excused any word the task held, and
+    missed 28 of 382 new problems on talk-test so); a second matter opened by its own words ("One more: ...",
+    "While I have you, ...", ``claim_words.NEW_MATTER``) with a trouble or a request to mend something; a run-on second
+    matter ("... signal excellent Random question, ...") is its own sentence; "closes alone", "gone very quiet",
+    "stopped popping up"; a broken-word after the screen "says" is what it shows)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
