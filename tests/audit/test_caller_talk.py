@@ -633,3 +633,64 @@ def test_a_persona_that_uses_a_part_gives_no_problem_with_it() -> None:
 ])
 def test_a_second_matter_without_a_trouble_or_a_screen_showing_a_word_is_no_new_problem(said) -> None:  # guards but the last
     assert new_problem(said, "") is None
+
+
+# --- issue 51, second pass: the class checks written afterwards (own sentences, not from any split) -----
+
+@pytest.mark.parametrize("said", [
+    "I seldom switch mobile data off.",  # a habit told by its frequency
+    "I don't believe I ever turned roaming on.",  # an action denied behind a belief
+    "Photos matter for my work.",  # "work" the noun says nothing sends
+])
+def test_a_habit_a_denied_action_or_a_noun_claims_no_setting(said) -> None:
+    assert claims.claims(said) == {}
+
+
+def test_an_action_denied_behind_a_belief_names_no_cause() -> None:  # guard: the reading above must not make a cause
+    found = FaultNamedEarly(name="f", version=10, fault_class="fault_named_early").detect(
+        _opening("My data crawls. I don't think I switched airplane mode on.", ABROAD))
+    assert found == []
+
+
+def test_wifi_had_elsewhere_breaks_no_wifi_constraint() -> None:
+    scenario = "tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off"
+    rule = ConstraintBroken(name="c", version=5, fault_class="constraint_broken")
+    t = _opening("Everything loads when I'm on wifi at the library.", scenario)
+    if not rule.detect(_opening("I'm on wifi right now.", scenario)):
+        pytest.skip("this task gives no Wi-Fi constraint")
+    assert rule.detect(t) == []
+
+
+@pytest.mark.parametrize("said", [
+    "The phone itself is fine, it's only this.",  # "itself" stresses the phone, it does nothing
+    "Oh, and the camera itself works great.",
+])
+def test_an_intensifying_itself_is_no_new_problem(said) -> None:
+    assert new_problem(said, "") is None
+
+
+@pytest.mark.parametrize("said", [
+    "Also the touchscreen misses half my taps.",
+    "Oh, and my battery percentage jumps around all day.",
+    "My keyboard has started typing in German.",
+])
+def test_a_part_misbehaving_in_other_words_is_a_new_problem(said) -> None:
+    assert new_problem(said, "") is not None
+
+
+@pytest.mark.parametrize("reply", [
+    "Let's leave airplane mode alone, my hearing aid app needs it as it is.",
+    "Nope, I'm not about to do that, I'm halfway through a download.",
+    "I'll leave that for now, I'm about to walk into a meeting.",
+])
+def test_a_refusal_in_its_own_structure_with_a_reason_is_an_invented_constraint(reply) -> None:
+    assert [(f.fault_class, f.turn) for d in USER_DETECTORS for f in d.detect(_asked_then(reply))] == \
+        [("invented_constraint", 3)]
+
+
+@pytest.mark.parametrize("reply", [
+    "I'd rather not, to be honest. Anything else we can try?",  # a pleasantry is no reason
+    "Done. Also my car won't connect to the phone over bluetooth any more.",  # a part failing refuses nothing
+])
+def test_a_pleasantry_or_a_part_failing_is_no_reason_to_refuse(reply) -> None:
+    assert refusal_reason(reply, ask("toggle_airplane_mode")) is None

@@ -92,7 +92,8 @@ SYMPTOM_OFF = re.compile(r"\b(?:stopped|stops|gone|disappeared|vanished|dead|dro
 """Off words that say a service fails, not that its switch is off ("my data just stopped"), for
 mobile data and Wi-Fi."""
 
-DENIED_ACTION = re.compile(rf"{NEG}\s+(?:\w+\s+)?(?:turn|switch|toggl|touch|chang|set|put|enabl|disabl|activat|deactivat|"
+DENIED_ACTION = re.compile(rf"{NEG}\s+(?:(?:think|believe|remember|recall)\s+(?:that\s+)?(?:i|we|anyone|anybody)\s+"
+                           r"(?:ever\s+|have\s+|'ve\s+|had\s+)*)?(?:\w+\s+)?(?:turn|switch|toggl|touch|chang|set|put|enabl|disabl|activat|deactivat|"
                            r"mess|flip|play|use|using|used)\w*(?:\s+(?:on|off|with|about))?\s+(?:the\s+|my\s+|any\s+)?(?:\w+\s+)?$", _I)
 """An action the caller denies or a habit it has not, said before the setting ("I never turned
 roaming on", "I don't use a VPN"): what it does not do, not what the phone shows."""
@@ -158,7 +159,8 @@ POSSIBLE = re.compile(r"\b(?:might|may|could(?!\s+not))\b", _I)
 shown by no result; in a report after a check it is what the caller tells the agent it saw, and counts
 (``claims.claims(..., hedged=True)``)."""
 
-HABIT = re.compile(r"\b(?:usually|normally|typically|generally|always|never|used to|most of the time|until|till|"
+HABIT = re.compile(r"\b(?:usually|normally|typically|generally|always|never|used to|most of the time|until|till|rarely|seldom|"
+                   r"hardly ever|often|sometimes|occasionally|every so often|now and then|from time to time|"
                    r"these days|(?:the )?last time|the time before|the other day)\b", _I)
 """What is usual, or the problem's history ("signal is usually great here", "pictures went through
 fine until last week"): the whole clause says nothing of what the phone shows now."""
@@ -266,9 +268,9 @@ MMS_CANNOT = re.compile(rf"(?:\b(?:can'?t|cannot|can not|unable to)|{NEG})\s+(?:
 MMS_BROKEN = re.compile(rf"(?P<neg>{NEG}\s+(?:\w+\s+)?)?\b(?:broken|bust|out of action|kaput|down)\b", _I)
 """Picture messaging said broken, or not ("MMS isn't broken": it can send)."""
 MMS_CAN = re.compile(r"\bcan send\b|(?<!\bto )\bsends?\b|\bsent\b|\bwent (?:through|out)\b|\bgo(?:es)? (?:through|out)\b|"
-                     r"\bgoing through\b|(?<!\bto )\bworks?\b|\bworking\b|\bdelivered\b|\bsuccess\w*\b|\bfine\b", _I)
-"""Picture messaging said to work; an infinitive ("I need to send pictures", "it refuses to send") is no
-report that it can."""
+                     r"\bgoing through\b|(?<!\bto )(?<!\bmy )(?<!\bat )(?<!\bfor )(?<!\bof )(?<!\bfrom )(?<!\bthe )\bworks?\b|\bworking\b|\bdelivered\b|\bsuccess\w*\b|\bfine\b", _I)
+"""Picture messaging said to work; an infinitive ("I need to send pictures", "it refuses to send") or the
+noun ("for my work") is no report that it can."""
 
 PAYMENT_NONE = re.compile(r"\b(?:no|not any|not a|never (?:got|had|received|seen)|(?:is|was)n'?t (?:a|any)|is not (?:a|any)|"
                           r"(?:don'?t|do not|haven'?t|have not|didn'?t) (?:\w+ )?(?:have|got|get|receive|see|seen)\s+(?:a|any))\s+"
@@ -296,6 +298,40 @@ SPEED_STATES: tuple[tuple[str, str], ...] = (
     (r"\bfast\w*\b|\bexcellent\b|\bgreat\b|\bquick\w*\b|\bgood\b|\bspeedy\b|\bamazing\b|\bmuch better\b|"
      r"\bblazing\b|\bsuper\b", "fast"))
 
+
+_ACTION = (r"(?:change|touch|do|turn|switch|toggle|mess|reset|restart|reboot|grant|disable|enable|connect|disconnect|pay|"
+           r"let|allow|fiddle|tamper|play|go near|adjust|alter|try|run|fool)")
+_ME = r"(?:\b(?:i|we)(?:'m|'d|'ll|'ve| am| would| will| just| really| simply| honestly| truly| definitely| must| have)*\s+|^|[.!?,;:]\s*)"
+"""The caller as the one who refuses (or a refusal with its "I" left out: "Can't do that, I'm driving"),
+not a part that fails to do its job ("the volume buttons don't do anything")."""
+REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to|refuse|rather not|prefer not|better not|"
+                     r"not (?:allow(?:ed)?|permit(?:ted)?|supposed|meant|able to change))\b|" + _ME +
+                     r"(?:can'?t|cannot|can not|mustn'?t|shouldn'?t|couldn'?t|won'?t|don'?t|do not|never|"
+                     r"not (?:able|allowed|permitted|meant|supposed) to|not going to) (?:\w+ )?" + _ACTION + r"\b|"
+                     r"\b(?:never (?:to )?(?:touch|change|mess|switch|turn)|"
+                     r"(?:has|have|needs?) to stay|stays? (?:as it is|as is|the way|like (?:that|this))|off the table|"
+                     r"\b(?:leave|let) (?:it|that|this|the \w+|\w+ mode|\w+ \w+) (?:as it is|as is|alone|be|for now|for later|till later)|"
+                     r"not about to|no way|not (?:changing|touching|doing|switching|turning)|"
+                     r"not (?:comfortable|willing)|not something i (?:can|could|will|would|want to)|"
+                     r"(?:prefer|rather|like) to (?:leave|keep) it|(?:leave|keep) it (?:as it is|as is|the way it is|"
+                     r"like (?:that|this))|off[- ]limits|out of bounds|(?:a )?no[- ]go|not an option|forbidden|banned|"
+                     r"hands off|(?:i'?ll|i will|i'?d|i would|let me) (?:have to )?(?:pass|skip)|pass on|skip (?:that|this|it)|"
+                     r"give (?:that|this|it) a miss|count me out|not for me|(?:i'?d|i would) love to(?: help)?,? but|"
+                     r"i wish i could|^(?:\W*(?:no|nope|nah|sorry|um+|hmm+|oh)[,!.]?\s+)*not (?:right )?(?:now|today|tonight|at the moment)\b|"
+                     r"\bmaybe later\b|\b(?:can|could) (?:we|i) (?:do|leave) (?:that|it|this) (?:for )?later\b|"
+                     r"(?:i'?d|i would) rather (?:you )?(?:didn'?t|not|leave)|let'?s not|not keen|(?:leave|let) (?:that|it|this) "
+                     r"(?:alone|be)|a no from me|(?:that'?s|it'?s|that is|it is) not (?:possible|happening|an option)|"
+                     r"don'?t trust (?:\w+ing|that|it|doing)|no thanks|no thank you|"
+                     r"(?:i'?d|i would) sooner not|(?:absolutely|certainly|definitely|of course|really) not|"
+                     r"(?:prefer|rather) (?:we |to )?(?:try|do) something else|can we (?:skip|try something else)|"
+                     r"(?:don'?t|do not) like (?:\w+ing|to \w+)|instructions? (?:not|never) to|"
+                     r"(?:said|says|told me|warned me|tells me) (?:not|never) to|"
+                     r"^(?:(?:sorry|no|nope|oh|um+|well|honestly|afraid)[,!.]?\s+)*i (?:can'?t|cannot|won'?t|couldn'?t)"
+                     r"(?:,|\.|!|;| sorry| right now| at the moment| today| now))", _I)
+"""Words that refuse an asked action (not "can't find it": that is not being able to): an action
+refused or not allowed ("I don't touch those settings", "I'm not able to do that"), the setting
+declared out of bounds ("off-limits", "a no-go for me"), a pass ("I'll skip that one"), or a bare
+"I can't, sorry"."""
 
 # --- words of talk beyond claims: a refusal's motive, a second matter (``user_reasons``) ---------------
 
@@ -331,7 +367,7 @@ RUN_ON = re.compile(r"(?<=[a-z0-9])\s+(?=(?:Also|Actually|Random|Another|One mor
 """A second matter opened with a capital after words with no stop ("... signal excellent Actually, another
 thing: ..."): a new sentence."""
 
-__all__ = ["ASIDE", "EMPTY", "LEAD", "MOTIVE", "NEW_MATTER", "REQUEST_FIX", "RUN_ON", "SECOND_MATTER", "ABILITY", "ABSENT", "PURPOSE", "REPORTED", "SPEAKER_IS_PHONE", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
+__all__ = ["REFUSES", "ASIDE", "EMPTY", "LEAD", "MOTIVE", "NEW_MATTER", "REQUEST_FIX", "RUN_ON", "SECOND_MATTER", "ABILITY", "ABSENT", "PURPOSE", "REPORTED", "SPEAKER_IS_PHONE", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
            "HEDGE_NEGATIONS", "INVERTED", "INTERMITTENT", "IN_MODE", "LINE_STATES", "DENIED_ACTION",
            "POSSIBLE", "UNSURE", "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
            "MMS_BROKEN", "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",

@@ -99,7 +99,7 @@ def claims_done(text: str | None) -> bool:
 
 class DoneWithoutCall(Detector):
     """The customer says it did the asked phone action, but made no phone call in that turn
-    (v7: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v6: also said of the step, "that's been toggled", "that's switched now", "I went into settings and
+    (v8: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v7: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v6: also said of the step, "that's been toggled", "that's switched now", "I went into settings and
     turned it off"; v5: "The last time I restarted it, ..." is the past, no claim; v4: read in the clauses of issue 51's reader, ``claims.clauses``: a sentence whose verb comes
     first asks, "did the VPN, done" claims; v3: the claim is read in any words, ``claims_done``, and a negated one ("I haven't done it
     yet") is none: v2 read "done", "did it", "I've toggled..." only, found 0.41 of fake "done"s on
@@ -190,7 +190,8 @@ class IgnoredRequest(Detector):
     a phone state stated without a call ``state_without_tool``'s, a refusal (any words of
     ``user_reasons.REFUSES``: v2; v1 knew fewer and counted "That has to stay as it is" here; v3:
     also "that's off-limits for me", "I'll pass on that", "I'm not able to do that"; v4: a first clause
-    that turns it down, ``user_reasons.refuses``; v6: a deferral, "Not right now, ...")
+    that turns it down, ``user_reasons.refuses``; v6: a deferral, "Not right now, ..."; v7: "leave airplane mode alone",
+    "I'm not about to", "leave that for now")
     ``invented_constraint``'s or no fault; none of those is counted here."""
 
     def detect(self, t: Trajectory) -> list[Finding]:

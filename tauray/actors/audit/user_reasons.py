@@ -24,38 +24,8 @@ from tauray.actors.audit.trajectory import Trajectory
 from tauray.scenarios.conventions import OUT_OF_SCOPE, STOP, TRANSFER
 
 _I = re.IGNORECASE
-_ACTION = (r"(?:change|touch|do|turn|switch|toggle|mess|reset|restart|reboot|grant|disable|enable|connect|disconnect|pay|"
-           r"let|allow|fiddle|tamper|play|go near|adjust|alter|try|run|fool)")
-_ME = r"(?:\b(?:i|we)(?:'m|'d|'ll|'ve| am| would| will| just| really| simply| honestly| truly| definitely| must| have)*\s+|^|[.!?,;:]\s*)"
-"""The caller as the one who refuses (or a refusal with its "I" left out: "Can't do that, I'm driving"),
-not a part that fails to do its job ("the volume buttons don't do anything")."""
-REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to|refuse|rather not|prefer not|better not|"
-                     r"not (?:allow(?:ed)?|permit(?:ted)?|supposed|meant|able to change))\b|" + _ME +
-                     r"(?:can'?t|cannot|can not|mustn'?t|shouldn'?t|couldn'?t|won'?t|don'?t|do not|never|"
-                     r"not (?:able|allowed|permitted|meant|supposed) to|not going to) (?:\w+ )?" + _ACTION + r"\b|"
-                     r"\b(?:never (?:to )?(?:touch|change|mess|switch|turn)|"
-                     r"(?:has|have|needs?) to stay|stays? (?:as it is|as is|the way|like (?:that|this))|off the table|"
-                     r"leave it (?:as it is|as is|alone|be)|no way|not (?:changing|touching|doing|switching|turning)|"
-                     r"not (?:comfortable|willing)|not something i (?:can|could|will|would|want to)|"
-                     r"(?:prefer|rather|like) to (?:leave|keep) it|(?:leave|keep) it (?:as it is|as is|the way it is|"
-                     r"like (?:that|this))|off[- ]limits|out of bounds|(?:a )?no[- ]go|not an option|forbidden|banned|"
-                     r"hands off|(?:i'?ll|i will|i'?d|i would|let me) (?:have to )?(?:pass|skip)|pass on|skip (?:that|this|it)|"
-                     r"give (?:that|this|it) a miss|count me out|not for me|(?:i'?d|i would) love to(?: help)?,? but|"
-                     r"i wish i could|^(?:\W*(?:no|nope|nah|sorry|um+|hmm+|oh)[,!.]?\s+)*not (?:right )?(?:now|today|tonight|at the moment)\b|"
-                     r"\bmaybe later\b|\b(?:can|could) (?:we|i) (?:do|leave) (?:that|it|this) (?:for )?later\b|"
-                     r"(?:i'?d|i would) rather (?:you )?(?:didn'?t|not|leave)|let'?s not|not keen|(?:leave|let) (?:that|it|this) "
-                     r"(?:alone|be)|a no from me|(?:that'?s|it'?s|that is|it is) not (?:possible|happening|an option)|"
-                     r"don'?t trust (?:\w+ing|that|it|doing)|no thanks|no thank you|"
-                     r"(?:i'?d|i would) sooner not|(?:absolutely|certainly|definitely|of course|really) not|"
-                     r"(?:prefer|rather) (?:we |to )?(?:try|do) something else|can we (?:skip|try something else)|"
-                     r"(?:don'?t|do not) like (?:\w+ing|to \w+)|instructions? (?:not|never) to|"
-                     r"(?:said|says|told me|warned me|tells me) (?:not|never) to|"
-                     r"^(?:(?:sorry|no|nope|oh|um+|well|honestly|afraid)[,!.]?\s+)*i (?:can'?t|cannot|won'?t|couldn'?t)"
-                     r"(?:,|\.|!|;| sorry| right now| at the moment| today| now))", _I)
-"""Words that refuse an asked action (not "can't find it": that is not being able to): an action
-refused or not allowed ("I don't touch those settings", "I'm not able to do that"), the setting
-declared out of bounds ("off-limits", "a no-go for me"), a pass ("I'll skip that one"), or a bare
-"I can't, sorry"."""
+REFUSES = w.REFUSES
+"""Words that refuse an asked action (``claim_words.REFUSES``)."""
 CANNOT_FIND = re.compile(r"\b(?:can'?t|cannot|couldn'?t|unable to) (?:find|see|locate|get to)\b|"
                          r"\b(?:don'?t|doesn'?t|do not|does not) (?:seem to )?(?:see|have|find|know how)\b|\bno such\b|"
                          r"\bwhere\b|\bhow (?:do|can|would) i\b", _I)
@@ -73,6 +43,19 @@ _CONNECTIVE = re.compile(r"\s*(?:[.!;:,—–]|\s-\s|\bbecause\b|\bsince\b|\bas\
 I'm driving", "... while I'm on the phone to you")."""
 
 
+_BY_CALLER = frozenset("i we i'd i'll i'm im just really honestly simply um uh eh well no nope nah sorry oh so but and then "
+                       "thanks ok okay that this it the setting settings one option thing mode".split())
+"""Words that may stand before a refusal the caller says of the asked action ("I'll pass", "that setting has to
+stay"), with the settings and the request's words (not "my car won't connect": a part failing)."""
+
+
+def _by_caller(before: str, asked: str) -> bool:
+    for start, end, _ in reversed(claims.mentions(before)):
+        before = before[:start] + " " + before[end:]
+    request = set(re.findall(r"[a-z][a-z']*", asked.lower()))
+    return all(x in _BY_CALLER or x in request for x in re.findall(r"[a-z][a-z']*", before.lower()))
+
+
 def _beyond_refusal(part: str, asked: str = "") -> str | None:
     """What a refusing clause says beyond refusing the action (its words less the refusal's words, the
     settings named, the words of the agent's request ``asked`` and the words in ``claim_words.EMPTY``): "I never change
@@ -83,10 +66,12 @@ def _beyond_refusal(part: str, asked: str = "") -> str | None:
     request = set(re.findall(r"[a-z][a-z']*", asked.lower()))
     words = [x for x in re.findall(r"[a-z][a-z']*", rest.lower()) if x not in w.EMPTY and x not in request]
     return " ".join(words) or None
-_PLEASANTRY = re.compile(r"^(?:sorry|thanks?|thank you|please|ok(?:ay)?|hmm+|no|nope|yes|well|right|oh|dear|alright)\b", _I)
+_PLEASANTRY = re.compile(r"^(?:sorry|thanks?|thank you|please|ok(?:ay)?|hmm+|no|nope|yes|well|right|oh|dear|alright|"
+                         r"to be (?:honest|fair)|tbh|in all honesty|truth be told|if (?:that'?s|it'?s) (?:ok|okay|alright|all right)|"
+                         r"if you don'?t mind)\b", _I)
 
 
-_OPENER = re.compile(r"^\W*(?:(?:oh|ah|hmm+|um+|uh+|mm+|well|sorry|honestly|look|listen|okay|ok)\b[,!.]?\s*)*", _I)
+_OPENER = re.compile(r"^\W*(?:(?:oh|ah|eh|hmm+|um+|uh+|mm+|well|sorry|honestly|look|listen|okay|ok|no(?!\s+(?:can do|way|chance))|nope|nah)\b[,!.]?\s*)*", _I)
 _DECLINE_CUE = re.compile(r"\b(?:not|never|decline|refuse|say no|no can do|no chance|no way|cannot|dont|cant|wont|couldnt|"
                           r"shouldnt|isnt)\b|n['’]t\b", _I)
 """A negation that can turn an action down (a bare "No," answers a question as often as it refuses)."""
@@ -94,7 +79,7 @@ _ABOUT_ACTION = re.compile(r"\b(?:do|doing|that|this|it|touch\w*|chang\w*|press\
                            r"reset\w*|toggl\w*|risk|possibly|happen\w*|make me|decline|refuse|say no|go ahead|no can do)\b", _I)
 """The first clause is about the asked action ("I couldn't possibly", "That isn't going to happen")."""
 _NOT_DECLINING = re.compile(r"\b(?:not sure|(?:don'?t|do not) know|no idea|no problem|no worries|not a problem|not yet|yet|"
-                            r"still|wait|hold on|hang on|moment|second|minute|sec|(?:don'?t|do not) mind|not bad|"
+                            r"still|wait|hold on|hang on|(?<!the )moment|second|minute|sec|(?:don'?t|do not) mind|not bad|"
                             r"(?:haven'?t|have not|hasn'?t) got|(?:don'?t|doesn'?t) have|there'?s no|isn'?t there|no such|"
                             r"not (?:there|showing|listed)|didn'?t (?:catch|get|hear|understand)|(?:don'?t|do not) understand|"
                             r"not following|not with you|see|seeing|seen|spot\w*|find\w*|luck|locat\w*|called|ha(?:s|ve) (?:that|this|a|an|no|any|such)|"
@@ -151,7 +136,8 @@ def refusal_reason(text: str | None, asked: str | None = None) -> str | None:
         if sentence.strip().endswith("?"):
             continue
         for part in _CONNECTIVE.split(sentence):
-            if w.MOTIVE.search(part) or (REFUSES.search(part) and _beyond_refusal(part, asked or "")):
+            said = REFUSES.search(part)
+            if w.MOTIVE.search(part) or (said and _by_caller(part[:said.start()], asked or "") and _beyond_refusal(part, asked or "")):
                 return part.strip()  # "Don't trust it", "I never change things on a Friday", "cant do it rn im at the gym"
     return None
 
@@ -177,7 +163,9 @@ class InventedConstraint(Detector):
     its whole clause, so one word of it in the task ("rules") no longer excuses it; v5: the reason read by
     structure (``refusal_reason``: a refusing clause with words beyond the refusal and the asked action's,
     a circumstance opened by "while" or "when", distrust or fear, a deferral "Not right now, ..."); v4 found
-    126 of 160 on talk-test, missing four phrasings whose reason sat in a refusing clause or after "while")."""
+    126 of 160 on talk-test, missing four phrasings whose reason sat in a refusing clause or after "while"; v6:
+    a refusal only where the caller or the asked action is its subject (``_by_caller``: "my car won't connect" refuses
+    nothing), "leave airplane mode alone", "not about to", a pleasantry ("to be honest") is no reason)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -220,8 +208,9 @@ _BROKEN = re.compile(
     r"(?:black|blank|white|grey|gray) (?:screen|page|picture)|is full|(?:out of|no) (?:space|storage|memory)|"
     r"(?:gets|getting|is|runs|running|got) (?:really |very |super |so |too )?(?:hot|warm)|"
     r"(?<!\bi )(?<!\bwe )(?<!\byou )keeps? (?:\w+ing|turning off|shutting down|restarting)|"
-    r"(?:restarts|reboots|shuts down|turns off) (?:by )?itself|itself|by itself|on its own|for no reason|randomly|"
-    r"(?<!leave it )(?<!let it )(?<!be )alone|(?:stopped|quit) \w+ing|"
+    r"(?:restarts|reboots|shuts down|turns off) (?:by )?itself|(?<=s |d |g )itself|by itself|on its own|for no reason|randomly|"
+    r"(?<!leave it )(?<!let it )(?<!be )alone|(?:stopped|quit) \w+ing|(?:has |have |just )?started (?!working|behaving)\w+ing|"
+    r"haywire|all over the place|(?:jumps?|jumping|jumped) (?:around|about)|miss(?:es|ing) (?:half|most|some|loads)|"
     r"(?:gone|going|got|gotten|is|are|went|so|too) (?:very |really |so |too |a bit |quite )?(?:quiet|silent|faint|dim)|"
     r"can (?:hardly|barely|only just) (?:hear|see|read)|"
     r"at random|out of nowhere|logs? me out|logging me out|changed (?:its |the )?(?:language|colou?rs?|settings|"
@@ -250,7 +239,7 @@ _WHY = re.compile(r"\b(?:why|how come|what'?s wrong with|what is wrong with|what
 """A question about why a part does what it does ("why has my keyboard changed language?")."""
 _PHONE_DOES = re.compile(
     r"\b(?:my |the |this )?(?:phone|handset|mobile|device)\b(?:'s|\s+has|\s+is|\s+just|\s+also|\s+now)*\s+"
-    r"(?:\w+\s+){0,3}?(?:itself\b|by itself|on its own|for no reason|randomly|at random|(?:stopped|quit) \w+ing|"
+    r"(?!itself\b)(?:\w+\s+){0,3}?(?:itself\b|by itself|on its own|for no reason|randomly|at random|(?:stopped|quit) \w+ing|"
     r"keeps? \w+ing|won'?t stop \w+ing|(?:doesn'?t|won'?t|will not|does not) (?:ring|vibrate|charge|turn on|unlock|"
     r"rotate|play|make a sound|hold a charge))", _I)
 """The phone itself behaving wrongly, no part named ("my phone dims itself for no reason", "my phone
@@ -433,7 +422,8 @@ class NewProblem(Detector):
     missed 28 of 382 new problems on talk-test so); a second matter opened by its own words ("One more: ...",
     "While I have you, ...", ``claim_words.NEW_MATTER``) with a trouble or a request to mend something; a run-on second
     matter ("... signal excellent Random question, ...") is its own sentence; "closes alone", "gone very quiet",
-    "stopped popping up"; a broken-word after the screen "says" is what it shows)."""
+    "stopped popping up"; a broken-word after the screen "says" is what it shows; v7: "itself" after a noun only
+    stresses it ("the phone itself is fine"), "has started typing in German", "jumps around", "misses half my taps")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []

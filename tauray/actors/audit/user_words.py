@@ -34,7 +34,7 @@ class ResultContradiction(Detector):
     "X is on/off"; v4: the claim reader of issue 51 (``claims.clauses``: negation, needs, hedged
     guesses, suppositions, frames, situations), and the template words read only where stated; a report
 after a check is read ``hedged``: "I think the VPN might be running" tells the agent what it saw; v5:
-that hedged reading, a habit beside a claim keeps it, "not letting me send photos" cannot send; v10: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v6: a
+that hedged reading, a habit beside a claim keeps it, "not letting me send photos" cannot send; v11: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v10: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v6: a
     state told as it was before the change ("airplane mode was on, I've turned it off now"), an icon "no
     longer there" (off), a signal "not full" (still good, vaguely), "'message not sent'" (cannot send); v7:
     "wonderful" no longer ends a claim's scope as a wondering; v8: "the plane is still showing" names the
@@ -62,7 +62,7 @@ class KnownInfoContradicted(Detector):
     (v2: whereabouts read as a person means them, ``phone.whereabouts``: "I'm not travelling, I'm at
     home" is at home; v1 matched the words, and flagged 47 of 414 faithful talk-dev callers; v3: "went" is
     no negation, v2 read "I went abroad" as at home; v4: "No travelling for me" and "Travelling? No, I'm
-    at home" are at home; v5: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send)."""
+    at home" are at home; v6: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v5: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         known = phone.known_info(t.task.known_info)
@@ -153,7 +153,7 @@ class StateWithoutTool(Detector):
     faithful talk-dev callers, most of them reading such words as a switch); v7: "no signal" is the
     task's "No Service", "my data won't connect" a symptom, not the switch (v8: also the readings of
     ``result_contradiction@6``; v9: "I can see the little aeroplane" is airplane mode on; v10, v11: as
-    ``result_contradiction@7``, ``@8``; v13: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send (v12 flagged 21 of 414 faithful talk-test callers, all
+    ``result_contradiction@7``, ``@8``; v14: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v13: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send (v12 flagged 21 of 414 faithful talk-test callers, all
     such readings); v12: a guess with its own doubt, "I think my bill is paid but I'm not
     sure", claims nothing, and a means off "at home because the router died" is a situation); v5: the agent's words
     count as told, reports are read against the DB, the evidence says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
@@ -194,10 +194,12 @@ class StateWithoutTool(Detector):
 _SUSPECTS = re.compile(r"\b(?:think|maybe|perhaps|probably|likely|suspect|(?:might|could|must|may) be|guess|feeling|"
                        r"because|caus\w*|problem is|blame|if it'?s|if it is|could it|might it|is it)\b", re.IGNORECASE)
 
-_EXCLUDED = re.compile(r"\b(?:not|isn'?t|wasn'?t|can'?t be|couldn'?t be|don'?t think it'?s|doubt it'?s|nothing to do with|"
+_EXCLUDED = re.compile(r"(?:n'?t|\bnot|\bnever)\s+(?:think|believe|remember|recall)\s+(?:that\s+)?(?:i|we|anyone|anybody)\s+"
+                       r"(?:ever\s+|have\s+|'ve\s+)*(?:turn|switch|touch|chang|set|put|enabl|disabl|mess|us)\w*[^,.;]*|"
+                       r"\b(?:not|isn'?t|wasn'?t|can'?t be|couldn'?t be|don'?t think it'?s|doubt it'?s|nothing to do with|"
                        r"rule out|ruled out)\s+(?:(?:a|an|the|my|your|any|to do with)\s+)*[\w-]+(?:\s+[\w-]+)?", re.IGNORECASE)
-"""A setting named to rule it out ("so it's not a roaming thing", "I don't think it's the VPN"): no
-suspected cause."""
+"""A setting named to rule it out ("so it's not a roaming thing", "I don't think it's the VPN") or in an
+action denied ("I don't think I turned airplane mode on"): no suspected cause."""
 
 _UNSURE_WHICH = re.compile(r"\b(?:not sure|(?:don'?t|do not) know|no idea|no clue|can'?t tell|wonder(?:s|ed|ing)?)\b"
                            r"[^.?!]*\b(?:if|whether|what)\b[^.?!]*\bor\b", re.IGNORECASE)
@@ -217,7 +219,8 @@ def _seen_by_user(m: Message) -> bool:
 class FaultNamedEarly(Detector):
     """The customer names a phone setting as the cause before anything it saw (the agent's
     words, a phone result) or its own task mentioned it (v8: a cause asked about, "Might it be the SIM
-    card?", suspects none: a question asks; v9: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v7: causes listed in doubt, "I'm not sure if
+    card?", suspects none: a question asks; v10: a setting in an action denied behind a belief ("I don't
+    think I turned airplane mode on") is none, as the claim reader now claims nothing there; v9: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v7: causes listed in doubt, "I'm not sure if
     it's the SIM or the account", suspect none; v6: a setting named to rule it out ("so it's
     not a roaming thing", "I don't think it's the VPN") is none; v5: the suspicion and the setting in the
     same sentence, and a setting the task's situation brings up counts as mentioned (abroad: roaming);
@@ -267,13 +270,19 @@ def _negated(sentence: str, end: int) -> bool:
     return bool(phone.NEGATION.search(sentence[:end]))
 
 
+_ELSEWHERE = re.compile(r"\b(?:when|whenever|if|once|unless|until|till|used to|usually|normally|at work|at the office|"
+                        r"at (?:a |my )?friend'?s)\b[^,.;]*$", re.IGNORECASE)
+"""Wi-Fi had under a condition, as a habit or elsewhere ("when I'm on wifi at work"): not had here and now."""
+
+
 class ConstraintBroken(Detector):
     """The customer breaks what its task fixed: asks for (or agrees to) a plan change it does
     not want, more data than it is willing to refuel, says it has Wi-Fi it has no access to
     (words: ``talk``), or refuses the bill payment its task accepts (the payment is not made:
     ``outcome``). A negation counts only before what it negates (v1 as first written skipped
     any sentence with a negation, and missed "I want a top-up of 4 GB, not less." on the tune half;
-    v2: "calling over wifi" names Wi-Fi calling, not Wi-Fi access, ``phone.WIFI_ACCESS``; v3: a
+    v2: "calling over wifi" names Wi-Fi calling, not Wi-Fi access, ``phone.WIFI_ACCESS``; v5: Wi-Fi had under
+    a condition, as a habit or elsewhere ("when I'm on wifi at the library") is not had, ``_ELSEWHERE``; v3: a
     supposed part of a sentence ("if the only fix is a new plan, forget it") breaks nothing; v4: a question
     that wonders, "Maybe I need a different plan?", asks for nothing)."""
 
@@ -300,7 +309,8 @@ class ConstraintBroken(Detector):
                 if over and phone.REFUEL.search(sentence) and not _negated(sentence, over[-1].end()):
                     why.append(f"asks for more than {rules.refuel_limit_gb} GB: {sentence!r}")
                 wifi = phone.WIFI_ACCESS.search(sentence)
-                if rules.no_wifi and wifi and not _negated(sentence, wifi.end()):
+                if rules.no_wifi and wifi and not _negated(sentence, wifi.end()) \
+                        and not _ELSEWHERE.search(sentence[:wifi.start()]):  # "when I'm on wifi at work"
                     why.append(f"says it has Wi-Fi: {sentence!r}")
             agent = t.agent_text_before(m.seq)
             said = phone.sentences(own)
