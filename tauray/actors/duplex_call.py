@@ -86,17 +86,40 @@ class DuplexCall:
         self.agent_seen = 0  # engine history entries of the agent already handed to its host
         self.caller_heard = 0  # agent messages of the caller's history already handed to its host
         self.results: list[str] = []  # results of the tool calls last handed to the engine
+        self.rounds: list[list[str]] = []  # per reply handed to the engine, its messages' words as the host has them
+        self.truncated: set[int] = set()  # replies whose cut the host already has
 
-    def _request(self, incoming: str | None, rounds: int) -> StepRequest:
+    def _request(self, incoming: str | None, rounds: int,
+                 truncate: tuple[tuple[str, str], ...] = ()) -> StepRequest:
         c, u = self.conv, self.conv.unit
         return StepRequest(conversation_id=c.id, incoming=incoming, max_rounds=rounds,
-                           max_errors=u.max_errors - c.errors, turn=c.turn, seq=len(c.messages), clock_s=c.clock_s)
+                           max_errors=u.max_errors - c.errors, turn=c.turn, seq=len(c.messages), clock_s=c.clock_s,
+                           truncate=truncate)
 
-    async def _step(self, side: str, incoming: str | None, rounds: int) -> StepResult:
+    def _cuts(self, history: tuple[Message, ...]) -> tuple[tuple[str, str], ...]:
+        """The agent's replies cut since it last stepped (the engine marks them ``truncated``), as
+        (words the host has, words said) per message of the reply: the said words go to the
+        reply's messages in order, so a reply of two messages cut in the second keeps the first."""
+        cuts: list[tuple[str, str]] = []
+        replies = [m for m in history if m.role == "assistant"]
+        for number, message in enumerate(replies[:len(self.rounds)]):
+            if not message.truncated or number in self.truncated:
+                continue
+            self.truncated.add(number)
+            said = message.content.split()
+            for words in self.rounds[number]:
+                n = len(words.split())
+                kept, said = " ".join(said[:n]), said[n:]
+                if kept != words:
+                    cuts.append((words, kept))
+        return tuple(cuts)
+
+    async def _step(self, side: str, incoming: str | None, rounds: int,
+                    truncate: tuple[tuple[str, str], ...] = ()) -> StepResult:
         """One host step, recorded and synced as the half-duplex loop does; a failure raises (the
         conversation's loop classifies it)."""
         c = self.conv
-        result = await c.client(side).step(self._request(incoming, rounds))
+        result = await c.client(side).step(self._request(incoming, rounds, truncate))
         c.record_step(result)
         c.take_view(side, result.sync_view)
         if result.wrote:
@@ -114,12 +137,15 @@ class DuplexCall:
     async def agent(self, history: tuple[Message, ...]) -> AgentReply:
         """One model step of the agent on what it heard since its last step."""
         if self.ended is not None:
+            self.rounds.append([])  # the engine still adds the (empty) reply to its history
             return AgentReply()
         heard = [m.content for m in history[self.agent_seen:] if m.role == "user" and m.content]
         self.agent_seen = len(history)
         self.conv.turn += 1
-        result = await self._step("agent", " ".join(heard) or None, 1)
-        said = " ".join(r.message.content for r in result.rounds if r.message is not None and r.message.content)
+        result = await self._step("agent", " ".join(heard) or None, 1, self._cuts(history))
+        texts = [r.message.content for r in result.rounds if r.message is not None and r.message.content]
+        self.rounds.append(texts)
+        said = " ".join(texts)
         self.conv.agent_texts.extend([said] if said else [])
         events = [e for r in result.rounds for e in r.events if not e.truncated]
         if self.ended is not None or not events or result.kind == "text":

@@ -74,6 +74,10 @@ class StepRequest(Frozen):
     seq: int = Field(description="Transcript number of the step's first message.")
     clock_s: float = Field(default=0.0, description="Voice cells: where an utterance of this step starts on the "
                            "conversation's simulated clock, seconds.")
+    truncate: tuple[tuple[str, str], ...] = Field(default=(), description="Duplex: this side's earlier replies "
+                                                  "the caller spoke over, as (the reply, the words said of it): "
+                                                  "the side's view keeps only the words said, as a realtime API "
+                                                  "truncates its audio item, before it hears ``incoming``.")
 
 
 class SyncRequest(Frozen):
@@ -144,8 +148,10 @@ class SideHost:
         """One step of this side; where the side speaks through the channel and the step ends in
         words, the result carries what the channel made of them, starting at ``request.clock_s``."""
         r = request
-        result = await self._session(r.conversation_id).step(r.incoming, r.max_rounds, r.max_errors, turn=r.turn,
-                                                             seq=r.seq)
+        session = self._session(r.conversation_id)
+        for reply, said in r.truncate:
+            session.truncate_reply(reply, said)
+        result = await session.step(r.incoming, r.max_rounds, r.max_errors, turn=r.turn, seq=r.seq)
         speaker = self.speakers.get(r.conversation_id)
         if speaker is None or result.kind != "text" or not result.rounds:
             return result

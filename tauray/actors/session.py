@@ -180,6 +180,19 @@ class SideSession:
         """The other side's message, as this side sees it (an audio-in agent: the caller's audio)."""
         self.view.append({"role": "user", "content": message_content(text)})
 
+    def truncate_reply(self, reply: str, said: str) -> None:
+        """Keep only ``said`` of this side's latest reply whose words were ``reply`` (a duplex
+        barge-in: the rest was never heard). A reply with no words said and no tool calls leaves
+        the view; one with tool calls keeps them (they ran), with the words said."""
+        for i in range(len(self.view) - 1, -1, -1):
+            m = self.view[i]
+            if m.get("role") == "assistant" and (m.get("content") or "") == reply:
+                if said or m.get("tool_calls"):
+                    self.view[i] = {**m, "content": said}
+                else:
+                    del self.view[i]
+                return
+
     def say(self, text: str) -> None:
         """A message of this side that no policy produced (the agent's fixed greeting)."""
         self.view.append({"role": "assistant", "content": text})
