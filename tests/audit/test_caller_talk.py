@@ -694,3 +694,26 @@ def test_a_refusal_in_its_own_structure_with_a_reason_is_an_invented_constraint(
 ])
 def test_a_pleasantry_or_a_part_failing_is_no_reason_to_refuse(reply) -> None:
     assert refusal_reason(reply, ask("toggle_airplane_mode")) is None
+
+
+@pytest.mark.parametrize(("said", "setting", "value"), [
+    ("I didn't switch roaming off, it's been on all along.", "roaming", "on"),  # "it" takes the setting up again
+    ("The phone said the SIM card wants its PIN.", "sim", "locked_pin"),  # a thing's want is a state, no need
+    ("The APN page showed the defaults.", "apn", "ok"),
+])
+def test_a_setting_taken_up_by_it_or_a_things_want_is_read(said, setting, value) -> None:
+    assert claims.claims(said).get(setting) == value
+
+
+def test_an_action_denied_with_no_state_after_it_still_claims_nothing() -> None:  # guard
+    assert claims.claims("I didn't switch roaming off, it's a mystery to me.") == {}
+
+
+def test_no_problem_any_more_claims_the_fix() -> None:
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, my data is not working."),
+               (2, "agent", "assistant", ask("toggle_airplane_mode")),
+               *performed(3, "toggle_airplane_mode", "Airplane Mode is now OFF."),
+               (4, "agent", "assistant", "Has that helped at all?"),
+               (5, "user", "user", "Lovely, no problem any more, cheers! ###STOP###")], scenario=ABROAD, success=False)
+    found = PrematureStop(name="p", version=8, fault_class="premature_stop", effect="outcome").detect(t)
+    assert [f.turn for f in found] == [5]

@@ -62,6 +62,10 @@ ON = rf"\bon\b{_LOCATIVE}|\benabled?\b|\bactiv(?:e|ated?)\b|\b(?:switched|turned
 OFF = r"\boff\b|\bdisabled?\b|\binactive\b|\bdeactivated?\b|\b(?:switched|turned|toggled|flipped|shut) off\b|" \
       r"\bdisconnected\b|\bdisconnect\b|\bstopped\b|\bgr[ae]y(?:ed)?(?: out)?\b|\bclosed\b|\bgone\b|\bdisappeared\b|" \
       r"\bvanished\b|\bhidden\b|\bunticked\b|\bunchecked\b"
+ANAPHOR = re.compile(r"^[^.;]*?[,;—–]\s*(?:but |and |so )?(?:it|that)(?:'s| is| was| has| had)?(?:\s+(?:been|still|always|"
+                     r"definitely|stayed|stays|remained|just))*\s+(?=\S)", _I)
+"""A setting taken up again by "it" after a clause that read no state of it ("I haven't turned airplane mode off,
+it's been on the whole time"): what "it" is said to be is the setting's state."""
 PURPOSE = re.compile(r"\bto\s+(?!be\b|been\b)\w+", _I)
 """An infinitive between a setting's name and an on/off word ("no Wi-Fi to fall back on", "nothing for me to
 turn on"): the word ends a purpose clause, it reads no state (not "seems to be on")."""
@@ -135,7 +139,7 @@ NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|(?<!n't 
                          r"how can i|try to|trying to|i'?d like to|i need to|please(?!\s+(?:note|be aware|know))|tell me|"
                          r"let me know|whether|want(?:s|ed)? to|would(?:n'?t)? like|rather|prefer(?!s|red|ring|\s+(?:[2345]g|lte)\b)|willing|accept|"
                          # what the caller needs, wants, hopes for or expects
-                         r"need(?:s|ed)?|want(?:s|ed)?|wish\w*|hope|hopes|hoped|hopefully|hoping|expect\w*|require\w*|"
+                         r"(?<!card )(?<!sim )(?<!phone )(?<!it )(?:need(?:s|ed)?|want(?:s|ed)?)|wish\w*|hope|hopes|hoped|hopefully|hoping|expect\w*|require\w*|"
                          r"looking for|would love|'d love|"
                          # a supposition or a wonder
                          r"if|unless|in case|suppos\w*|imagine|wonder(?:s|ed|ing)?|any idea|do you (?:know|think|reckon)|"
@@ -205,7 +209,7 @@ FRAME = re.compile(r"^\s*(?:when|after|before|once|the last time|last time)\s+(?
 are what the caller says it saw."""
 
 HEDGE_NEGATIONS = re.compile(r"\b(?:i'?m|i am) not (?:sure|certain|positive)\b|\bnot sure\b|\bi (?:don'?t|do not) know\b|"
-                             r"\bno idea\b|\bno problems?\b|\bnot a problem\b|^\s*(?:no|nope|yes|yeah|yep)\s*[,.!]|"
+                             r"\bno idea\b|\bno problems?\b(?!\s+(?:any ?more|any longer|now))|\bnot a problem\b|^\s*(?:no|nope|yes|yeah|yep)\s*[,.!]|"
                              r"\bno clue\b|\bnot that i know of\b", _I)
 """Negations that negate no setting ("I'm not sure, but...", "no problem with it", a leading "No,")."""
 
@@ -251,7 +255,7 @@ APN_STATES: tuple[tuple[str, str], ...] = (
     (r"\bwrong\b|\bmessed up\b|\bblank\b|\bempty\b|\bbroken\b|\bmissing\b|\bincorrect\b|\binvalid\b|\bcorrupt\w*\b|"
      r"\bweird\b|\bstrange\b|\bnot set\b", "broken"),
     (r"\bfine\b|\bnormal\b|\bcorrect\b|\bright\b(?!\s+(?:now|away|there|here|after|before))|\bstandard\b|"
-     r"\bok(?:ay)?\b|\bgood\b|\bfilled in\b|\bdefault\b", "ok"))
+     r"\bok(?:ay)?\b|\bgood\b|\bfilled in\b|\bdefaults?\b", "ok"))
 
 PERMISSION_NAMES = {"sms": r"\bsms\b(?! app)|\btext(?:ing)? permission\b", "storage": r"\bstorage\b"}
 _GRANT = (r"(?:(?:has|have|got)(?!\s+(?:\w+ed|been|done|gone|made|set|put|to|tired|change|switch|turn|toggle|do|make|"
@@ -367,7 +371,7 @@ RUN_ON = re.compile(r"(?<=[a-z0-9])\s+(?=(?:Also|Actually|Random|Another|One mor
 """A second matter opened with a capital after words with no stop ("... signal excellent Actually, another
 thing: ..."): a new sentence."""
 
-__all__ = ["REFUSES", "ASIDE", "EMPTY", "LEAD", "MOTIVE", "NEW_MATTER", "REQUEST_FIX", "RUN_ON", "SECOND_MATTER", "ABILITY", "ABSENT", "PURPOSE", "REPORTED", "SPEAKER_IS_PHONE", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
+__all__ = ["REFUSES", "ASIDE", "EMPTY", "LEAD", "MOTIVE", "NEW_MATTER", "REQUEST_FIX", "RUN_ON", "SECOND_MATTER", "ABILITY", "ABSENT", "ANAPHOR", "PURPOSE", "REPORTED", "SPEAKER_IS_PHONE", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
            "HEDGE_NEGATIONS", "INVERTED", "INTERMITTENT", "IN_MODE", "LINE_STATES", "DENIED_ACTION",
            "POSSIBLE", "UNSURE", "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
            "MMS_BROKEN", "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",

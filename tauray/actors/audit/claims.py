@@ -124,6 +124,9 @@ named as absent, they describe its situation or symptom, not a switch it read.""
 
 def _switch(setting: str, before: str, name: str, after: str) -> str | None:
     if w.DENIED_ACTION.search(before):
+        said = re.sub(r"\b(?:the whole time|all the time|all along|the entire time)\b", "", after[(it.end() if (it := w.ANAPHOR.match(after)) else 0):])
+        if it and (m := w.VALUE.match(said)):
+            return "on" if bool(m.group("on")) != bool(m.group("neg")) else "off"  # "..., it's been on the whole time"
         return None  # "I never turned roaming on": an action denied, no reading
     after = w.SITUATION_ON.sub(" using", after)  # "relying on mobile data": what it uses
     absent = w.ABSENT.search(before)

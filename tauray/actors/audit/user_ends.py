@@ -23,6 +23,7 @@ _CLAIMS_FIXED = re.compile(r"\b(?:fixed|works?|working|resolved|solved|sorted|ba
                            r"(?:all right|alright|fine|ok(?:ay)?|good|normal|better|great) now|"
                            r"(?:seems?|looks?) (?:to be )?(?:all right|alright|fine|ok(?:ay)?|good|normal|better)|"
                            r"no (?:more|longer)(?: any)? (?:problems?|issues?|trouble)|nothing wrong any ?more|"
+                           r"(?:no|not an?|not any) (?:problems?|issues?|trouble) any ?(?:more|longer)|"
                            r"(?:problem|issue|trouble)s? (?:is |are |'s |has |have )?(?:been )?(?:gone|over|fixed|sorted|solved))\b",
                            re.IGNORECASE)
 """Words that say the problem is gone (v3 of premature_stop: also "seems okay now", "looks fine now";
@@ -35,7 +36,8 @@ _NOT_FIXED = re.compile(r"\b(?:not|still not|isn'?t|doesn'?t|didn'?t|won'?t|neve
 class PrematureStop(Detector):
     """The customer ends the call while the agent's last request (a phone action) is still
     undone, or says the problem is fixed after a write with no check since it showing the
-    family's resolved condition (v7: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v6: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v5: "wonderful" is no wondering, v4 dropped "Oh wonderful, all back to
+    family's resolved condition (v8: "no problem any more" says it fixed, and the claim reader as
+    ``state_without_tool@15``; v7: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v6: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v5: "wonderful" is no wondering, v4 dropped "Oh wonderful, all back to
     normal"; v4: the fix read only where the caller states it, ``claims.stated``:
     "Hopefully that works now" or "if that's fixed it" claims nothing, and also in "no more problems";
     v3: the fix also in words such as "it seems to be all right now", "looks fine now"; v2; v1 read

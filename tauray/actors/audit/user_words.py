@@ -34,7 +34,7 @@ class ResultContradiction(Detector):
     "X is on/off"; v4: the claim reader of issue 51 (``claims.clauses``: negation, needs, hedged
     guesses, suppositions, frames, situations), and the template words read only where stated; a report
 after a check is read ``hedged``: "I think the VPN might be running" tells the agent what it saw; v5:
-that hedged reading, a habit beside a claim keeps it, "not letting me send photos" cannot send; v11: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v10: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v6: a
+that hedged reading, a habit beside a claim keeps it, "not letting me send photos" cannot send; v12: "it" takes up a setting after an action denied ("I haven't turned airplane mode off, it's been on"), a thing's "wants"/"needs" is a state, not a need ("the SIM card wants a PIN"), APN "defaults" are ok; v11: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v10: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v6: a
     state told as it was before the change ("airplane mode was on, I've turned it off now"), an icon "no
     longer there" (off), a signal "not full" (still good, vaguely), "'message not sent'" (cannot send); v7:
     "wonderful" no longer ends a claim's scope as a wondering; v8: "the plane is still showing" names the
@@ -62,7 +62,7 @@ class KnownInfoContradicted(Detector):
     (v2: whereabouts read as a person means them, ``phone.whereabouts``: "I'm not travelling, I'm at
     home" is at home; v1 matched the words, and flagged 47 of 414 faithful talk-dev callers; v3: "went" is
     no negation, v2 read "I went abroad" as at home; v4: "No travelling for me" and "Travelling? No, I'm
-    at home" are at home; v6: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v5: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send)."""
+    at home" are at home; v7: as ``state_without_tool@15``; v6: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v5: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         known = phone.known_info(t.task.known_info)
@@ -153,7 +153,7 @@ class StateWithoutTool(Detector):
     faithful talk-dev callers, most of them reading such words as a switch); v7: "no signal" is the
     task's "No Service", "my data won't connect" a symptom, not the switch (v8: also the readings of
     ``result_contradiction@6``; v9: "I can see the little aeroplane" is airplane mode on; v10, v11: as
-    ``result_contradiction@7``, ``@8``; v14: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v13: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send (v12 flagged 21 of 414 faithful talk-test callers, all
+    ``result_contradiction@7``, ``@8``; v15: "it" takes up a setting after an action denied ("I haven't turned airplane mode off, it's been on"), a thing's "wants"/"needs" is a state, not a need ("the SIM card wants a PIN"), APN "defaults" are ok; v14: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v13: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send (v12 flagged 21 of 414 faithful talk-test callers, all
     such readings); v12: a guess with its own doubt, "I think my bill is paid but I'm not
     sure", claims nothing, and a means off "at home because the router died" is a situation); v5: the agent's words
     count as told, reports are read against the DB, the evidence says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
@@ -219,7 +219,7 @@ def _seen_by_user(m: Message) -> bool:
 class FaultNamedEarly(Detector):
     """The customer names a phone setting as the cause before anything it saw (the agent's
     words, a phone result) or its own task mentioned it (v8: a cause asked about, "Might it be the SIM
-    card?", suspects none: a question asks; v10: a setting in an action denied behind a belief ("I don't
+    card?", suspects none: a question asks; v11: as ``state_without_tool@15``; v10: a setting in an action denied behind a belief ("I don't
     think I turned airplane mode on") is none, as the claim reader now claims nothing there; v9: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v7: causes listed in doubt, "I'm not sure if
     it's the SIM or the account", suspect none; v6: a setting named to rule it out ("so it's
     not a roaming thing", "I don't think it's the VPN") is none; v5: the suspicion and the setting in the
