@@ -717,3 +717,16 @@ def test_no_problem_any_more_claims_the_fix() -> None:
                (5, "user", "user", "Lovely, no problem any more, cheers! ###STOP###")], scenario=ABROAD, success=False)
     found = PrematureStop(name="p", version=8, fault_class="premature_stop", effect="outcome").detect(t)
     assert [f.turn for f in found] == [5]
+
+
+@pytest.mark.parametrize("said", [
+    "Before I forget, I keep getting marketing calls every day, can you block them?",
+    "That reminds me - someone keeps ringing me from a withheld number, can you stop it?",
+    "bars look fine now Not related, but I keep getting silent calls at night.",  # a run-on second matter
+])
+def test_a_second_matter_opened_by_other_words_is_a_new_problem(said) -> None:
+    assert new_problem(said, "") is not None
+
+
+def test_a_second_matter_with_no_trouble_is_still_no_new_problem() -> None:  # guard
+    assert new_problem("Before I forget, thank you for your patience earlier.", "") is None

@@ -357,7 +357,10 @@ LEAD = r"^\W*(?:(?:oh|ah|and|also|plus|um+|uh+|actually|oh and|so|sorry|dear|lov
 NEW_MATTER = (r"one (?:more|other|last)(?: thing| question| problem| issue)?|(?:another|other|second) (?:thing|problem|issue|"
                r"question|matter)|(?:random|quick|unrelated|different) (?:question|thing)|(?:something|one thing) else|"
                r"side note|separate(?:ly| issue| thing| matter)?|unrelated|on another note|whil(?:e|st) (?:i have you|"
-               r"we'?re at it|i'?m here|i'?ve got you|we'?re talking)|i also have (?:an? )?(?:issue|problem)")
+               r"we'?re at it|i'?m here|i'?ve got you|we'?re talking|i remember)|i also have (?:an? )?(?:issue|problem)|"
+               r"before i forget|that reminds me|not related|(?:slightly |a bit )?off[- ]topic|on (?:a|another) (?:different|separate) "
+               r"note|(?:a |one )?(?:different|separate|new) (?:question|thing|matter|problem|issue)|p\.?s\.?|incidentally|"
+               r"speaking of which|while i think of it|totally different")
 """Words that open a second matter ("One more: ...", "While I have you, ...", "Random question, but ...")."""
 ASIDE = re.compile(LEAD + r"(?:also|plus|by the way|btw|" + NEW_MATTER + r"|and (?:my|the|dear|love))\b"
                     r"|\b(?:by the way|btw|as well|too)\W*$|\bsomething else (?:is|has been) bugging me\b|"
@@ -367,7 +370,8 @@ SECOND_MATTER = re.compile(LEAD + r"(?:" + NEW_MATTER + r")\b", _I)
 REQUEST_FIX = re.compile(r"\b(?:fix|repair|sort|block|stop|sort out|look at|help (?:me )?with)\b", _I)
 """A request that the agent mend something ("you can fix it?", "Can you block them for me?")."""
 RUN_ON = re.compile(r"(?<=[a-z0-9])\s+(?=(?:Also|Actually|Random|Another|One more|By the way|Btw|BTW|While I have you|"
-                     r"Whilst I have you|Oh,? and|Sorry,? one more|Plus|Separately|Unrelated|On another note|Side note)\b)")
+                     r"Whilst I have you|Oh,? and|Sorry,? one more|Plus|Separately|Unrelated|On another note|Side note|Before I forget|"
+                     r"That reminds me|Not related|Off topic|Incidentally|Different question|PS)\b)")
 """A second matter opened with a capital after words with no stop ("... signal excellent Actually, another
 thing: ..."): a new sentence."""
 

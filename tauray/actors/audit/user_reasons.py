@@ -423,7 +423,9 @@ class NewProblem(Detector):
     "While I have you, ...", ``claim_words.NEW_MATTER``) with a trouble or a request to mend something; a run-on second
     matter ("... signal excellent Random question, ...") is its own sentence; "closes alone", "gone very quiet",
     "stopped popping up"; a broken-word after the screen "says" is what it shows; v7: "itself" after a noun only
-    stresses it ("the phone itself is fine"), "has started typing in German", "jumps around", "misses half my taps")."""
+    stresses it ("the phone itself is fine"), "has started typing in German", "jumps around", "misses half my taps";
+    v8: more words that open a second matter, ``claim_words.NEW_MATTER``: "Before I forget", "That reminds me",
+    "Not related", "Off topic", "PS", "Different question")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
