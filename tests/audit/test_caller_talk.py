@@ -730,3 +730,13 @@ def test_a_second_matter_opened_by_other_words_is_a_new_problem(said) -> None:
 
 def test_a_second_matter_with_no_trouble_is_still_no_new_problem() -> None:  # guard
     assert new_problem("Before I forget, thank you for your patience earlier.", "") is None
+
+
+@pytest.mark.parametrize("reply", [
+    "I'm not rebooting anything, my step count would reset.",  # "not <action>ing" by the caller
+    "I don't give apps extra access, my brother told me off for it once.",  # "give" is an action
+    "Not a chance, it takes ages to come back on.",
+])
+def test_more_refusal_forms_with_a_reason_are_an_invented_constraint(reply) -> None:
+    assert [(f.fault_class, f.turn) for d in USER_DETECTORS for f in d.detect(_asked_then(reply))] == \
+        [("invented_constraint", 3)]

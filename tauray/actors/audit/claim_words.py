@@ -303,7 +303,7 @@ SPEED_STATES: tuple[tuple[str, str], ...] = (
      r"\bblazing\b|\bsuper\b", "fast"))
 
 
-_ACTION = (r"(?:change|touch|do|turn|switch|toggle|mess|reset|restart|reboot|grant|disable|enable|connect|disconnect|pay|"
+_ACTION = (r"(?:change|touch|do|turn|switch|toggle|mess|reset|restart|reboot|grant|give|disable|enable|connect|disconnect|pay|"
            r"let|allow|fiddle|tamper|play|go near|adjust|alter|try|run|fool)")
 _ME = r"(?:\b(?:i|we)(?:'m|'d|'ll|'ve| am| would| will| just| really| simply| honestly| truly| definitely| must| have)*\s+|^|[.!?,;:]\s*)"
 """The caller as the one who refuses (or a refusal with its "I" left out: "Can't do that, I'm driving"),
@@ -315,7 +315,9 @@ REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to
                      r"\b(?:never (?:to )?(?:touch|change|mess|switch|turn)|"
                      r"(?:has|have|needs?) to stay|stays? (?:as it is|as is|the way|like (?:that|this))|off the table|"
                      r"\b(?:leave|let) (?:it|that|this|the \w+|\w+ mode|\w+ \w+) (?:as it is|as is|alone|be|for now|for later|till later)|"
-                     r"not about to|no way|not (?:changing|touching|doing|switching|turning)|"
+                     r"not about to|no way|not a chance|no chance|not on your life|not (?:changing|touching|doing|switching|turning|resetting|"
+                     r"restarting|rebooting|granting|giving|allowing|enabling|disabling|toggling|paying|installing|connecting|"
+                     r"disconnecting|fiddling|messing|adjusting)|"
                      r"not (?:comfortable|willing)|not something i (?:can|could|will|would|want to)|"
                      r"(?:prefer|rather|like) to (?:leave|keep) it|(?:leave|keep) it (?:as it is|as is|the way it is|"
                      r"like (?:that|this))|off[- ]limits|out of bounds|(?:a )?no[- ]go|not an option|forbidden|banned|"

@@ -191,7 +191,7 @@ class IgnoredRequest(Detector):
     ``user_reasons.REFUSES``: v2; v1 knew fewer and counted "That has to stay as it is" here; v3:
     also "that's off-limits for me", "I'll pass on that", "I'm not able to do that"; v4: a first clause
     that turns it down, ``user_reasons.refuses``; v6: a deferral, "Not right now, ..."; v7: "leave airplane mode alone",
-    "I'm not about to", "leave that for now")
+    "I'm not about to", "leave that for now"; v8: "not a chance", "I'm not rebooting anything", "I don't give ...")
     ``invented_constraint``'s or no fault; none of those is counted here."""
 
     def detect(self, t: Trajectory) -> list[Finding]:

@@ -165,7 +165,8 @@ class InventedConstraint(Detector):
     a circumstance opened by "while" or "when", distrust or fear, a deferral "Not right now, ..."); v4 found
     126 of 160 on talk-test, missing four phrasings whose reason sat in a refusing clause or after "while"; v6:
     a refusal only where the caller or the asked action is its subject (``_by_caller``: "my car won't connect" refuses
-    nothing), "leave airplane mode alone", "not about to", a pleasantry ("to be honest") is no reason)."""
+    nothing), "leave airplane mode alone", "not about to", a pleasantry ("to be honest") is no reason; v7: "not a
+    chance", "I'm not rebooting anything", "I don't give apps access")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
