@@ -184,7 +184,8 @@ def test_the_callers_i_after_a_spelled_identifier_is_not_part_of_it() -> None:
     s = get_scenario("tau2_airline__task_12")
     tools = _agent_tools(s)
     for heard, expected in (("My flight is under reservation ID Y, A, X, 4, D, R. I want to change it.", "YAX4DR"),
-                            ("It is Y-A-X-4-D-R. I'm flying soon.", "Y-A-X-4-D-R"),  # dashes as heard
+                            # a recogniser's hyphens between spelled characters are read both ways
+                            ("It is Y-A-X-4-D-R. I'm flying soon.", "YAX4DR"),
                             ("It is Y, A, X, 4, I, R. Thanks.", "YAX4IR")):
         call = _say(VoiceOracleAgent(s), [{"role": "user", "content": heard}], tools)
         assert [(c.name, json.loads(c.arguments)) for c in call.tool_calls] == \
@@ -210,6 +211,10 @@ def test_a_letter_heard_as_its_name_is_the_letter_inside_a_spelled_run() -> None
     assert heard_runs("customer see, 1, 0, 0, 3") == ["c1003"]
     assert heard_runs("my line is el, 1, 0, 0, 2, thank you") == ["l1002"]
     assert heard_runs("Thank you. Are you there? I see. Line 1 is fine.") == []
+    # the recogniser's hyphens between spelled letters ("for you. S-E-R, underscore 1."): the reading
+    # without them is heard too, beside the one with them
+    assert heard_runs("for you. S-E-R, underscore 1.") == ["uS-E-R_1", "uSER_1"]
+    assert heard_runs("it is 5, 5, 5, dash, 1, 2, 3") == ["555-123"]  # a dash between digits stays one
 
 
 def test_the_caller_understands_a_request_for_its_number_the_recogniser_garbled() -> None:

@@ -31,6 +31,7 @@ _LETTER_NAMES: Final = {
 # Words, single digits, and the symbols a recogniser writes inside an identifier ("555-123",
 # "user_1"); a contraction is one word ("It's" is no spelled "s"); other punctuation ("U.S.E.R.", a
 # sentence's full stop) only separates.
+_SPELLED_HYPHEN: Final = re.compile(r"(?<=[A-Za-z])-|-(?=[A-Za-z])")
 _TOKEN: Final = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d|[@_-]")
 
 
@@ -80,6 +81,10 @@ def heard_runs(text: str) -> list[str]:
         joined = "".join(current).strip("".join(symbols))
         if len(joined) >= 2 and any(ch.isdigit() for ch in joined):
             runs.append(joined)
+            # a recogniser writes spelled letters with hyphens ("S-E-R", "Y-A-X-4"), as it writes a
+            # spoken dash: both readings are what was heard (a dash between digits stays one)
+            if (letters := _SPELLED_HYPHEN.sub("", joined)) != joined:
+                runs.append(letters)
         current.clear()
 
     for i, token in enumerate(tokens):
