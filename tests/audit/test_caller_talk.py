@@ -740,3 +740,21 @@ def test_a_second_matter_with_no_trouble_is_still_no_new_problem() -> None:  # g
 def test_more_refusal_forms_with_a_reason_are_an_invented_constraint(reply) -> None:
     assert [(f.fault_class, f.turn) for d in USER_DETECTORS for f in d.detect(_asked_then(reply))] == \
         [("invented_constraint", 3)]
+
+
+@pytest.mark.parametrize("said", [
+    "My wireless earbuds disconnect every few minutes.",  # no aside: the part is the subject of a malfunction
+    "The handset shuts down whenever the battery hits a third.",
+    "My screen has a pink line across the top now.",
+])
+def test_a_part_failing_with_no_aside_is_a_new_problem(said) -> None:
+    assert new_problem(said, "") is not None
+
+
+@pytest.mark.parametrize("said", [
+    "My phone shows No Service in the corner, it's weird.",  # the telecom problem
+    "The phone is old but it was fine until this week.",
+    "I plug in my charger and the phone charges fine.",
+])
+def test_the_telecom_problem_or_a_part_that_works_is_still_no_new_problem(said) -> None:  # guards
+    assert new_problem(said, "") is None

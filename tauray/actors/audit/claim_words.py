@@ -377,7 +377,34 @@ RUN_ON = re.compile(r"(?<=[a-z0-9])\s+(?=(?:Also|Actually|Random|Another|One mor
 """A second matter opened with a capital after words with no stop ("... signal excellent Actually, another
 thing: ..."): a new sentence."""
 
-__all__ = ["REFUSES", "ASIDE", "EMPTY", "LEAD", "MOTIVE", "NEW_MATTER", "REQUEST_FIX", "RUN_ON", "SECOND_MATTER", "ABILITY", "ABSENT", "ANAPHOR", "PURPOSE", "REPORTED", "SPEAKER_IS_PHONE", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
+MALFUNCTION = re.compile(
+    r"\b(?:weird|strange|funny|noise|noises|buzz\w*|jammed|stuck|shuts? (?:down|off)|disconnect\w*|dark|black|blank|"
+    r"nothing (?:comes|came) out|logg?\w* me out|rearrang\w*|nonsense|gibberish|takes (?:ages|forever)|only works if|"
+    r"(?:green|pink|white|black) lines?|closes|crash\w*|dead|broken|wrong|flicker\w*|themselves|by themselves)\b", _I)
+"""What a part does when it fails, said outside an aside ("the phone shuts down at 30 percent", "a green line")."""
+
+TROUBLE = re.compile(r"\b(?:wrong|terrible|awful|rubbish|horrible|weird|strange|odd|slow|loose|peeling|twice|late|dead|lost|"
+                      r"black|blank|muffled|quiet|won'?t|doesn'?t|don'?t|can'?t|cannot|isn'?t|aren'?t|didn'?t|stopped|"
+                      r"keeps?|bugg\w*|issues?|problems?|trouble|fix|broken|not working|by itself|on (?:its|their) own|"
+                      r"missing|gone|useless|annoying|(?:goes|went) (?:off|up|down|dark))\b", _I)
+"""Trouble words: said of a part in an aside, a complaint ("Also, my phone's clock is wrong every morning")."""
+
+PHYSICAL = re.compile(r"\b(?:(?:gets|getting|is|runs|running|got) (?:really |very |super |so |too )?(?:hot|warm)|"
+                       r"can'?t hear (?:\w+ ){0,2}(?:on|during) (?:the |my |phone |video )*calls?|"
+                       r"(?:people|they|callers?) (?:can'?t|cannot|couldn'?t) hear me|"
+                       r"overheat\w*|(?:restarts|reboots|shuts down|turns off) (?:by )?itself|"
+                       r"keeps? (?:restarting|rebooting|shutting down|turning off)|"
+                       r"(?:won'?t|doesn'?t|does not|will not) (?:even |really |properly )?(?:charge|turn on))\b", _I)
+"""What the phone itself does when its hardware fails ("gets really hot", "restarts by itself")."""
+
+APPS_OR_DATA = re.compile(
+    r"\b(?:apps|games|phone)\b[^.!?]{0,30}\b(?:crash\w*|freez\w*|keeps? closing|force[- ]clos\w*)\b|"
+    r"\b(?:photos|pictures|contacts|notes|files|music|songs|videos|apps|calendar entries|alarms)\b[^.!?]{0,20}"
+    r"\b(?:disappeared|vanished|deleted|gone|missing|lost|wiped|duplicat\w*|corrupt\w*)\b", _I)
+"""Apps in general crashing, or the customer's own data lost ("all my contacts are gone")."""
+
+
+__all__ = ["REFUSES", "MALFUNCTION", "TROUBLE", "PHYSICAL", "APPS_OR_DATA", "ASIDE", "EMPTY", "LEAD", "MOTIVE", "NEW_MATTER", "REQUEST_FIX", "RUN_ON", "SECOND_MATTER", "ABILITY", "ABSENT", "ANAPHOR", "PURPOSE", "REPORTED", "SPEAKER_IS_PHONE", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
            "HEDGE_NEGATIONS", "INVERTED", "INTERMITTENT", "IN_MODE", "LINE_STATES", "DENIED_ACTION",
            "POSSIBLE", "UNSURE", "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
            "MMS_BROKEN", "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",

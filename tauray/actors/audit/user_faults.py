@@ -50,7 +50,7 @@ USER_DETECTORS: tuple[Detector, ...] = (
     BundledTurn(name="bundled_turn", version=1, fault_class="bundled_turn"),
     IgnoredRequest(name="ignored_request", version=8, fault_class="ignored_request", effect="outcome"),
     InventedConstraint(name="invented_constraint", version=7, fault_class="invented_constraint", effect="outcome"),
-    NewProblem(name="new_problem", version=8, fault_class="new_problem"),
+    NewProblem(name="new_problem", version=9, fault_class="new_problem"),
 )
 """The user simulator's rule detectors, in the order findings are listed."""
 
