@@ -293,3 +293,19 @@ def test_a_vad_whose_package_is_missing_names_the_install():
         make_vad("webrtc")
     with pytest.raises(DuplexConfigError, match="vad 'nope' is unknown; known: silero, energy, webrtc"):
         make_vad("nope")
+
+
+def test_the_caller_counts_silence_from_its_own_turn_before_checking_in():
+    # 20 ms ticks, so a tick falls on the frame a turn ends. The agent greets (ends 2.76) and then
+    # says nothing. The caller answers 1 s later (3.76) and its 30 words run to 12.70: more than
+    # the 8 s check-in wait after the agent's last word, but the caller has just spoken, so it
+    # waits 8 s from its own end: the check-in runs 20.70 -> 20.94. (It checked in at 12.70, the
+    # frame its own turn ended: a side that stopped on that very frame read as still speaking, so
+    # its end did not count; seen in a sweep as "Hello? Are you still there?" straight after the
+    # caller's own report.)
+    result = run(scripted_caller([words(30), "bye ###STOP###"]), scripted_agent("hello how can i help you today", ""),
+                 rules={"checkin_text": "hello", "max_checkins": 1}, clock={"tick_ms": 20})
+    user = [(s.start_s, s.end_s) for s in result.segments if s.side == "user"]
+    assert user[0] == (3.76, 12.7)
+    assert user[1] == (20.7, 20.94)
+    assert result.caller_counts["checkins"] == 1

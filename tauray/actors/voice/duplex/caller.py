@@ -289,7 +289,9 @@ class DuplexCaller:
         if self._extra(t, agent):
             return
         heard_end = agent.last_end(t)
-        mine = self.stream.last_end(t)
+        # the caller is not speaking now (checked above): its last word ended at or before t,
+        # also when that was this very frame
+        mine = max((c.end for c in self.stream.chunks if c.end <= t), default=None)
         if self._owed(agent, t):
             if heard_end is not None and t - heard_end >= self.respond_frames or (
                     heard_end is None and self.rules.opening == "caller"):
