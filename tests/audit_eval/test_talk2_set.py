@@ -36,7 +36,15 @@ from tests.audit_eval.eval_set import (
 )
 from tests.audit_eval.simulate import converse
 from tests.audit_eval.test_eval_set import QUOTED, RESULTS
-from tests.audit_eval.test_talk_set import REQUIRED, _check_talk, _norm, _own, _position, _stored, _tasks
+from tests.audit_eval.test_talk_set import (
+    REQUIRED,
+    _check_talk,
+    _norm,
+    _own,
+    _position,
+    _tasks,
+    replay_finds_injections,
+)
 
 SPLIT = "talk2"
 SHARED_WITH_EARLIER: frozenset[str] = frozenset()
@@ -196,25 +204,7 @@ def test_talk2_customer_commits_exactly_one_fault_of_its_class(fault: str) -> No
 
 @pytest.mark.parametrize("mode", ["faithful", "drawn", "state_without_tool", "invented_constraint", "new_problem"])
 def test_the_replay_of_decide_finds_the_talk2_injection_again(mode: str) -> None:
-    from tests.audit_eval.measure import replay  # only its replay: no sweep, no audit table is read
-
-    found = 0
-    for s in _tasks(2):
-        for seed in range(2):
-            model = f"eval-user:{SPLIT}:{mode}"
-            conv, injections = converse(s, model, seed, phone=True)
-            row = {"user_model": f"openai/{model}", "agent_model": "openai/scripted-agent-writes", "unit_id": "u",
-                   "scenario": s.name, "seed": seed}
-            truth = replay(row, _stored(conv), None)
-            assert truth.mismatch is None, truth.mismatch
-            if not injections:
-                assert truth.fault_class is None
-                continue
-            found += 1
-            inj = injections[0]
-            assert (truth.fault_class, truth.variant) == (inj.fault_class, inj.variant)
-            assert truth.seq == _position(conv, inj.reply_index)
-    assert found >= (0 if mode == "faithful" else 3)
+    replay_finds_injections(SPLIT, mode)
 
 
 def test_the_measurement_takes_the_talk2_split() -> None:

@@ -306,12 +306,18 @@ def _stored(conv: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("mode", ["faithful", "state_without_tool", "new_problem", "invented_constraint",
                                   "misreport", "wrong_action", "drawn"])
 def test_the_replay_of_decide_finds_the_injection_again(mode: str) -> None:
+    replay_finds_injections("talk-dev", mode)
+
+
+def replay_finds_injections(split: str, mode: str) -> None:
+    """The measurement's replay of ``decide`` on a played conversation finds its one injection
+    (class, variant, message) again, on 2 tasks x 2 seeds of ``split`` in ``mode``."""
     from tests.audit_eval.measure import replay  # only its replay: no sweep, no audit table is read
 
     found = 0
     for s in _tasks(2):
         for seed in range(2):
-            model = f"eval-user:talk-dev:{mode}"
+            model = f"eval-user:{split}:{mode}"
             conv, injections = converse(s, model, seed, phone=True)
             row = {"user_model": f"openai/{model}", "agent_model": "openai/scripted-agent-writes", "unit_id": "u",
                    "scenario": s.name, "seed": seed}
