@@ -27,6 +27,8 @@ import asyncio
 import threading
 from typing import Any
 
+import numpy as np
+
 from tauray.actors.hosts import StepRequest
 from tauray.actors.records import Termination
 from tauray.actors.session import StepResult
@@ -75,6 +77,21 @@ def duplex_engines(tts: Any, asr: Any) -> tuple[Any, Any]:
     if key not in _ENGINES:
         _ENGINES[key] = (_OneAtATime(make_tts(tts), threading.Lock()), _OneAtATime(make_asr(asr), threading.Lock()))
     return _ENGINES[key]
+
+
+def source_effects(profile: Any, tts: Any, asr: Any, voice: Any) -> Any:
+    """The profile's source effects for a duplex caller's speech (``SourceEffects``), as the
+    half-duplex channel puts them on the caller's utterances; None for a profile without any."""
+    eff = profile.effects
+    if eff.muffle is None and eff.noise is None and eff.bursts is None and eff.drops is None:
+        return None
+    from tauray.actors.voice.channel import SpeechChannel  # lazy: the speech channel loads the voice extra
+
+    channel = SpeechChannel(profile, tts=tts, asr=asr)
+
+    def effects(audio: Any, rate: int, seed: int) -> Any:
+        return channel.source_effects(audio, rate, voice, np.random.default_rng(seed), {})
+    return effects
 
 
 class DuplexCall:
@@ -204,7 +221,7 @@ async def run_duplex_call(conv: Any) -> Termination:
         run_duplex_sync, caller_policy=_bridge(call.caller, loop), agent=_bridge(call.agent, loop),
         tools=_bridge(call.tools, loop), tts=tts, asr=asr, rules=settings.rules, pipeline=settings.pipeline,
         clock=settings.clock, caller_voice=caller_voice, agent_voice=agent_voice, unit_id=unit.unit_id,
-        attempt=unit.attempt, seed=unit.seed)
+        attempt=unit.attempt, seed=unit.seed, caller_effects=source_effects(profile, tts, asr, caller_voice))
     conv.duplex = result
     conv.clock_s = result.duration_s
     return call.ended or _ENDED.get(result.ended, Termination.CALLER_HUNG_UP)

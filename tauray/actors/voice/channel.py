@@ -125,7 +125,7 @@ class SpeechChannel:
 
     def _effects(self, audio: np.ndarray, rate: int, voice: DrawnVoice, rng: np.random.Generator,
                  drawn: dict[str, Any]) -> np.ndarray:
-        behaviour, eff = self.profile.behaviour, self.profile.effects
+        behaviour = self.profile.behaviour
         if behaviour.out_of_turn_per_min > 0:
             events = int(rng.poisson(behaviour.out_of_turn_per_min * audio.size / rate / 60.0))
             inserted = []
@@ -135,6 +135,15 @@ class SpeechChannel:
                 audio, at = fx.insert_at(audio, sound, rate, rng)
                 inserted.append({"what": what, "at_s": round(at, 3)})
             drawn["out_of_turn"] = inserted
+        return self.source_effects(audio, rate, voice, rng, drawn)
+
+    def source_effects(self, audio: np.ndarray, rate: int, voice: DrawnVoice, rng: np.random.Generator,
+                       drawn: dict[str, Any]) -> np.ndarray:
+        """The profile's effects at the caller's end of the line, in order: muffling, noise (babble
+        from the synthesiser's own voices), bursts, dropped frames; each draw from ``rng`` and
+        recorded in ``drawn``. The length of ``audio`` is kept. A duplex caller's speech takes
+        these too (its out-of-turn speech is a segment of its own there)."""
+        eff = self.profile.effects
         if eff.muffle is not None:
             audio, drawn["muffle"] = fx.muffle(audio, rate, eff.muffle, rng)
         if eff.noise is not None:

@@ -34,7 +34,8 @@ from tauray.actors.voice.seeding import rng_for, stable_seed
 from tauray.scenarios.conventions import STOP_TOKENS
 
 __all__ = ["DECISION_PROMPT", "DECISION_PROMPT_SHA256", "DECISION_PROMPT_VERSION", "CallerRules", "Decision",
-           "DecisionContext", "DecisionHook", "DuplexCaller", "render_decision_prompt", "seeded_decision"]
+           "DecisionContext", "DecisionHook", "DuplexCaller", "SourceEffects", "render_decision_prompt",
+           "seeded_decision"]
 
 Decision = Literal["continue", "interrupt", "backchannel"]
 
@@ -124,6 +125,13 @@ class DecisionHook(Protocol):
     def __call__(self, context: DecisionContext) -> Any: ...
 
 
+class SourceEffects(Protocol):
+    """The speech profile's effects at the caller's end of the line (noise, muffling, bursts,
+    drops) on one utterance: audio at ``rate`` in, the same length out, drawn from ``seed``."""
+
+    def __call__(self, audio: np.ndarray, rate: int, seed: int) -> np.ndarray: ...
+
+
 def seeded_decision(rules: CallerRules, seed: int, unit_id: str, index: int) -> Decision:
     """The scripted caller's decision number ``index``, from its own keyed draw (so one decision
     never shifts another)."""
@@ -153,8 +161,9 @@ class DuplexCaller:
 
     def __init__(self, policy: CallerPolicy, rules: CallerRules, *, tts: Any, voice: DrawnVoice, asr: Any,
                  ledger: ComputeLedger, seed: int, unit_id: str, max_frames: int,
-                 decide: DecisionHook | None = None) -> None:
+                 decide: DecisionHook | None = None, effects: SourceEffects | None = None) -> None:
         self.policy, self.rules, self.tts, self.voice, self.asr = policy, rules, tts, voice, asr
+        self.effects = effects
         self.ledger, self.seed, self.unit_id, self.decide = ledger, seed, unit_id, decide
         self.stream = Stream("user")
         self.history: list[Message] = []
@@ -189,7 +198,12 @@ class DuplexCaller:
                 spans = self.tts.word_spans(text) if hasattr(self.tts, "word_spans") else None
             rate = self.tts.sample_rate
             loud = np.flatnonzero(np.abs(raw) >= 0.01)
-            samples = line_samples(trim(raw), rate)
+            said = trim(raw)
+        if self.effects is not None:  # the profile's noise, muffling, bursts and drops at the caller's end
+            with self.ledger.timed("effects"):
+                said = self.effects(said, rate, seed)
+        with self.ledger.timed("tts"):
+            samples = line_samples(said, rate)
         ends = word_ends(split_words(text), samples.size // 160, spans, loud[0] / rate if loud.size else 0.0)
         return self.stream.add(Chunk("user", kind, at, samples, text, ends, reply=number))
 

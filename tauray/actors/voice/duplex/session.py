@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from tauray.actors.voice.duplex.caller import CallerRules, DecisionHook, DuplexCaller
+from tauray.actors.voice.duplex.caller import CallerRules, DecisionHook, DuplexCaller, SourceEffects
 from tauray.actors.voice.duplex.clock import Clock, ClockSettings, ComputeLedger
 from tauray.actors.voice.duplex.errors import load_settings
 from tauray.actors.voice.duplex.metrics import InteractionEvent, InteractionMetrics, interaction_events, summarize
@@ -157,13 +157,14 @@ async def run_duplex(*, caller_policy: CallerPolicy, agent: TextAgent, tts: Any,
                      clock: ClockSettings | dict[str, Any] | None = None, tools: ToolRunner | None = None,
                      decide: DecisionHook | None = None, caller_voice: DrawnVoice | None = None,
                      agent_voice: DrawnVoice | None = None, unit_id: str = "unit", attempt: int = 0, seed: int = 0,
-                     every_tick: bool = False) -> DuplexResult:
+                     every_tick: bool = False, caller_effects: SourceEffects | None = None) -> DuplexResult:
     """Run one duplex conversation to its end on the simulated clock.
 
     ``tts``/``asr`` are the agent's engines (and the caller's unless ``caller_tts``/``caller_asr``
     are given): tauray's engines (:func:`~tauray.actors.voice.engines.make_tts`, ``make_asr``) or
     any object with their ``synth``/``transcribe``. ``vad`` defaults to the pipeline's named one.
-    ``every_tick`` visits every tick (the reference event stepping is tested against). Bad
+    ``every_tick`` visits every tick (the reference event stepping is tested against).
+    ``caller_effects`` puts the speech profile's source effects on the caller's speech. Bad
     settings raise :class:`~.errors.DuplexConfigError` (one line) before anything runs."""
     rules = CallerRules.parse(rules)
     pipeline = PipelineSettings.parse(pipeline)
@@ -176,7 +177,7 @@ async def run_duplex(*, caller_policy: CallerPolicy, agent: TextAgent, tts: Any,
     caller_tts = caller_tts or tts
     caller = DuplexCaller(caller_policy, rules, tts=caller_tts, voice=caller_voice or _default_voice(caller_tts, "clear"),
                           asr=caller_asr, ledger=ledger, seed=seed, unit_id=unit_id,
-                          max_frames=clock_settings.max_frames, decide=decide)
+                          max_frames=clock_settings.max_frames, decide=decide, effects=caller_effects)
     bot = CascadedAgent(agent, pipeline, tts=tts, voice=agent_voice or _default_voice(tts, "agent"), asr=agent_asr,
                         vad=vad,
                         tick=the_clock.tick, ledger=ledger, tools=tools)
