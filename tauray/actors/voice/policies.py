@@ -114,8 +114,20 @@ class VoiceOracleAgent(OracleAgent):
         self.stage = "ask" if self.customer else "done"
         self.misheard: str | None = None  # what was heard wrong, once the oracle acted on it
         self.tried: list[str] = []  # the phone numbers it looked up and found no account under
+        self.said: str | None = None  # the words of its last reply without tool calls
 
     async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> ModelReply:
+        # In duplex the caller may speak over a reply before it is heard: the view then keeps only
+        # what was said of it (or none of it). What was not heard in full is said again, and
+        # nothing moves on, as a person repeats a question talked over.
+        last = _last(view, "assistant")
+        if self.said is not None and (last is None or (last.get("content") or "") != self.said):
+            return _reply(ORACLE, self.said)
+        out = await self._reply(view, tools, seed)
+        self.said = out.content if out.content and not out.tool_calls else None
+        return out
+
+    async def _reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> ModelReply:
         heard = (_last(view, "user") or {}).get("content") or ""
         if self.misheard is not None:  # it acted on a wrong identifier: the call cannot go on
             return _end(f"{MISHEARD_MARK}: {self.misheard}")
