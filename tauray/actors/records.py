@@ -189,8 +189,11 @@ def _duplex_columns(conv: Conversation) -> dict[str, Any]:
     voice, result = getattr(conv, "voice", None), getattr(conv, "duplex", None)
     if voice is None:
         return {}
-    if result is None:
-        return dict(turn_taking=voice.turn_taking)
+    if result is None:  # the call never ran (an infra row): the cell's pipeline still says which arm it is
+        settings = getattr(voice, "duplex", None)
+        return dict(turn_taking=voice.turn_taking) if settings is None else dict(
+            turn_taking=voice.turn_taking, duplex_pipeline_id=settings.pipeline.identity(),
+            duplex_pipeline=settings.pipeline.label())
     return dict(turn_taking=voice.turn_taking, duplex_pipeline_id=result.pipeline_id,
                 duplex_pipeline=result.pipeline.label(), duplex_timing=result.timing,
                 duplex_tick_ms=result.clock.tick_ms, duplex_ended=result.ended, duplex_duration_s=result.duration_s,

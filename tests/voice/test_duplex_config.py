@@ -113,3 +113,16 @@ def test_duplex_needs_speech_and_a_streaming_agent(tmp_path) -> None:
     models = '[models.a]\nmodel = "openai/audio-a"\napi_base = "http://127.0.0.1:9/v1"\n'
     with pytest.raises(ConfigFileError, match="audio-in agent 'a' cannot stream"):
         _plan(tmp_path, 'audio_agents = ["a"]\nturn_taking = ["duplex"]\n', models, agents='["a"]')
+
+
+def test_a_duplex_row_whose_call_never_ran_still_names_its_pipeline(tmp_path) -> None:
+    # an infra row of a duplex cell (the call failed before the engine ran) read as an arm of its
+    # own, "agent | user [cell]", beside its pipeline's arm
+    from types import SimpleNamespace
+
+    from tauray.actors.records import _duplex_columns
+
+    plan = _plan(tmp_path, 'turn_taking = ["duplex"]\nduplex_pipeline = [{end_of_turn_ms = 300}, {}]\n')
+    cols = [_duplex_columns(SimpleNamespace(voice=c.voice, duplex=None)) for c in plan.cells]
+    assert [c["duplex_pipeline"] for c in cols] == ["end_of_turn_ms=300", "default pipeline"]
+    assert [c["duplex_pipeline_id"] for c in cols] == [c.voice.duplex.pipeline.identity() for c in plan.cells]

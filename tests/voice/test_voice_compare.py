@@ -68,3 +68,12 @@ def test_a_failure_where_the_agent_acted_on_a_misheard_identifier_counts_as_lost
                               "tool_calls": call}])
     row = profile_table(conv, pd.DataFrame(), messages).set_index("profile").loc["control"]
     assert row["failures"] == 1 and row["failures_with_lost_ids"] == 1  # no utterance counted it: the mark does
+
+
+def test_an_infra_row_with_no_verdict_does_not_break_the_table() -> None:
+    # a voice sweep's infra row has success null (a nullable boolean column): `tauray report`
+    # stopped on it with "cannot convert NA to integer" (2026-12-07)
+    conv = pd.DataFrame(_conv("text", [True] * 3, [0] * 3) + _conv("control", [True, False, None], [0, 0, 0]))
+    conv["success"] = conv["success"].astype("boolean")
+    c = profile_table(conv, pd.DataFrame()).set_index("profile").loc["control"]
+    assert c["conversations"] == 3 and round(c["success"], 3) == round(1 / 3, 3)

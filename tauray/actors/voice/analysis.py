@@ -110,7 +110,7 @@ def profile_table(conv: Any, utt: Any, messages: Any | None = None) -> Any:
     c = conv.copy()
     c["speech_profile"] = c["speech_profile"].astype(str)
     c["task"] = c["scenario"].astype(str) + "#" + c["trial"].astype(str)
-    c["ok"] = (c["success"] == True).astype(int)  # noqa: E712
+    c["ok"] = c["success"].eq(True).fillna(False).astype(int)  # an infra row (success null) is no success
     c["twin"] = _twin(c)
     causes = failure_causes(conv, utt, messages) if (c["speech_profile"] != TEXT).any() else None
     if causes is not None:
