@@ -41,8 +41,8 @@ from tests.audit_eval.test_talk_set import (
     _check_talk,
     _norm,
     _own,
-    _position,
     _tasks,
+    commits_one_fault,
     replay_finds_injections,
 )
 
@@ -167,39 +167,7 @@ def test_talk2_faithful_customer_says_true_talk_and_commits_no_fault() -> None:
 
 @pytest.mark.parametrize("fault", FAULT_CLASSES)
 def test_talk2_customer_commits_exactly_one_fault_of_its_class(fault: str) -> None:
-    by_id = {p.id: p for p in load(SPLIT)}
-    committed, variants, indices = 0, Counter(), Counter()
-    for s in _tasks(3):
-        for seed in range(3):
-            said: list[tuple[str, ...]] = []
-            conv, injections = converse(s, f"eval-user:{SPLIT}:{fault}", seed, phone=True, said=said)
-            assert len(injections) <= 1, injections
-            _check_talk(s, conv, said, SPLIT)  # its faithful talk stays true around the fault
-            if not injections:
-                continue
-            inj = injections[0]
-            committed += 1
-            variants[inj.variant] += 1
-            indices[inj.reply_index] += 1
-            assert inj.fault_class == fault
-            own = _own(conv)
-            faithful = _own(converse(s, f"eval-user:{SPLIT}:faithful", seed, phone=True)[0])
-            assert own[:inj.reply_index] == faithful[:inj.reply_index]
-            assert own[inj.reply_index] != faithful[inj.reply_index]
-            frames = [by_id[i] for i in inj.phrasing_ids]
-            assert all(p.kind == "fault" and p.type == fault for p in frames[:1])
-            assert all(p.kind == "claim" for p in frames[1:])
-            if fault == "state_without_tool":
-                before = conv[:_position(conv, inj.reply_index)]
-                results = [str(m["content"]) for side, m in before if side == "user" and m.get("role") == "tool"]
-                assert all(frames[1].type not in cust.shown(r) for r in results)
-                if inj.variant == "with_call":
-                    assert own[inj.reply_index].get("tool_calls") and own[inj.reply_index].get("content")
-            if fault == "new_problem":
-                assert inj.reply_index >= 1
-    assert committed >= 6, f"{fault}: committed in only {committed} of 9 conversations"
-    if fault == "state_without_tool":
-        assert set(variants) == {"alone", "with_call"}, variants
+    commits_one_fault(SPLIT, fault)
 
 
 @pytest.mark.parametrize("mode", ["faithful", "drawn", "state_without_tool", "invented_constraint", "new_problem"])

@@ -254,14 +254,20 @@ def _position(conv: list[tuple[str, dict[str, Any]]], reply_index: int) -> int:
 
 @pytest.mark.parametrize("fault", FAULT_CLASSES)
 def test_talk_customer_commits_exactly_one_fault_of_its_class(fault: str) -> None:
-    by_id = {p.id: p for p in load("talk-test")}
+    commits_one_fault("talk-test", fault)
+
+
+def commits_one_fault(split: str, fault: str) -> None:
+    """On 3 tasks x 3 seeds of ``split``, the ``fault`` customer commits at most one fault, of its
+    class, phrased from this split, faithful up to it, and does in at least 6 of the 9."""
+    by_id = {p.id: p for p in load(split)}
     committed, variants, indices = 0, Counter(), Counter()
     for s in _tasks(3):
         for seed in range(3):
             said: list[tuple[str, ...]] = []
-            conv, injections = converse(s, f"eval-user:talk-test:{fault}", seed, phone=True, said=said)
+            conv, injections = converse(s, f"eval-user:{split}:{fault}", seed, phone=True, said=said)
             assert len(injections) <= 1, injections
-            _check_talk(s, conv, said, "talk-test")  # its faithful talk stays true around the fault
+            _check_talk(s, conv, said, split)  # its faithful talk stays true around the fault
             if not injections:
                 continue
             inj = injections[0]
@@ -270,7 +276,7 @@ def test_talk_customer_commits_exactly_one_fault_of_its_class(fault: str) -> Non
             indices[inj.reply_index] += 1
             assert inj.fault_class == fault
             own = _own(conv)
-            faithful = _own(converse(s, "eval-user:talk-test:faithful", seed, phone=True)[0])
+            faithful = _own(converse(s, f"eval-user:{split}:faithful", seed, phone=True)[0])
             assert own[:inj.reply_index] == faithful[:inj.reply_index]  # faithful up to the fault
             assert own[inj.reply_index] != faithful[inj.reply_index]
             frames = [by_id[i] for i in inj.phrasing_ids]  # phrased from this split only
