@@ -53,7 +53,8 @@ validate: install
 
 # Two pytest-xdist workers, a test file each at a time (module fixtures are built once): most of the
 # suite waits (on Ray and Serve starts, endpoint round trips), so two workers on 2 cores nearly
-# halve it. Each worker has its own Ray, endpoint and Serve (free loopback ports).
+# halve it. Each worker has its own Ray, endpoint and Serve (free loopback ports). The longest files
+# start first and the fast ones fill the tail (tests/conftest.py, LONGEST_FILES).
 test: $(TEST_STAMP)
 	$(PY) -m pytest -n 2 --dist loadfile
 

@@ -1,5 +1,5 @@
 """The duplex view of a real sweep's report (issue 49, item 6): a small half-against-duplex sweep
-(the reference policies over two mock tasks and one telecom task, espeak-ng, the packaged
+(the reference policies over three mock tasks, espeak-ng, the packaged
 Whisper, Silero's VAD, a busy caller, every recording kept) through the real CLI; its report's
 duplex pages carry the segments table's values and link the recording the row names, the index's
 panel is the engine's pool of the stored rows and its retention the voice report's paired
@@ -46,12 +46,7 @@ SWEEP = """
     users = ["scripted"]
     [[scenarios]]
     domain = "mock"
-    limit = 2
-    [[scenarios]]
-    patterns = ["tau2_telecom__*"]
-    domain = "telecom"
-    split = "base"
-    limit = 1
+    limit = 3
     [cluster]
     actor_cpus = 0.0
     [voice]
