@@ -60,3 +60,51 @@ def test_the_voice_oracle_says_again_what_the_caller_spoke_over() -> None:
     view += [{"role": "assistant", "content": ASK_PHONE}, {"role": "user", "content": "It is 5, 5, 5, 1, 2, 3, 2, 0, 0, 2."}]
     moved = asyncio.run(oracle.reply(view, [], 0))
     assert moved.content != ASK_PHONE
+
+
+def test_the_voice_oracle_does_not_ask_again_what_was_cut_only_at_its_tail() -> None:
+    # A duplex call (2026-12-07): the caller spoke over the last words of "Could you please toggle
+    # airplane mode on your phone and tell me what it shows?", toggled it, and reported; the oracle
+    # said the request again, the caller toggled it back, and the task failed on the phone's state.
+    from tauray.actors.voice.policies import VoiceOracleAgent
+    from tauray.scenarios import get_scenario
+
+    oracle = VoiceOracleAgent(get_scenario("tau2_telecom__mobile_data_issue__data_mode_off__data_usage_exceeded"))
+    request = "Could you please toggle airplane mode on your phone and tell me what it shows?"
+    cut = "Could you please toggle airplane mode on your phone and tell me what i"
+    view = [{"role": "system", "content": ""}, {"role": "assistant", "content": cut},
+            {"role": "user", "content": "Done. Airplane mode is now off."}]
+    oracle.said = request
+    assert asyncio.run(oracle.reply(view, [], 0)).content != request  # heard: the call moves on
+    oracle.said = request
+    view[1] = {"role": "assistant", "content": "Could you please toggle"}  # cut early: said again
+    assert asyncio.run(oracle.reply(view, [], 0)).content == request
+
+
+def test_the_voice_oracle_waits_for_a_caller_who_asks_it_to_and_believes_a_report() -> None:
+    # Two duplex calls (2026-12-07): the caller's aside "just a sec", a turn of its own, was taken
+    # for its report and the call ended before the caller did the step; and a request cut early by
+    # an aside was acted on and reported, then said again, so the caller toggled it back.
+    from tauray.actors.voice.policies import TAKE_YOUR_TIME, VoiceOracleAgent, spoken_request
+    from tauray.scenarios import get_scenario
+
+    oracle = VoiceOracleAgent(get_scenario("tau2_telecom__mobile_data_issue__data_mode_off__data_usage_exceeded"))
+    oracle.stage = "done"
+    first = asyncio.run(oracle.reply([{"role": "user", "content": "Hi."}], [], 0))
+    action = oracle.last_action
+    assert action is not None and first.content == spoken_request(action) and oracle.cursor == 1
+    view = [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": first.content}]
+    for aside in ("Just a sec.", "Hold on a second.", "Sorry, one moment."):
+        waited = asyncio.run(oracle.reply(view + [{"role": "user", "content": aside}], [], 0))
+        assert waited.content == TAKE_YOUR_TIME and oracle.cursor == 1, aside
+    # cut after four words, but the caller reports the step: it is not asked again
+    oracle.said = first.content
+    cut = " ".join(first.content.split()[:6])
+    subject = " ".join(w for w in action.name.split("_") if w != "toggle")
+    view = [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": cut},
+            {"role": "user", "content": f"Done. {subject.title()} is now off."}]
+    assert asyncio.run(oracle.reply(view, [], 0)).content != first.content
+    # the same cut with a reply that does not name the step: said again
+    oracle.said, oracle.last_action = first.content, action
+    view[-1] = {"role": "user", "content": "Sorry?"}
+    assert asyncio.run(oracle.reply(view, [], 0)).content == first.content

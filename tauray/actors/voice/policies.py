@@ -58,6 +58,42 @@ NOT_CAUGHT: Final = "Sorry, I did not catch what you want me to do on my phone. 
 ASK_PHONE: Final = "Before we go on, could you tell me the phone number on your account, one digit at a time?"
 ASK_PHONE_AGAIN: Final = "Sorry, I did not catch your phone number. Could you say it again, one digit at a time?"
 MAX_REPEATS: Final = 2
+# A reply cut this far in or later was heard: only its tail is lost (a request's last words,
+# "... and tell me what it shows"), and a caller who acts on it must not be asked again, or
+# it does the action twice (toggling airplane mode back off).
+HEARD_SHARE: Final = 0.75
+
+
+# A caller who asks the agent to wait ("hold on a second", "sorry, one moment"): in duplex such an
+# aside is a turn of its own, and the oracle waits instead of taking it for an answer.
+_WAIT: Final = re.compile(r"^(?:sorry,? )?(?:hold on|one moment|just a sec|excuse me|wait)(?: a (?:sec|second|moment)"
+                          r"|,? please)?[.!]?$")
+TAKE_YOUR_TIME: Final = "Sure, take your time."
+# The verbs of the phone actions' names: what is left names what a report of the action mentions.
+_ACTION_VERBS: Final = frozenset({"toggle", "set", "make", "reboot", "reseat", "reset", "disconnect", "grant",
+                                  "turn", "enable", "disable", "check", "run", "change", "install", "remove"})
+
+
+def _asks_to_wait(heard: str) -> bool:
+    return bool(_WAIT.match(" ".join(heard.lower().split())))
+
+
+def _reports(heard: str, action: ReferenceAction) -> bool:
+    """Whether the caller's words report on ``action`` (they name every word of what it acts on,
+    a word matched by its first four letters: "preferred network mode" for
+    set_network_mode_preference), so it did the action whatever it heard of the request."""
+    subject = [w for w in action.name.split("_") if w not in _ACTION_VERBS]
+    said = {t[:4] for t in _tokens(heard.replace("-", ""))}
+    return bool(subject) and all(w[:4] in said for w in subject)
+
+
+def _heard_enough(said: str, meant: str) -> bool:
+    """Whether ``said`` (what the caller heard of a reply, the view's truncated message) is
+    enough of ``meant``: all of it, or its first :data:`HEARD_SHARE` of the words."""
+    if said == meant:
+        return True
+    words, meant_words = said.split(), meant.split()
+    return meant.startswith(said) and len(words) >= HEARD_SHARE * len(meant_words)
 _NUMBERS: Final = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine".split())} | {"oh": "0", "for": "4", "to": "2", "too": "2"}
 
@@ -118,10 +154,17 @@ class VoiceOracleAgent(OracleAgent):
 
     async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> ModelReply:
         # In duplex the caller may speak over a reply before it is heard: the view then keeps only
-        # what was said of it (or none of it). What was not heard in full is said again, and
-        # nothing moves on, as a person repeats a question talked over.
-        last = _last(view, "assistant")
-        if self.said is not None and (last is None or (last.get("content") or "") != self.said):
+        # what was said of it (or none of it). What was not heard (less than HEARD_SHARE of it) is
+        # said again, and nothing moves on, as a person repeats a question talked over, unless the
+        # caller's words report on the phone action asked for: then it was done. A caller who only
+        # asks to wait is told to take their time, and nothing moves on either.
+        last, caller = _last(view, "assistant"), _last(view, "user")
+        heard = (caller or {}).get("content") or ""
+        if view and view[-1].get("role") == "user" and _asks_to_wait(heard):  # a turn of its own: wait
+            self.said = None  # what it said before was heard, or will be asked for again
+            return _reply(ORACLE, TAKE_YOUR_TIME)
+        reported = self.last_action is not None and _reports(heard, self.last_action)
+        if self.said is not None and not reported and not _heard_enough((last or {}).get("content") or "", self.said):
             return _reply(ORACLE, self.said)
         out = await self._reply(view, tools, seed)
         self.said = out.content if out.content and not out.tool_calls else None
