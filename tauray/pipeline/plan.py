@@ -188,6 +188,8 @@ def _voice_identity(cfg: SweepConfig, voice: VoiceSettings) -> dict[str, Any]:
                 "audio_in": voice.audio_in, "hear_agent": voice.hear_agent, "prompts": voice.prompts}
     if voice.custom:  # a custom level: its parameters (built-in profiles: their names alone)
         identity["level"] = voice.profile.model_dump(mode="json")
+    elif voice.profile.version > 1:  # a built-in profile redefined since its first cells
+        identity["version"] = voice.profile.version
     if voice.turn_taking != HALF:  # half-duplex cells keep their ids
         identity["turn_taking"] = voice.turn_taking
         identity["duplex"] = voice.duplex.identity()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tauray.actors.voice.corpus import caller_utterances
+from tauray.actors.voice.corpus import CORPUS_SEED, caller_utterances
 from tauray.pipeline.cli.main import build_parser
 
 pytest.importorskip("faster_whisper")
@@ -19,7 +19,8 @@ def test_the_voice_bench_options_parse() -> None:
                                       "--accuracy", "6"])
     assert args.workers == () and args.seed == 99 and args.voices == "en-us+f2,en-us+m7"
     assert args.accuracy == 6 and args.asr == "local/whisper-tiny.en,local/whisper-base"
-    assert caller_utterances(3, seed=99) != caller_utterances(3, seed=2026)
+    assert caller_utterances(3, seed=99) != caller_utterances(3, seed=CORPUS_SEED)
+    assert build_parser().parse_args(["bench", "voice"]).seed == CORPUS_SEED  # the frozen corpus by default
 
 
 @pytest.mark.slow  # Ray, two short runs each of text and voice, a packaged Whisper (about a minute here)

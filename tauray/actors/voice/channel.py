@@ -99,7 +99,8 @@ class SpeechChannel:
         may write a screen's glyphs or markup, which no voice says and some synthesisers refuse
         (hibari's number reader stops at a superscript digit)."""
         started = time.perf_counter()
-        audio, computed = self.tts.synth_cached(speakable(text), voice.voice, voice.rate_wpm, voice.pitch, voice.seed)
+        said = speakable(text)  # said slower where it spells an identifier (Persona.spelling_pace)
+        audio, computed = self.tts.synth_cached(said, voice.voice, voice.rate_for(said), voice.pitch, voice.seed)
         if not computed:
             return audio, 0.0
         spent = time.perf_counter() - started

@@ -21,6 +21,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tauray.actors.voice.errors import SpeechConfigError
+from tauray.actors.voice.rules import SPELLED_RUN
 from tauray.actors.voice.seeding import rng_for, stable_seed
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -100,6 +101,11 @@ class Behaviour(BaseModel):
 Speaker = Literal["clear", "accented", "agent"]
 
 
+# A caller spells an identifier at this fraction of their rate, as people slow down to spell
+# (chosen on the tuning draw, measured on a frozen one: docs/voice.md, "Spelling pace").
+SPELLING_PACE: Final = 0.85
+
+
 class Persona(BaseModel):
     """Who speaks: which kind of speaker (the synthesiser has voices of each kind,
     :meth:`~tauray.actors.voice.engines.TTS.voices`), and the range of speaking rates."""
@@ -111,6 +117,9 @@ class Persona(BaseModel):
                                       "voice's natural pace).")
     pitch: tuple[int, int] = Field((40, 60), description="espeak-ng pitch range (0-100); the neural voices have "
                                    "their own.")
+    spelling_pace: float = Field(SPELLING_PACE, ge=0.5, le=1.0, description="An utterance that spells an "
+                                 "identifier is said at this fraction of the speaker's rate, as people slow down "
+                                 "to spell (1.0: no slower).")
 
 
 class SpeechProfile(BaseModel):
@@ -123,10 +132,13 @@ class SpeechProfile(BaseModel):
     effects: Effects = Field(default_factory=Effects, description="Source effects applied to the caller's speech.")
     persona: Persona = Field(default_factory=Persona, description="Caller voices and rates.")
     agent_persona: Persona = Field(default_factory=lambda: Persona(speaker="agent", rate_wpm=(170, 170),
-                                                                   pitch=(50, 50)),
+                                                                   pitch=(50, 50), spelling_pace=1.0),
                                    description="The agent's voice: one clear voice in every profile.")
     behaviour: Behaviour = Field(default_factory=Behaviour, description="Caller behaviour.")
     seed: int = Field(0, ge=0, description="Profile seed mixed into every draw (change it for a new sample).")
+    version: int = Field(1, ge=1, description="The built-in profile's revision, part of its cells' identity from "
+                         "2 on: a profile whose definition changes makes new cells, so a resumed run never mixes "
+                         "two definitions (2: the caller slows down to spell).")
 
 
 def _audio() -> Effects:
@@ -139,7 +151,8 @@ _BEHAVIOUR = Behaviour(out_of_turn_per_min=0.7)
 
 def _make(name: str, audio: bool, accents: bool, behaviour: bool, description: str) -> SpeechProfile:
     return SpeechProfile(name=name, description=description, effects=_audio() if audio else Effects(),
-                         persona=_ACCENTED if accents else Persona(), behaviour=_BEHAVIOUR if behaviour else Behaviour())
+                         persona=_ACCENTED if accents else Persona(), behaviour=_BEHAVIOUR if behaviour else Behaviour(),
+                         version=2)
 
 
 PROFILES: Final[dict[str, SpeechProfile]] = {
@@ -174,6 +187,15 @@ class DrawnVoice(BaseModel):
     pitch: int = Field(ge=0, le=100, description="espeak-ng pitch (0-100).")
     noise_kind: str | None = Field(description="Background noise kind, when the profile has noise.")
     seed: int = Field(ge=0, description="The speaker's synthesis seed (stable hash of the draw's key).")
+    spelling_rate_wpm: int | None = Field(None, ge=80, le=450, description="Rate while spelling an identifier "
+                                          "(None: the speaking rate).")
+
+    def rate_for(self, text: str) -> int:
+        """The rate this speaker says ``text`` at: the spelling rate where it spells an identifier
+        (:data:`~tauray.actors.voice.rules.SPELLED_RUN`), else the speaking rate."""
+        if self.spelling_rate_wpm is not None and SPELLED_RUN.search(text):
+            return self.spelling_rate_wpm
+        return self.rate_wpm
 
 
 def draw_voice(profile: SpeechProfile | str, task_id: str, seed: int = 0, *, side: str = "user",
@@ -196,7 +218,9 @@ def draw_voice(profile: SpeechProfile | str, task_id: str, seed: int = 0, *, sid
     kind = None
     if noise is not None and side == "user":
         kind = noise.kinds[int(rng_for("noise", prof.seed, task_id, seed).integers(len(noise.kinds)))]
-    return DrawnVoice(voice=voice, rate_wpm=rate, pitch=pitch, noise_kind=kind, seed=stable_seed(*key))
+    spelling = max(80, round(rate * persona.spelling_pace)) if persona.spelling_pace < 1.0 else None
+    return DrawnVoice(voice=voice, rate_wpm=rate, pitch=pitch, noise_kind=kind, seed=stable_seed(*key),
+                      spelling_rate_wpm=spelling)
 
 
 EFFECTS: Final = tuple(Effects.model_fields)

@@ -112,9 +112,16 @@ def spell_identifiers(text: str) -> str:
     return IDENTIFIER.sub(one, text)
 
 
+# A spelled run as :func:`spell` writes it: three or more single characters or symbol words, comma
+# separated ("L, 1, 0, 0, 1", "5, 5, 5, dash, 1"): an utterance that holds one is said slower
+# (:meth:`~tauray.actors.voice.profiles.DrawnVoice.rate_for`).
+_ITEM: Final = r"(?:\b[A-Za-z0-9]\b|\b(?:" + "|".join(SYMBOLS.values()) + r")\b)"
+SPELLED_RUN: Final = re.compile(rf"{_ITEM}(?:,\s*{_ITEM}){{2,}}")
+
+
 # How the voice reference agent says it acted on an identifier it heard wrong (the reason of
 # its end-of-call; tauray/actors/voice/analysis.py counts the failures that carry it).
 MISHEARD_MARK: Final = "acted on a misheard identifier"
 
 __all__ = ["IDENTIFIER", "MISHEARD_MARK", "SYMBOLS", "VOICE_AGENT", "VOICE_PROMPTS", "VOICE_USER", "VoicePrompt",
-           "prompt_labels", "spell", "spell_identifiers", "voice_prompt"]
+           "SPELLED_RUN", "prompt_labels", "spell", "spell_identifiers", "voice_prompt"]

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tauray.actors.voice.channel import SpeechChannel
-from tauray.actors.voice.corpus import caller_utterances
+from tauray.actors.voice.corpus import CORPUS_SEED, caller_utterances
 from tauray.actors.voice.engines import CachedTTS, make_asr, make_tts
 from tauray.actors.voice.errors import SpeechConfigError
 from tauray.actors.voice.pool import start_pool
@@ -31,9 +31,6 @@ from tauray.actors.voice.profiles import get_profile
 from tauray.actors.voice.spec import DEFAULT_ASR, DEFAULT_TTS, ESPEAK, SpeechModelSpec
 from tauray.pipeline.ray_runtime import ensure_ray
 from tauray.results.stats.intervals import wilson_interval
-
-CORPUS_SEED = 2026
-"""The measured corpus's draw (docs/voice.md); tuning used other seeds, apart from it."""
 
 DECODINGS: dict[str, dict[str, Any]] = {
     "default": {},

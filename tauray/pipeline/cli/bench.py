@@ -155,7 +155,8 @@ def register(sub: Any) -> None:
     p.add_argument("--accuracy", type=int, default=0, metavar="N",
                    help="also measure WER and identifier errors on N telecom caller utterances per profile")
     p.add_argument("--profiles", default="control,regular", help="profiles of --accuracy (comma-separated)")
-    p.add_argument("--seed", type=int, default=2026, help="seed of the --accuracy utterances' draw (default 2026)")
+    p.add_argument("--seed", type=int, default=2027,  # CORPUS_SEED (tauray/actors/voice/corpus.py)
+                   help="seed of the --accuracy utterances' draw (default 2027, the frozen corpus)")
     p.add_argument("--voices", default="", metavar="VOICE,...",
                    help="with --accuracy: also per caller voice of the first --tts, e.g. piper/joe,hibari/heart "
                    "(control, first --asr and --decoding)")

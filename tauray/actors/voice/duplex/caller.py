@@ -194,7 +194,8 @@ class DuplexCaller:
                 rate = self.tts.sample_rate
                 raw, spans = cough(rate, seed), [(0.0, 0.24)]
             else:
-                raw = self.tts.synth(text, self.voice.voice, self.voice.rate_wpm, self.voice.pitch, self.voice.seed)
+                raw = self.tts.synth(text, self.voice.voice, self.voice.rate_for(text), self.voice.pitch,
+                                     self.voice.seed)  # slower where it spells an identifier
                 spans = self.tts.word_spans(text) if hasattr(self.tts, "word_spans") else None
             rate = self.tts.sample_rate
             loud = np.flatnonzero(np.abs(raw) >= 0.01)

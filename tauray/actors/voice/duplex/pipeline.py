@@ -224,7 +224,8 @@ class CascadedAgent:
 
     def _synth(self, text: str) -> tuple[np.ndarray, tuple[int, ...]]:
         with self.ledger.timed("tts"):
-            raw = self.tts.synth(text, self.voice.voice, self.voice.rate_wpm, self.voice.pitch, self.voice.seed)
+            raw = self.tts.synth(text, self.voice.voice, self.voice.rate_for(text), self.voice.pitch,
+                                 self.voice.seed)  # slower where it spells an identifier
             rate = self.tts.sample_rate
             loud = np.flatnonzero(np.abs(raw) >= 0.01)
             offset = loud[0] / rate if loud.size else 0.0
