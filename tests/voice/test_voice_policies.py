@@ -7,6 +7,7 @@ import asyncio
 import json
 
 from tauray.actors.voice.policies import (
+    GO_ON,
     NOT_CAUGHT,
     VoiceOracleAgent,
     VoiceScriptedUser,
@@ -230,3 +231,17 @@ def test_the_caller_understands_a_request_for_its_number_the_recogniser_garbled(
     request = "Could you please toggle airplane mode on your phone and tell me what it shows?"
     acted = _say(user, [{"role": "system", "content": ""}, {"role": "user", "content": request}], _tools(s))
     assert [c.name for c in acted.tool_calls] == ["toggle_airplane_mode"]
+
+
+def test_the_scripted_caller_does_not_hang_up_on_words_the_agent_is_still_saying() -> None:
+    # A duplex sweep (2026-12-07): a caller who spoke up 2 s into "Before we go on, could you tell
+    # me the phone number on your account ..." had heard "Before we go on, could you", found no
+    # request in it, and said goodbye with its stop token: 17 of the failed duplex calls.
+    from tauray.scenarios.conventions import STOP
+
+    user = VoiceScriptedUser(_telecom())
+    user.opened = True
+    said = asyncio.run(user.reply([{"role": "user", "content": "Before we go on, could you"}], [], 0))
+    assert said.content == GO_ON and STOP not in said.content
+    done = asyncio.run(user.reply([{"role": "user", "content": "Your line is active again. Goodbye."}], [], 0))
+    assert STOP in done.content  # a whole reply that asks nothing: the call is over for the caller

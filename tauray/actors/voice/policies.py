@@ -54,6 +54,7 @@ from tauray.actors.voice.spoken import speakable, spoken_opening, spoken_screen
 from tauray.scenarios.conventions import END_CONVERSATION, ORACLE, SCRIPTED, STOP
 from tauray.scenarios.model import ReferenceAction, Scenario
 
+GO_ON: Final = "Sorry, go on."
 NOT_CAUGHT: Final = "Sorry, I did not catch what you want me to do on my phone. Could you say that again?"
 ASK_PHONE: Final = "Before we go on, could you tell me the phone number on your account, one digit at a time?"
 ASK_PHONE_AGAIN: Final = "Sorry, I did not catch your phone number. Could you say it again, one digit at a time?"
@@ -356,6 +357,8 @@ class VoiceScriptedUser(ScriptedUser):
         if asked is not None:
             return _reply(SCRIPTED, self._identifier(asked))
         if not _looks_like_request(heard):
+            if _cut_short(heard):  # in duplex: words the agent is still saying, not its last ones
+                return _reply(SCRIPTED, GO_ON)
             return _reply(SCRIPTED, f"Thanks, that is all I needed. {STOP}")
         action = recognise_action(heard, tools)
         if action is None:
@@ -380,6 +383,13 @@ def _asked_for(heard: str) -> str | None:
     if "spell" in tokens:
         return "id"
     return None
+
+
+def _cut_short(heard: str) -> bool:
+    """Whether the agent's words stop mid-sentence: what a duplex caller who speaks up while the
+    agent talks has heard of it so far ("Before we go on, could you"), never a whole reply, which
+    ends in a stop."""
+    return bool(heard.strip()) and not heard.rstrip().rstrip("\"')").endswith((".", "?", "!"))
 
 
 def _looks_like_request(heard: str) -> bool:
