@@ -54,9 +54,10 @@ validate: install
 # Two pytest-xdist workers, a test file each at a time (module fixtures are built once): most of the
 # suite waits (on Ray and Serve starts, endpoint round trips), so two workers on 2 cores nearly
 # halve it. Each worker has its own Ray, endpoint and Serve (free loopback ports). The longest files
-# start first and the fast ones fill the tail (tests/conftest.py, LONGEST_FILES).
+# start first and the fast ones fill the tail (tests/conftest.py, LONGEST_FILES); pytest-xdist would
+# otherwise hand out the files with the most tests first, and the long one-test files last.
 test: $(TEST_STAMP)
-	$(PY) -m pytest -n 2 --dist loadfile
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 # `make test-fast`: the tests that need no Ray, no endpoint, no served model and no subprocess
 # (under a minute on 2 cores; tests/conftest.py marks the others `slow` and fails a fast test
