@@ -95,6 +95,8 @@ def _heard_enough(said: str, meant: str) -> bool:
         return True
     words, meant_words = said.split(), meant.split()
     return meant.startswith(said) and len(words) >= HEARD_SHARE * len(meant_words)
+
+
 _NUMBERS: Final = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine".split())} | {"oh": "0", "for": "4", "to": "2", "too": "2"}
 
