@@ -33,7 +33,7 @@ from tauray.actors.hosts import StepRequest
 from tauray.actors.records import Termination
 from tauray.actors.session import StepResult
 from tauray.actors.voice.duplex import AgentReply, DuplexResult, Message, ToolCall, run_duplex_sync
-from tauray.actors.voice.profiles import draw_voice
+from tauray.actors.voice.profiles import Effects, draw_voice
 from tauray.scenarios.conventions import STOP_TOKENS
 
 __all__ = ["DuplexCall", "duplex_engines", "run_duplex_call", "use_engines"]
@@ -79,15 +79,21 @@ def duplex_engines(tts: Any, asr: Any) -> tuple[Any, Any]:
     return _ENGINES[key]
 
 
+_CHANNELS: dict[tuple[str, int, int], Any] = {}
+
+
 def source_effects(profile: Any, tts: Any, asr: Any, voice: Any) -> Any:
     """The profile's source effects for a duplex caller's speech (``SourceEffects``), as the
-    half-duplex channel puts them on the caller's utterances; None for a profile without any."""
-    eff = profile.effects
-    if eff.muffle is None and eff.noise is None and eff.bursts is None and eff.drops is None:
+    half-duplex channel puts them on the caller's utterances; None for a profile without any.
+    The channel that applies them is made once per process for a profile and engine pair."""
+    if profile.effects == Effects():
         return None
-    from tauray.actors.voice.channel import SpeechChannel  # lazy: the speech channel loads the voice extra
+    key = (profile.model_dump_json(), id(tts), id(asr))
+    if key not in _CHANNELS:
+        from tauray.actors.voice.channel import SpeechChannel  # lazy: the speech channel loads the voice extra
 
-    channel = SpeechChannel(profile, tts=tts, asr=asr)
+        _CHANNELS[key] = SpeechChannel(profile, tts=tts, asr=asr)
+    channel = _CHANNELS[key]
 
     def effects(audio: Any, rate: int, seed: int) -> Any:
         return channel.source_effects(audio, rate, voice, np.random.default_rng(seed), {})
