@@ -10,7 +10,8 @@ Model names (served with ``tauray endpoint --behaviours tests.audit_eval.custome
 ``<split>`` is ``dev`` or ``test`` (the first evaluation set), ``holdout`` (the independent holdout
 set, ``holdout/``), or ``talk``, ``talk-dev``, ``talk-test`` (the talk set, ``talk/``: all of it, or its
 frozen dev or test split; served by :class:`TalkCustomer`, which mixes faithful talk into every mode), or
-``talk2`` (the second talk set, ``talk2/``, all test; the same :class:`TalkCustomer` in its words).
+``talk2`` (the second talk set, ``talk2/``, all test; the same :class:`TalkCustomer` in its words), or ``talk3``
+(the third talk set, ``talk3/``, all test; the same :class:`TalkCustomer` in its words).
 The holdout customer also paraphrases: in every mode, ``faithful`` included, it
 reports a tool result in holdout phrasings (true reports of what the result shows without doubt,
 :func:`shown`; word for word only when the result's own lines show nothing it can name), so the
@@ -52,7 +53,15 @@ from tauray.endpoint.behaviours import (
     text_reply,
     tool_call_reply,
 )
-from tests.audit_eval.eval_set import ALL_TALK_SPLITS, FAULT_CLASSES, TALK2_SPLITS, TALK_SPLITS, Phrasing, load
+from tests.audit_eval.eval_set import (
+    ALL_TALK_SPLITS,
+    FAULT_CLASSES,
+    TALK2_SPLITS,
+    TALK3_SPLITS,
+    TALK_SPLITS,
+    Phrasing,
+    load,
+)
 from tests.audit_eval.readings import CLAIM_KEYWORDS, is_read_tool, readings, setting_words
 
 NAME = "eval-user"
@@ -218,8 +227,8 @@ class Customer:
         split, _, mode = param.partition(":")
         if split not in (*SPLITS, *ALL_TALK_SPLITS) or mode not in MODES:
             raise ValueError(f"model must be {NAME}:<{'|'.join(SPLITS)}>:<{'|'.join(MODES)}> or "
-                             f"{NAME}:<{'|'.join(TALK_SPLITS)}>:<mode> or {NAME}:<{'|'.join(TALK2_SPLITS)}>:<mode>, "
-                             f"got {body.get('model')!r}")
+                             f"{NAME}:<{'|'.join(TALK_SPLITS)}>:<mode> or {NAME}:<{'|'.join(TALK2_SPLITS)}>:<mode> or "
+                             f"{NAME}:<{'|'.join(TALK3_SPLITS)}>:<mode>, got {body.get('model')!r}")
         self.split, self.body = split, body
         messages = request_messages(body)
         self.system = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
@@ -469,8 +478,8 @@ def talk_facts(system: str) -> frozenset[str]:
 
 
 class TalkCustomer(Customer):
-    """The talk sets' customer (``eval-user:talk|talk-dev|talk-test|talk2:<mode>``): the same play and the same one
-    fault as :class:`Customer`, in the talk set's words, and in every mode its opening and its ordinary turns
+    """The talk sets' customer (``eval-user:talk|talk-dev|talk-test|talk2|talk3:<mode>``): the same play and the same
+    one fault as :class:`Customer`, in the talk set's words, and in every mode its opening and its ordinary turns
     mix in faithful talk that is true for its task (``talk/faithful.txt``): the opening is the task's
     symptom with a line or two on its situation or means (negations such as "I don't have Wi-Fi here",
     where the task says so), hedges, questions or small talk; a tool result is reported in the set's report
@@ -750,6 +759,7 @@ __all__ = [
     "NAME",
     "SPLITS",
     "TALK2_SPLITS",
+    "TALK3_SPLITS",
     "TALK_SPLITS",
     "TRUTH_ENV",
     "Customer",

@@ -26,6 +26,10 @@ The talk2 set (``talk2/``) is a fourth, independent set in the talk set's format
 had not read the detectors, every item a test item (no dev side): ``load("talk2")`` reads it;
 ``python -m tests.audit_eval.eval_set --freeze-talk2`` (re)writes its frozen files. The loader, the expander and
 the freezer are the talk set's, taking the set (:data:`TALK_SETS`).
+
+The talk3 set (``talk3/``) is a fifth, independent set in the same formats, written after talk2 (which is to be used
+for tuning) by someone who had not read the detectors, every item a test item: ``load("talk3")`` reads it;
+``python -m tests.audit_eval.eval_set --freeze-talk3`` (re)writes its frozen files.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ CAP_PER_TEMPLATE = 24
 """At most this many expansions of one template (per claim value), taken evenly over its products."""
 
 Split = Literal["dev", "test"]
-SetSplit = Literal["dev", "test", "holdout", "talk", "talk-dev", "talk-test", "talk2"]
+SetSplit = Literal["dev", "test", "holdout", "talk", "talk-dev", "talk-test", "talk2", "talk3"]
 RUNTIME_SLOTS = frozenset({"setting", "claim"})
 """Slots the customer fills during a conversation (the asked setting, a claim sentence)."""
 
@@ -198,8 +202,8 @@ def load(split: SetSplit | None = None) -> tuple[Phrasing, ...]:
     if split in ALL_TALK_SPLITS:
         return load_talk(split)
     if split not in (None, "dev", "test"):
-        raise ValueError(f"split must be 'dev', 'test', 'holdout' or one of {TALK_SPLITS} or {TALK2_SPLITS}, "
-                         f"got {split!r}")
+        raise ValueError(f"split must be 'dev', 'test', 'holdout' or one of {TALK_SPLITS}, {TALK2_SPLITS} or "
+                         f"{TALK3_SPLITS}, got {split!r}")
     items: list[Phrasing] = []
     for name in FROZEN_FILES:
         for line in (FROZEN / name).read_text(encoding="utf-8").splitlines():
@@ -383,11 +387,29 @@ TALK2_CLAIM_FORMS = (*CLAIM_FORMS, "doubleneg", "correction", "question")
 """A claim that is a question in statement form ("So roaming's off, yeah.") still commits to its value."""
 TALK2_FAULT_FORMS = (*FAULT_FORMS, "conditional", "reported", "correction", "ramble")
 
+TALK3 = HERE / "talk3"
+TALK3_FROZEN = TALK3 / "frozen"
+TALK3_SPLITS = ("talk3",)
+"""``talk3``: the whole third talk set, every item a test item (it has no dev side)."""
+TALK3_VOICES = (*TALK2_VOICES, "british", "indian", "nigerian", "australian", "teen", "codeswitch")
+TALK3_FORMS = (*TALK2_FORMS, "contrast", "counterfactual", "intention", "others", "timeshift", "tag", "ellipsis",
+               "list", "idiom", "interrupted", "numbers")
+"""The talk2 forms, and: a contrast ("it's meant to work, but"), a counterfactual, an intention or plan, another
+person's phone, a time shift, a tag question, an ellipsis, a list, an idiom, a sentence broken off, numbers said
+in words."""
+TALK3_REPORT_FORMS = (*TALK2_REPORT_FORMS, "tag", "ellipsis", "contrast", "timeshift")
+TALK3_CLAIM_FORMS = (*TALK2_CLAIM_FORMS, "tag", "ellipsis", "contrast", "counterfactual", "intention", "timeshift",
+                     "others")
+"""A claim put as a tag question, an ellipsis, a counterfactual or a plan that presumes the state, or another
+person's word, still commits to its value."""
+TALK3_FAULT_FORMS = (*TALK2_FAULT_FORMS, "polite", "indirect", "tag", "ellipsis", "intention", "timeshift", "list",
+                     "idiom", "contrast", "counterfactual", "others")
+
 
 @dataclass(frozen=True)
 class TalkSet:
     """One talk set: its folder, the prefix of its ids, the splits it is loaded by, its forms and voices, and
-    whether it has the frozen sha256 dev / test split (the talk set) or is test only (talk2)."""
+    whether it has the frozen sha256 dev / test split (the talk set) or is test only (talk2, talk3)."""
 
     name: str
     folder: Path
@@ -413,6 +435,8 @@ TALK_SETS = {
                     FAULT_FORMS),
     "talk2": TalkSet("talk2", TALK2, "t2", TALK2_SPLITS, False, TALK2_VOICES, TALK2_FORMS, TALK2_REPORT_FORMS,
                      TALK2_CLAIM_FORMS, TALK2_FAULT_FORMS),
+    "talk3": TalkSet("talk3", TALK3, "t3", TALK3_SPLITS, False, TALK3_VOICES, TALK3_FORMS, TALK3_REPORT_FORMS,
+                     TALK3_CLAIM_FORMS, TALK3_FAULT_FORMS),
 }
 """The talk sets by name. Each has the same file formats; the customer (``customer.TalkCustomer``) plays any."""
 ALL_TALK_SPLITS = tuple(s for ts in TALK_SETS.values() for s in ts.splits)
@@ -423,7 +447,7 @@ def talk_set_of(split: str) -> TalkSet:
     for ts in TALK_SETS.values():
         if split in ts.splits:
             return ts
-    raise ValueError(f"split must be one of {TALK_SPLITS} or {TALK2_SPLITS}, got {split!r}")
+    raise ValueError(f"split must be one of {TALK_SPLITS}, {TALK2_SPLITS} or {TALK3_SPLITS}, got {split!r}")
 
 
 class TalkPhrasing(Phrasing):
@@ -557,7 +581,7 @@ def _talk_grammar(path: Path, ts: TalkSet = TALK_SETS["talk"]) -> dict[str, list
 
 
 def build_talk(name: str = "talk") -> dict[str, list[TalkPhrasing]]:
-    """A whole talk set (``talk`` or ``talk2``) from its sources: file name -> items."""
+    """A whole talk set (``talk``, ``talk2`` or ``talk3``) from its sources: file name -> items."""
     ts = TALK_SETS[name]
     grammar = _talk_grammar(ts.folder / "grammar.json", ts)
     sources = {"talk": "faithful.txt", "report": "reports.txt", "claim": "claims.txt", "fault": "faults.txt"}
@@ -585,9 +609,10 @@ def freeze_talk(name: str = "talk") -> dict[str, str]:
 @cache
 def load_talk(split: str = "talk") -> tuple[TalkPhrasing, ...]:
     """A talk set's frozen items: the whole talk set (``talk``) or its dev or test split (``talk-dev``,
-    ``talk-test``), or the whole talk2 set (``talk2``, all test). Reads the frozen files, never the sources."""
+    ``talk-test``), or the whole talk2 or talk3 set (``talk2``, ``talk3``, all test). Reads the frozen files, never
+    the sources."""
     if split not in ALL_TALK_SPLITS:
-        raise ValueError(f"split must be one of {TALK_SPLITS} or {TALK2_SPLITS}, got {split!r}")
+        raise ValueError(f"split must be one of {TALK_SPLITS}, {TALK2_SPLITS} or {TALK3_SPLITS}, got {split!r}")
     ts = talk_set_of(split)
     items = [TalkPhrasing.model_validate_json(line) for name in TALK_FILES
              for line in (ts.frozen / name).read_text(encoding="utf-8").splitlines()]
@@ -597,9 +622,9 @@ def load_talk(split: str = "talk") -> tuple[TalkPhrasing, ...]:
 
 if __name__ == "__main__":
     commands = {"--freeze": freeze, "--freeze-holdout": freeze_holdout, "--freeze-talk": freeze_talk,
-                "--freeze-talk2": lambda: freeze_talk("talk2")}
+                "--freeze-talk2": lambda: freeze_talk("talk2"), "--freeze-talk3": lambda: freeze_talk("talk3")}
     if len(sys.argv) != 2 or sys.argv[1] not in commands:
         sys.exit("usage: python -m tests.audit_eval.eval_set --freeze | --freeze-holdout | --freeze-talk | "
-                 "--freeze-talk2")
+                 "--freeze-talk2 | --freeze-talk3")
     for path, digest in commands[sys.argv[1]]().items():
         print(f"| `{path}` | `{digest}` |")

@@ -182,4 +182,4 @@ def test_the_measurement_takes_the_talk2_split() -> None:
     config = sweep("n", "http://x", SPLIT, {"mms_issue": ["a"]}, "oracle", ["new_problem"], 1, 1)
     assert config["models"]["u-faithful"]["model"] == f"openai/eval-user:{SPLIT}:faithful"
     with pytest.raises(ValueError, match=re.escape("eval-user:<talk2>:<mode>")):
-        cust.decide({"model": "eval-user:talk3:faithful", "messages": []})
+        cust.decide({"model": "eval-user:talk4:faithful", "messages": []})

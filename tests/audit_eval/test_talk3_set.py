@@ -1,0 +1,190 @@
+"""The talk3 set (``talk3/``) is what its README says: frozen files that match the manifest, every item a test
+item, every claim type, value, talk form and fault class, sentences of its own (not those of the earlier sets, talk2
+included);
+and the talk customer playing it (``eval-user:talk3:<mode>``) says faithful lines that are true for its task and
+phone (checked against the real phone tools' results and the task's own fields), commits exactly one fault of
+its class, and the measurement's replay finds the injection again.
+
+Only this set's own ground truth is checked here; nothing here runs the audit or reads what it found."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from tests.audit_eval import customer as cust
+from tests.audit_eval.eval_set import (
+    ALL_TALK_SPLITS,
+    CLAIM_VALUES,
+    FAULT_CLASSES,
+    REPORT_VALUES,
+    TALK2_FORMS,
+    TALK3,
+    TALK3_CLAIM_FORMS,
+    TALK3_FORMS,
+    TALK3_FROZEN,
+    TALK3_SPLITS,
+    TALK3_VOICES,
+    TALK_CONTEXTS,
+    TALK_FAULT_GROUPS,
+    TALK_FORMS,
+    UNREAD_TYPES,
+    build_talk,
+    load,
+    render,
+    talk_manifest,
+)
+from tests.audit_eval.simulate import converse
+from tests.audit_eval.test_eval_set import QUOTED, RESULTS
+from tests.audit_eval.test_talk_set import (
+    REQUIRED,
+    _check_talk,
+    _norm,
+    _own,
+    _tasks,
+    commits_one_fault,
+    replay_finds_injections,
+)
+
+SPLIT = "talk3"
+SHARED_WITH_EARLIER: frozenset[str] = frozenset()
+"""Ids of talk3 items whose words (lower case, punctuation dropped) are a sentence of an earlier set or of the
+customer's own constants. None at freezing (README); any new match fails the test below."""
+
+
+def _group(p: Any) -> str:
+    return p.type if p.variant == "-" else f"{p.type}:{p.variant}"
+
+
+# ----------------------------------------------------------------- the set
+def test_talk3_frozen_files_are_a_fresh_expansion_and_match_its_manifest() -> None:
+    for name, fresh in build_talk("talk3").items():
+        assert (TALK3_FROZEN / name).read_text(encoding="utf-8") == render(fresh), f"talk3/{name} differs"
+    listed = dict(re.findall(r"^\| `([^`]+)` \| `([0-9a-f]{64})` \|$",
+                             (TALK3 / "README.md").read_text(encoding="utf-8"), re.MULTILINE))
+    assert listed == talk_manifest("talk3"), "talk3/README.md's manifest differs from the files: changed after freezing"
+
+
+def test_talk3_is_all_test_with_template_split_keys() -> None:
+    items = load(SPLIT)
+    assert TALK3_SPLITS == (SPLIT,) and SPLIT in ALL_TALK_SPLITS
+    assert len({p.id for p in items}) == len(items)
+    assert all(p.split == "test" for p in items)  # no dev side: nobody tunes on it
+    assert all(p.id.startswith("t3.") for p in items)
+    assert all(p.split_key == p.id for p in items if p.source == "hand")
+    assert all(p.id.startswith((p.split_key + ".", p.split_key + "#")) for p in items if p.source == "grammar")
+    assert {_group(p) for p in items if p.kind == "fault"} == set(TALK_FAULT_GROUPS)
+    assert {(p.type, p.variant) for p in items if p.kind == "talk"} >= set(REQUIRED)
+    assert {p.variant for p in items if p.kind == "report" and p.type == "ack"} == {"read", "write"}
+
+
+def test_talk3_covers_every_claim_type_form_and_fault_class_by_hand() -> None:
+    items = load(SPLIT)
+    hand = [p for p in items if p.source == "hand"]
+    assert len(hand) >= 800, len(hand)
+    assert {(p.type, p.variant) for p in hand if p.kind == "claim"} == {(t, v) for t, vs in CLAIM_VALUES.items()
+                                                                         for v in vs}
+    assert {(p.type, p.variant) for p in hand if p.kind == "report"} == {(t, v) for t, vs in REPORT_VALUES.items()
+                                                                          for v in vs}
+    assert not any(p.type in UNREAD_TYPES for p in items if p.kind == "report")
+    talk = [p for p in hand if p.kind == "talk"]
+    assert len(talk) >= 350, len(talk)
+    forms = Counter(p.form for p in talk)
+    assert set(forms) == set(TALK3_FORMS) and min(forms.values()) >= 5, forms
+    assert min(forms[f] for f in TALK_FORMS) >= 8 and forms["negation"] >= 60, forms
+    assert sum(forms[f] for f in TALK3_FORMS if f not in TALK2_FORMS) >= 100, forms  # this set's new constructions
+    assert {p.type for p in talk} == set(TALK_CONTEXTS)
+    faults = Counter(_group(p) for p in hand if p.kind == "fault")
+    assert set(faults) == set(TALK_FAULT_GROUPS) and min(faults.values()) >= 10, faults
+    assert faults["invented_constraint"] >= 45 and faults["new_problem"] >= 40, faults
+    assert faults["state_without_tool:with_call"] >= 28 and faults["state_without_tool:alone"] >= 15, faults
+    claim_forms = Counter(p.form for p in hand if p.kind == "claim")
+    assert set(claim_forms) == set(TALK3_CLAIM_FORMS), claim_forms
+    for kind in ("talk", "fault"):
+        assert {p.voice for p in hand if p.kind == kind} == set(TALK3_VOICES), kind
+    assert {p.kind for p in items if p.source == "grammar"} == {"talk", "report", "claim", "fault"}
+
+
+def test_talk3_frames_hold_their_slots_where_the_customer_fills_them() -> None:
+    for p in load(SPLIT):
+        text = p.text
+        if p.kind == "fault":
+            if p.type in ("misreport", "state_without_tool"):
+                assert "{claim}" in text, p.id
+            if "{claim}" in text:  # a claim sentence starts with a capital: only where a sentence starts
+                assert re.search(r"(^|[.?!:] )\{claim\}", text), p.id
+            assert not re.search(r"(^|[.?!] )\{setting\}", text), p.id  # setting words are lower case
+        elif p.kind == "talk":
+            assert ("{result}" in text) == (p.type == "quote"), p.id
+            assert "{claim}" not in text and "{setting}" not in text, p.id
+
+
+def test_talk3_faithful_lines_never_call_it_fixed_or_refuse() -> None:
+    banned = re.compile(r"\b(fixed|sorted it|working again|works now|working now|all good now|won't do that|"
+                        r"not doing that|not allowed)\b", re.IGNORECASE)
+    for p in load(SPLIT):
+        if p.kind in ("talk", "report"):
+            assert not banned.search(p.text), (p.id, p.text)
+
+
+def test_talk3_was_written_apart_from_the_earlier_sets() -> None:
+    earlier_items = (*load(), *load("holdout"), *load("talk"), *load("talk2"))
+    earlier = {_norm(p.text) for p in earlier_items}
+    earlier |= {_norm(t) for t in (*cust.OPENINGS, *cust.REPORTS, cust.MORE, cust.NO_SUCH_TOOL, *cust.THANKS)}
+    same = {p.id for p in load(SPLIT) if _norm(p.text) in earlier}
+    assert same <= SHARED_WITH_EARLIER, sorted(same - SHARED_WITH_EARLIER)
+    assert not {p.id for p in load(SPLIT)} & {p.id for p in earlier_items}
+
+
+# ----------------------------------------------------------------- the customer, on real phone tools
+def test_talk3_reports_say_only_what_the_result_shows() -> None:
+    by_id = {p.id: p for p in load(SPLIT)}
+    for result, expected in RESULTS.items():
+        for salt in range(8):
+            said = cust.report(result, "toggle_data", SPLIT, salt, "key")
+            assert said is not None, result
+            for i in said[1]:
+                p = by_id[i]
+                assert p.kind == "report" and (p.type == "ack" or expected.get(p.type) == p.variant), (result, i)
+    for result in QUOTED:
+        assert cust.report(result, "reboot_device", SPLIT, 0, "key") is None, result
+
+
+def test_talk3_faithful_customer_says_true_talk_and_commits_no_fault() -> None:
+    forms: Counter = Counter()
+    by_id = {p.id: p for p in load(SPLIT)}
+    extra_openings = 0
+    for s in _tasks(4):
+        for seed in range(3):
+            said: list[tuple[str, ...]] = []
+            conv, injections = converse(s, f"eval-user:{SPLIT}:faithful", seed, phone=True, said=said)
+            assert injections == []
+            forms += _check_talk(s, conv, said, SPLIT)  # each line's key holds for the task and the real result
+            extra_openings += any(by_id[i].type == "open" for i in said[0])
+            own = _own(conv)
+            assert len(own) == len(said) and all(not m.get("content") for m in own if m.get("tool_calls"))
+    assert set(TALK_FORMS) - {"conditional"} <= set(forms), forms
+    assert extra_openings >= 24, extra_openings
+
+
+@pytest.mark.parametrize("fault", FAULT_CLASSES)
+def test_talk3_customer_commits_exactly_one_fault_of_its_class(fault: str) -> None:
+    commits_one_fault(SPLIT, fault)
+
+
+@pytest.mark.parametrize("mode", ["faithful", "drawn", "state_without_tool", "invented_constraint", "new_problem"])
+def test_the_replay_of_decide_finds_the_talk3_injection_again(mode: str) -> None:
+    replay_finds_injections(SPLIT, mode)
+
+
+def test_the_measurement_takes_the_talk3_split() -> None:
+    from tests.audit_eval.measure import _split, sweep
+
+    assert _split(SPLIT) == SPLIT
+    config = sweep("n", "http://x", SPLIT, {"mms_issue": ["a"]}, "oracle", ["new_problem"], 1, 1)
+    assert config["models"]["u-faithful"]["model"] == f"openai/eval-user:{SPLIT}:faithful"
+    with pytest.raises(ValueError, match=re.escape("eval-user:<talk3>:<mode>")):
+        cust.decide({"model": "eval-user:talk4:faithful", "messages": []})
