@@ -57,7 +57,8 @@ NEG = r"(?:\bnot\b|\b(?:is|are|was|were|does|do|did|has|have|had|can|could|wo|wo
 
 _LOCATIVE = r"(?!\s+(?:my|the|your|this|that|a|an|top|it|hold|its|his|her)\b)"
 ON = rf"\bon\b{_LOCATIVE}|\benabled?\b|\bactiv(?:e|ated?)\b|\b(?:switched|turned|toggled|flipped) on\b|\bconnected\b|" \
-     r"\bconnect\b|\brunning\b|\ballowed\b|\bpermitted\b|\blit(?: up)?\b|\b(?:is|'s) there\b|\bshowing\b|\bvisible\b|" \
+     r"\bconnect\b|\brunning\b|\ballowed\b|\bpermitted\b|\blit(?: up)?\b|\b(?:is|'s) there\b|" \
+     r"\bshowing\b(?!\s+(?:as\s+)?(?:off\b|on\b(?!\s+(?:my|the|your|this|that|a|an|top|it|its|his|her)\b)))|\bvisible\b|" \
      r"\bdisplayed\b|\bopen\b|\bticked\b|\bup and running\b"
 OFF = r"\boff\b|\bdisabled?\b|\binactive\b|\bdeactivated?\b|\b(?:switched|turned|toggled|flipped|shut) off\b|" \
       r"\bdisconnected\b|\bdisconnect\b|\bstopped\b|\bgr[ae]y(?:ed)?(?: out)?\b|\bclosed\b|\bgone\b|\bdisappeared\b|" \
@@ -66,7 +67,7 @@ ANAPHOR = re.compile(r"^[^.;]*?[,;—–]\s*(?:but |and |so )?(?:it|that)(?:'s| 
                      r"definitely|stayed|stays|remained|just))*\s+(?=\S)", _I)
 """A setting taken up again by "it" after a clause that read no state of it ("I haven't turned airplane mode off,
 it's been on the whole time"): what "it" is said to be is the setting's state."""
-PURPOSE = re.compile(r"\bto\s+(?!be\b|been\b)\w+", _I)
+PURPOSE = re.compile(r"\bto\s+(?!be\b|been\b|on\b|off\b)\w+", _I)
 """An infinitive between a setting's name and an on/off word ("no Wi-Fi to fall back on", "nothing for me to
 turn on"): the word ends a purpose clause, it reads no state (not "seems to be on")."""
 VALUE = re.compile(rf"(?P<neg>{NEG}\s+(?:\w+\s+){{0,2}})?(?:(?P<on>{ON})|(?P<off>{OFF}))", _I)
@@ -145,11 +146,26 @@ NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|(?<!n't 
                          r"if|unless|in case|suppos\w*|imagine|wonder(?:s|ed|ing)?|any idea|do you (?:know|think|reckon)|"
                          # what would be, not what is
                          r"would(?!\s+not)|'d(?!\s+(?:say|guess|think|bet|reckon))|"
-                         r"meant to|ought to)\b", _I)
+                         r"meant to|ought to|"
+                         # what would have been (a counterfactual), a thought about a topic, a demand
+                         r"would(?:n'?t|\s+not)\s+have|'d\s+(?:not\s+|never\s+)?have\s+(?:thought|guessed|known|expected|"
+                         r"imagined|realised|realized|noticed)|(?:thought|think|thinking)\s+(?:of|about)|settle for|"
+                         r"put(?:ting)? up with|make do with)\b", _I)
 """Where a claim's scope ends: what follows is a plan, a request, a wish or need, a supposition, or
 what would be, not what the phone shows now ("I need the speed test to say excellent",
 "I'd feel silly if airplane mode was on"). The words before it can still claim ("Roaming's on, I'll
 leave it")."""
+
+CORRECTION = re.compile(r"\bno\s*,?\s*wait\b|\bwait\s*,?\s*no\b|\bscratch that\b|\bor rather\b|"
+                        r"\b(?:no|sorry)\s*,?\s*i mean\b|\bactually\s*,?\s*no\b|\bi mean\s*,?\s*no\b", _I)
+"""A caller correcting itself mid-sentence ("data's on - no wait, it's the roaming", "off, scratch that"): what it
+said before the correction is taken back."""
+RELATIVE_ABILITY = re.compile(r"^\s*(?:that\s+|which\s+)?(?:i|we|you)\s+(?:can|could|would|'d|am able to|'m able to)\b", _I)
+"""A relative clause of what the caller can do after a setting's name ("no Wi-Fi I can get on"): the word after it is
+the caller's ability, not the setting's state."""
+NEGATIVE_SUBJECT = re.compile(r"\b(?:nothing|none(?: of)?|not (?:one|a single|any)|no)\b(?:\s+[\w']+){0,5}\s*$", _I)
+"""A negative quantifier as the subject before what is said of it ("Nothing I attach a photo to gets sent", "No
+picture message I send goes out"): what follows is denied of every one."""
 
 UNSURE = re.compile(r"(?:\bbut\b|\bthough\b|,|-)\s*(?:i'?m |i am )?not (?:(?:totally|completely|100%|a hundred percent) )?"
                     r"(?:sure|certain|positive)\b(?!\s+(?:if|whether|that|what|why|how|it|this|about))|"
@@ -406,7 +422,7 @@ APPS_OR_DATA = re.compile(
 
 __all__ = ["REFUSES", "MALFUNCTION", "TROUBLE", "PHYSICAL", "APPS_OR_DATA", "ASIDE", "EMPTY", "LEAD", "MOTIVE", "NEW_MATTER", "REQUEST_FIX", "RUN_ON", "SECOND_MATTER", "ABILITY", "ABSENT", "ANAPHOR", "PURPOSE", "REPORTED", "SPEAKER_IS_PHONE", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
            "HEDGE_NEGATIONS", "INVERTED", "INTERMITTENT", "IN_MODE", "LINE_STATES", "DENIED_ACTION",
-           "POSSIBLE", "UNSURE", "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
+           "POSSIBLE", "UNSURE", "CORRECTION", "RELATIVE_ABILITY", "NEGATIVE_SUBJECT", "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
            "MMS_BROKEN", "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",
            "PERMISSION_GRANTED", "PERMISSION_MISSING", "PERMISSION_NAMES", "QUESTION_START", "SETTINGS", "SIGNAL_BARS",
            "SIGNAL_FULL", "SIGNAL_GONE", "SIGNAL_LEVELS", "SIGNAL_NONE", "SIGNAL_WORDS", "SIM_STATES", "SPEED_STATES", "SWITCHES",

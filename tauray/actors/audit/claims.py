@@ -72,6 +72,8 @@ def clauses(text: str | None, hedged: bool = False) -> list[str]:
     for sentence in re.split(r"(?<=[.!?;:])\s+|\n+", text or ""):
         sentence = f"{topic}{sentence.strip()}"
         topic = ""
+        if fixes := list(w.CORRECTION.finditer(sentence)):
+            sentence = sentence[fixes[-1].end():].lstrip(" ,-—–")  # what it said before correcting itself is taken back
         if sentence[-1:] in "?:" and len(w.FILLER.sub("", sentence).split()) <= 4 and mentions(sentence) \
                 and not w.QUESTION_START.search(sentence) and not w.GUESS.search(sentence):
             topic = sentence[:-1] + ": "  # "Roaming? It's off.", "VPN: off": a topic named, then answered
@@ -135,8 +137,8 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
     if w.BEFORE_CHANGE.search(after):
         return None  # "airplane mode was on, I've turned it off now": the state before the change
     m = w.VALUE.search(after)
-    if m and w.PURPOSE.search(after[:m.start()]):
-        return None  # "no Wi-Fi to fall back on", "a VPN app to turn on": a purpose's particle, no state
+    if m and (w.PURPOSE.search(after[:m.end()]) or w.RELATIVE_ABILITY.search(after[:m.start()])):
+        return None  # "no Wi-Fi to fall back on", "no wireless to connect to", "no Wi-Fi I can get on": a purpose or ability
     if m and w.INTERMITTENT.search(after[:m.end() + 12]):
         return None  # "keeps cutting out", "on and off all day": a symptom
     if m:
@@ -252,6 +254,9 @@ def _read(setting: str, clause: str, before: str, name: str, after: str) -> dict
         broken = w.MMS_BROKEN.search(name + after)
         value = ("can" if broken.group("neg") else "cannot") if broken else \
             "cannot" if w.MMS_CANNOT.search(window) else "can" if w.MMS_CAN.search(window) else None
+        said_not = w.MMS_CANNOT.search(window)
+        if value and w.NEGATIVE_SUBJECT.search(before) and not (value == "cannot" and said_not is not None and said_not.start() < len(before)):
+            value = "cannot" if value == "can" else "can"  # "Nothing I attach a photo to gets sent" (its own "not" once)
     elif setting == "payment":
         value = "paid" if w.PAYMENT_PAID.search(name + after) else _payment(window)  # "..., the bill's been paid"
     elif setting == "line":
