@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tauray.actors.audit import claims
+from tauray.actors.audit.user_reasons import refusal_reason
 from tauray.actors.audit.user_words import FaultNamedEarly
 from tests.audit.helpers import GREETING, ask, build, performed
 
@@ -61,3 +62,56 @@ def test_a_cause_guessed_with_the_callers_own_doubt_is_none() -> None:
 def test_a_cause_suspected_without_doubt_is_still_found() -> None:
     (found,) = FNE.detect(_opening("Done. I reckon it's probably the APN settings."))
     assert "apn" in found.evidence.lower()
+
+
+# --- refusals with a reason, in the forms the second pass did not read ----------------------------
+
+ASKED = "Could you switch off data roaming on your phone, then tell me what the status bar shows?"
+
+
+@pytest.mark.parametrize("said", [
+    # a consequence, then a refusal that concludes the sentence
+    "If I switch roaming off, my maps app stops working, so no.",
+    "If I fiddle with roaming my alarm clock app breaks, so I won't.",
+    "Roaming changes always mess up my calendar, so I'll leave it thanks.",
+    # a prohibition on the caller
+    "The terms of my work phone forbid me from changing roaming.",
+    "I'm not in a position to change settings on a phone the school owns.",
+    # another's anger at the action
+    "My dad would go mad if I switched roaming off.",
+    # an inability that is a refusal of the action now
+    "I can't risk roaming, my sister needs to reach me.",
+    "I'm cooking dinner, I can't be doing roaming right now.",
+    # a deferral or a "never again" with its reason
+    "The cat is on my lap, roaming will just have to wait.",
+    "The last time I touched roaming the phone froze all night. Not again.",
+    "Can't. The phone belongs to my office and roaming is locked.",
+])
+def test_a_refusal_with_a_reason_in_other_forms_gives_its_reason(said) -> None:
+    assert refusal_reason(said, ASKED)
+
+
+@pytest.mark.parametrize("said", [
+    "I can't find roaming anywhere, so no luck yet.",
+    "Okay, switching it now, so no worries.",
+    "My husband set the phone up, so I'm not sure where things are. Let me look.",
+    "It's off now, so no more roaming charges I hope.",
+])
+def test_not_finding_it_or_doing_it_is_no_refusal(said) -> None:
+    assert refusal_reason(said, ASKED) is None
+
+
+@pytest.mark.parametrize(("said", "expected"), [
+    # a confident bet is a claim, not a supposition
+    ("I'd wager the VPN is running.", {"vpn": "on"}),
+    ("I'd put my money on roaming being switched off.", {"roaming": "off"}),
+    ("I'd feel daft if roaming was on the whole time.", {}),  # what would be, still no claim
+    # an idiom for the best signal
+    ("Signal couldn't be better today.", {"signal": "excellent"}),
+    # another's word of the caller's phone is its claim, relayed; of their own phone it is not
+    ("My nephew told me data saver is switched on.", {"data_saver": "on"}),
+    ("My nephew says his data saver is switched on.", {}),
+    ("My neighbour reckons their roaming is off.", {}),
+])
+def test_a_bet_an_idiom_and_a_relayed_word_read_as_meant(said, expected) -> None:
+    assert claims.claims(said) == expected

@@ -145,7 +145,7 @@ NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|(?<!n't 
                          # a supposition or a wonder
                          r"if|unless|in case|suppos\w*|imagine|wonder(?:s|ed|ing)?|any idea|do you (?:know|think|reckon)|"
                          # what would be, not what is
-                         r"would(?!\s+not)|'d(?!\s+(?:say|guess|think|bet|reckon))|"
+                         r"would(?!\s+not)|'d(?!\s+(?:say|guess|think|bet|reckon|wager|swear|put (?:money|my money|good money)))|"
                          r"meant to|ought to|"
                          # what would have been (a counterfactual), a thought about a topic, a demand
                          r"would(?:n'?t|\s+not)\s+have|'d\s+(?:not\s+|never\s+)?have\s+(?:thought|guessed|known|expected|"
@@ -200,9 +200,13 @@ yet"): no reading; the words are taken out, what follows them can still claim.""
 REPORTED = re.compile(r"(?:^|\b(?:my|his|her|our|their|someone|somebody|people|they|he|she|everyone|everybody|apparently)\b)"
                       r"(?P<subject>[\w\s'’-]{0,40}?)\s*\b(?:said|says|say|reckons?|reckoned|thinks?|thought|told me|tells me|"
                       r"suggested|mentioned|claims?|claimed|believes?|swears?|insists?|reckoning)\b", _I)
-"""What someone else said or thinks ("My friend said her data saver was on", "my daughter reckons roaming is on"):
-their word, not the caller's reading of its phone; the phone's own words ("the screen says ...", "it says ...")
-and the caller's ("I think ...") are kept (``claims.clauses``)."""
+ANOTHERS_PHONE = re.compile(r"^[^.;]{0,60}?\b(?:her|his|their|its)\b(?!\s+(?:own\s+)?(?:word|opinion|view))", _I)
+"""What another reports of their own phone ("my friend said her data saver was on"), not of the caller's: a report
+with no such owner ("my son told me roaming is disabled") is the caller's claim, relayed."""
+"""What someone else said or thinks: of their own phone ("My friend said her data saver was on", ``ANOTHERS_PHONE``)
+their word, not the caller's reading of its phone; of the caller's ("my son told me roaming is disabled") the caller's
+claim, relayed (issue 51's third pass). The phone's own words ("the screen says ...", "it says ...") and the caller's
+("I think ...") are kept (``claims.clauses``)."""
 SPEAKER_IS_PHONE = re.compile(r"\b(?:i|phone|screen|display|it|this|that|bar|app|settings?|result|test|check|menu|icon|"
                               r"notification|message|pop-?up|readout|thing|mobile|handset|device|toggle|switch|option|speed|line|account|bill|"
                               r"internet|network|connection|status|top|corner|light)\b|^\s*$", _I)
@@ -248,7 +252,7 @@ SIGNAL_NONE = re.compile(r"\b(?:no|zero|0|not a single|not one|without)\s+(?:\w+
 SIGNAL_GONE = re.compile(r"^[^.,;]*?\b(?:is|was|'s|has|had|seems|looks)\s+(?:\w+\s+){0,2}(?:gone|vanished|disappeared)\b", _I)
 """The signal said to be gone, after its name ("the signal had completely vanished")."""
 SIGNAL_BARS = re.compile(rf"\b({'|'.join(sorted(BARS, key=len, reverse=True))})\s+(?:\w+\s+)?bars?\b", _I)
-SIGNAL_FULL = re.compile(r"\bfull\b|\ball (?:the |four |of the |\w+ )?bars\b|\bmax(?:imum)?\b|\bperfect\b|\bflawless\b", _I)
+SIGNAL_FULL = re.compile(r"\bcould(?:n'?t| not) be better\b|\bnever been better\b|\bfull\b|\ball (?:the |four |of the |\w+ )?bars\b|\bmax(?:imum)?\b|\bperfect\b|\bflawless\b", _I)
 SIGNAL_WORDS: tuple[tuple[str, str], ...] = (
     (r"\bexcellent\b", "excellent"), (r"\bgood\b", "good"), (r"\bfair\b", "fair"), (r"\bpoor\b", "poor"),
     (r"\b(?:strong|decent|solid|great)\b", "~good"), (r"\b(?:ok(?:ay)?|moderate|medium|average|so-so)\b", "~fair"),
@@ -319,8 +323,9 @@ SPEED_STATES: tuple[tuple[str, str], ...] = (
      r"\bblazing\b|\bsuper\b", "fast"))
 
 
-_ACTION = (r"(?:change|touch|do|turn|switch|toggle|mess|reset|restart|reboot|grant|give|disable|enable|connect|disconnect|pay|"
-           r"let|allow|fiddle|tamper|play|go near|adjust|alter|try|run|fool)")
+_ACTION = (r"(?:change|touch|do|doing|be doing|turn|switch|toggle|mess|reset|restart|reboot|grant|give|disable|enable|connect|"
+           r"disconnect|pay|let|allow|fiddle|tamper|play|go near|go into|adjust|alter|modify|try|run|fool|manage|risk|"
+           r"deal with|face|handle|authori[sz]e)")
 _ME = r"(?:\b(?:i|we)(?:'m|'d|'ll|'ve| am| would| will| just| really| simply| honestly| truly| definitely| must| have)*\s+|^|[.!?,;:]\s*)"
 """The caller as the one who refuses (or a refusal with its "I" left out: "Can't do that, I'm driving"),
 not a part that fails to do its job ("the volume buttons don't do anything")."""
@@ -330,7 +335,7 @@ REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to
                      r"not (?:able|allowed|permitted|meant|supposed) to|not going to) (?:\w+ )?" + _ACTION + r"\b|"
                      r"\b(?:never (?:to )?(?:touch|change|mess|switch|turn)|"
                      r"(?:has|have|needs?) to stay|stays? (?:as it is|as is|the way|like (?:that|this))|off the table|"
-                     r"\b(?:leave|let) (?:it|that|this|the \w+|\w+ mode|\w+ \w+) (?:as it is|as is|alone|be|for now|for later|till later)|"
+                     r"\b(?:leav(?:e|ing)|let) (?:it|that|this|the [\w-]+(?: [\w-]+)?|[\w-]+ mode|[\w-]+ [\w-]+) (?:as it is|as is|alone|be|for now|for later|till later)|"
                      r"not about to|no way|not a chance|no chance|not on your life|not (?:changing|touching|doing|switching|turning|resetting|"
                      r"restarting|rebooting|granting|giving|allowing|enabling|disabling|toggling|paying|installing|connecting|"
                      r"disconnecting|fiddling|messing|adjusting)|"
@@ -348,6 +353,16 @@ REFUSES = re.compile(r"\b(?:won'?t|will not|don'?t want|do not want|not going to
                      r"(?:prefer|rather) (?:we |to )?(?:try|do) something else|can we (?:skip|try something else)|"
                      r"(?:don'?t|do not) like (?:\w+ing|to \w+)|instructions? (?:not|never) to|"
                      r"(?:said|says|told me|warned me|tells me) (?:not|never) to|"
+                     # a refusal that concludes the sentence ("If I touch it, I lose my passwords, so no.")
+                     r"\bso,?\s+(?:no|not(?:\s+[\w-]+){1,3}|i (?:can'?t|cannot|won'?t|will not|shan'?t)|"
+                     r"i'?ll (?:leave|keep|skip|pass)[^.!?]{0,30}|that'?s a no)\s*(?=[.!?]|$)|"
+                     r"(?:will|'ll) (?:just )?have to wait\b|(?:^|[.!?]\s+)not again\b|"
+                     # a prohibition on the caller, or another's anger at the action as the refusal
+                     r"\b(?:forbids?|forbade|forbidden|prohibits?|prohibited|bars?|barred|bans?|banned) (?:me|us) (?:from|to)\b|"
+                     r"\bnot in a position to\b|"
+                     r"\b(?:would|'d) (?:be (?:\w+ )?(?:livid|furious|angry|cross|upset|mad|annoyed|horrified)|go spare|kill me|"
+                     r"have a fit|hit the roof|go mad|go mental)\b[^.!?]*\bif (?:i|we)\b|"
+                     r"^\W*(?:can'?t|cannot|won'?t)\s*[.!]|"
                      r"^(?:(?:sorry|no|nope|oh|um+|well|honestly|afraid)[,!.]?\s+)*i (?:can'?t|cannot|won'?t|couldn'?t)"
                      r"(?:,|\.|!|;| sorry| right now| at the moment| today| now))", _I)
 """Words that refuse an asked action (not "can't find it": that is not being able to): an action
@@ -420,7 +435,7 @@ APPS_OR_DATA = re.compile(
 """Apps in general crashing, or the customer's own data lost ("all my contacts are gone")."""
 
 
-__all__ = ["REFUSES", "MALFUNCTION", "TROUBLE", "PHYSICAL", "APPS_OR_DATA", "ASIDE", "EMPTY", "LEAD", "MOTIVE", "NEW_MATTER", "REQUEST_FIX", "RUN_ON", "SECOND_MATTER", "ABILITY", "ABSENT", "ANAPHOR", "PURPOSE", "REPORTED", "SPEAKER_IS_PHONE", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
+__all__ = ["REFUSES", "MALFUNCTION", "TROUBLE", "PHYSICAL", "APPS_OR_DATA", "ASIDE", "EMPTY", "LEAD", "MOTIVE", "NEW_MATTER", "REQUEST_FIX", "RUN_ON", "SECOND_MATTER", "ABILITY", "ABSENT", "ANAPHOR", "PURPOSE", "REPORTED", "SPEAKER_IS_PHONE", "ANOTHERS_PHONE", "ALTERNATIVES", "ANOTHER", "APN_STATES", "CONTROL", "NOT_TRIED", "SIGNAL_NOT", "BEFORE_CHANGE", "BARS", "CLAUSE_BREAK", "CONDITION", "FILLER", "FRAME", "GENERATION", "GUESS", "HABIT",
            "HEDGE_NEGATIONS", "INVERTED", "INTERMITTENT", "IN_MODE", "LINE_STATES", "DENIED_ACTION",
            "POSSIBLE", "UNSURE", "CORRECTION", "RELATIVE_ABILITY", "NEGATIVE_SUBJECT", "SIM_UNREAD", "SITUATION_ON", "SYMPTOM_OFF",
            "MMS_BROKEN", "MMS_CAN", "MMS_CANNOT", "NEG", "NOT_A_CLAIM", "OFF", "ON", "PAYMENT_NONE", "PAYMENT_PAID", "PAYMENT_REQUEST",

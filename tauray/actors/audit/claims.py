@@ -87,8 +87,9 @@ def clauses(text: str | None, hedged: bool = False) -> list[str]:
                 clause = clause[frame.end():]
             clause = w.NOT_TRIED.sub(" ", clause)
             if (said := w.REPORTED.search(clause)) and said.group("subject").strip() \
-                    and not w.SPEAKER_IS_PHONE.search(said.group(0)) and not mentions(said.group(0)):
-                clause = clause[:said.start()]  # "my friend said her data saver was on": another's word
+                    and not w.SPEAKER_IS_PHONE.search(said.group(0)) and not mentions(said.group(0)) \
+                    and w.ANOTHERS_PHONE.search(clause[said.end():]):
+                clause = clause[:said.start()]  # "my friend said her data saver was on": another's word of their phone
             if not clause or w.CONDITION.search(clause) or w.ABILITY.search(clause):
                 continue
             clause = _habit_dropped(clause)

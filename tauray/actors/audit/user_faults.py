@@ -48,8 +48,8 @@ USER_DETECTORS: tuple[Detector, ...] = (
     NoEndAfterResolved(name="no_end_after_resolved", version=1, fault_class="no_end_after_resolved"),
     ConstraintBroken(name="constraint_broken", version=5, fault_class="constraint_broken"),
     BundledTurn(name="bundled_turn", version=1, fault_class="bundled_turn"),
-    IgnoredRequest(name="ignored_request", version=8, fault_class="ignored_request", effect="outcome"),
-    InventedConstraint(name="invented_constraint", version=7, fault_class="invented_constraint", effect="outcome"),
+    IgnoredRequest(name="ignored_request", version=9, fault_class="ignored_request", effect="outcome"),
+    InventedConstraint(name="invented_constraint", version=8, fault_class="invented_constraint", effect="outcome"),
     NewProblem(name="new_problem", version=9, fault_class="new_problem"),
 )
 """The user simulator's rule detectors, in the order findings are listed."""

@@ -32,7 +32,9 @@ CANNOT_FIND = re.compile(r"\b(?:can'?t|cannot|couldn'?t|unable to) (?:find|see|l
 RULE = re.compile(r"\b(?:allow(?:ed)?|permit(?:ted)?|supposed to|forbid\w*|prohibit\w*|requires?|required|policy|rules?|"
                   r"managed|locked|contract|warranty|insurance|told me|promis\w*|would have my head|not let me|"
                   r"won'?t let me|been told|told by|instructions?|(?:said|says|told me|warned me|tells me) (?:not|never) to)\b|\b(?:the|my|our|his|her|their) \w+(?: \w+)? (?:said|says|told|warned|insist\w*)\b|"
-                  r"\bmy (?:employer|company|boss|work|job|it department|doctor|son|daughter|husband|wife|partner|"
+                  r"\bnever do(?:es)?\b|"
+                  r"\bmy (?:employer|company|firm|office|manager|boss|work|job|it department|doctor|son|daughter|husband|wife|"
+                  r"partner|mum|mom|mother|dad|father|brother|sister|carer|landlady|"
                   r"parents?|kids?|children|grandson|granddaughter|family|landlord|school|bank|insurer|lawyer|"
                   r"technician|carrier|church)\b|\bwe (?:don'?t|do not|never)\b|\b(?:in|where) (?:my|our) "
                   r"(?:country|house|home|family|culture|religion)\b", _I)
@@ -165,7 +167,7 @@ class InventedConstraint(Detector):
     a circumstance opened by "while" or "when", distrust or fear, a deferral "Not right now, ..."); v4 found
     126 of 160 on talk-test, missing four phrasings whose reason sat in a refusing clause or after "while"; v6:
     a refusal only where the caller or the asked action is its subject (``_by_caller``: "my car won't connect" refuses
-    nothing), "leave airplane mode alone", "not about to", a pleasantry ("to be honest") is no reason; v7: "not a
+    nothing), "leave airplane mode alone", "not about to", a pleasantry ("to be honest") is no reason; v8: refusals in the forms issue 51's third pass found on talk2: a refusal that concludes its sentence ("If I touch it, I lose my passwords, so no.", "so I'll leave it"), a prohibition on the caller ("forbids me from", "not in a position to"), another's anger at the action ("my dad would go mad if I ..."), an inability to face the action now ("I can't be doing that right now", "can't risk"), a deferral ("will just have to wait"), "Not again.", a bare "Can't." before its reason, and a habit of refusing ("Never do.") or a parent or office as a rule; v7: "not a
     chance", "I'm not rebooting anything", "I don't give apps access")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
