@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -37,7 +38,8 @@ from tauray.actors.voice.duplex.vad import VAD, make_vad
 from tauray.actors.voice.line import LINE_RATE
 from tauray.actors.voice.profiles import DrawnVoice
 
-__all__ = ["DuplexResult", "recording_flac", "run_duplex", "run_duplex_sync", "segments_sha256"]
+__all__ = ["Concluded", "DuplexResult", "EndReason", "Remembered", "caller_end_reason", "conclude", "default_voice",
+           "recording_flac", "run_duplex", "run_duplex_sync", "segments_sha256"]
 
 EndReason = Literal["caller_hung_up", "caller_hung_up_on_silence", "max_duration"]
 
@@ -104,7 +106,7 @@ def _groups(chunks: Sequence[Chunk]) -> list[list[Chunk]]:
     return groups
 
 
-def _segments(stream: Stream, listener_asr: Any, *, unit_id: str, attempt: int, words_meant: dict[int, int],
+def _segments(stream: Stream, listener_asr: Any | None, *, unit_id: str, attempt: int, words_meant: dict[int, int],
               ledger: ComputeLedger) -> list[Segment]:
     out = []
     groups = _groups(stream.chunks)
@@ -116,9 +118,11 @@ def _segments(stream: Stream, listener_asr: Any, *, unit_id: str, attempt: int, 
         if first.reply >= 0 and last_of_reply.get(first.reply) == i and first.reply in words_meant:
             meant = max(meant, words_meant[first.reply] - sum(c.said() for g in groups[:i] if g[0].reply == first.reply
                                                               for c in g))
-        audio = np.concatenate([c.audio() for c in group])
-        with ledger.timed("asr"):
-            heard = listener_asr.transcribe(to_float(audio, 16000))
+        heard = ""
+        if listener_asr is not None:
+            audio = np.concatenate([c.audio() for c in group])
+            with ledger.timed("asr"):
+                heard = listener_asr.transcribe(to_float(audio, 16000))
         cut = next((c.cut_at for c in group if c.cut_at is not None), None)
         out.append(Segment(unit_id=unit_id, attempt=attempt, side=stream.side, kind=first.kind,
                            start_s=from_frames(first.start), end_s=from_frames(last.end),
@@ -128,7 +132,49 @@ def _segments(stream: Stream, listener_asr: Any, *, unit_id: str, attempt: int, 
     return out
 
 
-class _Remembered:
+@dataclass(frozen=True)
+class Concluded:
+    """What a finished call's two streams leave: the timeline, its panel and its recording."""
+
+    segments: tuple[Segment, ...]
+    segments_sha256: str
+    events: tuple[InteractionEvent, ...]
+    metrics: InteractionMetrics
+    labels: str
+    recording: bytes
+    recording_sha256: str
+
+
+def conclude(caller: Stream, agent: Stream, end: int, *, caller_asr: Any, agent_asr: Any | None, unit_id: str,
+             attempt: int, words_meant: dict[int, int], ledger: ComputeLedger,
+             lines: tuple[np.ndarray, np.ndarray] | None = None) -> Concluded:
+    """Both streams cut at frame ``end``, their segments (each heard by the other side's
+    recogniser: ``caller_asr`` hears the agent, ``agent_asr`` the caller; None: not known), the
+    interaction panel, the label track and the stereo recording (of ``lines``, the caller's and the
+    agent's line samples, when given; else of the streams). Shared by the simulated clock and a
+    live call."""
+    for stream in (caller, agent):
+        stream.stop(end, end)
+    rows = _segments(caller, agent_asr, unit_id=unit_id, attempt=attempt, words_meant={}, ledger=ledger)
+    rows += _segments(agent, caller_asr, unit_id=unit_id, attempt=attempt, words_meant=words_meant, ledger=ledger)
+    segments = timeline(rows)
+    with ledger.timed("metrics"):
+        events = interaction_events(segments)
+        metrics = summarize(events)
+    left, right = lines if lines is not None else (caller.samples(end), agent.samples(end))
+    flac = recording_flac(left, right)
+    return Concluded(segments=tuple(segments), segments_sha256=segments_sha256(segments), events=tuple(events),
+                     metrics=metrics, labels=label_track(segments, events), recording=flac,
+                     recording_sha256=hashlib.sha256(flac).hexdigest())
+
+
+def caller_end_reason(caller: DuplexCaller) -> EndReason:
+    """How a caller that hung up did: after its last words (a goodbye) or on a long silence."""
+    last = caller.stream.chunks[-1] if caller.stream.chunks else None
+    return "caller_hung_up" if last is not None and last.meta.get("final") else "caller_hung_up_on_silence"
+
+
+class Remembered:
     """A recogniser that remembers what it made of each audio it heard (by content): the same
     stretch heard again (a reply by the caller during the call, then as its segment's
     ``heard_text``) is recognised once. Deterministic recognisers only, which every local one is."""
@@ -145,7 +191,7 @@ class _Remembered:
         return self._seen[key]
 
 
-def _default_voice(tts: Any, kind: str) -> DrawnVoice:
+def default_voice(tts: Any, kind: str) -> DrawnVoice:
     voices = tts.voices(kind) if hasattr(tts, "voices") else ("default",)
     return DrawnVoice(voice=voices[0], rate_wpm=170, pitch=50, noise_kind=None, seed=0)
 
@@ -171,14 +217,14 @@ async def run_duplex(*, caller_policy: CallerPolicy, agent: TextAgent, tts: Any,
     clock_settings = load_settings(ClockSettings, clock, "clock")
     vad = vad or make_vad(pipeline.vad, pipeline.vad_threshold)
     ledger = ComputeLedger()
-    agent_asr = _Remembered(asr)
-    caller_asr = agent_asr if caller_asr is None or caller_asr is asr else _Remembered(caller_asr)
+    agent_asr = Remembered(asr)
+    caller_asr = agent_asr if caller_asr is None or caller_asr is asr else Remembered(caller_asr)
     the_clock = Clock(clock_settings)
     caller_tts = caller_tts or tts
-    caller = DuplexCaller(caller_policy, rules, tts=caller_tts, voice=caller_voice or _default_voice(caller_tts, "clear"),
+    caller = DuplexCaller(caller_policy, rules, tts=caller_tts, voice=caller_voice or default_voice(caller_tts, "clear"),
                           asr=caller_asr, ledger=ledger, seed=seed, unit_id=unit_id,
                           max_frames=clock_settings.max_frames, decide=decide, effects=caller_effects)
-    bot = CascadedAgent(agent, pipeline, tts=tts, voice=agent_voice or _default_voice(tts, "agent"), asr=agent_asr,
+    bot = CascadedAgent(agent, pipeline, tts=tts, voice=agent_voice or default_voice(tts, "agent"), asr=agent_asr,
                         vad=vad,
                         tick=the_clock.tick, ledger=ledger, tools=tools)
     if rules.opening == "agent":
@@ -189,28 +235,20 @@ async def run_duplex(*, caller_policy: CallerPolicy, agent: TextAgent, tts: Any,
         await bot.on_tick(t, caller.stream)
         if caller.hangup is not None:
             end = max(t, caller.hangup)
-            ended = "caller_hung_up" if caller.stream.chunks and caller.stream.chunks[-1].meta.get("final") \
-                else "caller_hung_up_on_silence"
+            ended = caller_end_reason(caller)
             if t >= end:
                 break
         wake = min(caller.next_wake(t, bot.stream), bot.next_wake(t, caller.stream), end)
         t = the_clock.advance(wake, every_tick=every_tick)
     end = min(end, max(t, 1))
-    for stream in (caller.stream, bot.stream):
-        stream.stop(end, end)
     meant = {r.number: len(r.text.split()) for r in bot.replies}
-    rows = _segments(caller.stream, agent_asr, unit_id=unit_id, attempt=attempt, words_meant={}, ledger=ledger)
-    rows += _segments(bot.stream, caller_asr, unit_id=unit_id, attempt=attempt, words_meant=meant, ledger=ledger)
-    segments = timeline(rows)
-    with ledger.timed("metrics"):
-        events = interaction_events(segments)
-        metrics = summarize(events)
-    flac = recording_flac(caller.stream.samples(end), bot.stream.samples(end))
+    done = conclude(caller.stream, bot.stream, end, caller_asr=caller_asr, agent_asr=agent_asr, unit_id=unit_id,
+                    attempt=attempt, words_meant=meant, ledger=ledger)
     return DuplexResult(
         unit_id=unit_id, attempt=attempt, pipeline_id=pipeline.identity(), pipeline=pipeline, rules=rules,
-        clock=clock_settings, timing=pipeline.timing, segments=tuple(segments),
-        segments_sha256=segments_sha256(segments), events=tuple(events), metrics=metrics,
-        labels=label_track(segments, events), recording_sha256=hashlib.sha256(flac).hexdigest(), recording=flac,
+        clock=clock_settings, timing=pipeline.timing, segments=done.segments,
+        segments_sha256=done.segments_sha256, events=done.events, metrics=done.metrics,
+        labels=done.labels, recording_sha256=done.recording_sha256, recording=done.recording,
         duration_s=from_frames(end), ended=ended, ticks=-(-end // the_clock.tick), steps=the_clock.steps,
         agent_turns=tuple(bot.turns), agent_history=tuple(bot.history), caller_history=tuple(caller.history),
         caller_counts=dict(caller.counts), compute_s=dict(ledger.seconds), compute_calls=dict(ledger.calls))

@@ -26,7 +26,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from tauray.actors.voice.live import media_stream as ms
 from tauray.actors.voice.live.errors import CallFault, FaultKind, MediaStreamError
 from tauray.actors.voice.live.lateness import Lateness, LatenessLimit, LatenessMeter
-from tauray.actors.voice.live.ulaw import FRAME_BYTES, FRAME_MS, SILENCE_BYTE, SILENCE_FRAME, to_ulaw
+from tauray.actors.voice.live.outgoing import OutgoingAudio
+from tauray.actors.voice.live.ulaw import FRAME_BYTES, FRAME_MS, SILENCE_BYTE, to_ulaw
 
 __all__ = ["CallRecord", "PhoneCall", "PhoneSettings", "shown_url"]
 
@@ -91,7 +92,8 @@ class PhoneCall:
         self.stream_sid, self.call_sid, self.settings = stream_sid, call_sid, settings
         self._loop = asyncio.get_running_loop()
         self._sequence = 1  # start was 1
-        self._out = bytearray()  # the caller's queued speech
+        self._out = OutgoingAudio()  # the caller's queued speech
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []  # wait_frames: (frames, future)
         self._queue = bytearray()  # the bot's audio not yet played
         self._queued_total = 0  # bytes of bot audio ever queued (marks are offsets in it)
         self._played_total = 0
@@ -154,15 +156,31 @@ class PhoneCall:
         self.say_ulaw(to_ulaw(audio, rate))
 
     def say_ulaw(self, raw: bytes) -> None:
+        self._out.append(raw)
+        self._queued(raw)
+
+    def place_ulaw(self, frame: int, raw: bytes) -> int:
+        """Queue the caller's speech (raw μ-law) to start at the call's frame ``frame``, silence
+        before it; a frame already sent (or covered by queued speech) moves it to the first free
+        frame. Returns the frame where it starts (see :class:`~.outgoing.OutgoingAudio`)."""
+        at = self._out.place(frame, raw)
+        self._queued(raw)
+        return at
+
+    def cut_caller(self, frame: int) -> int:
+        """Drop the caller's queued audio from frame ``frame`` on (frames sent stay sent); returns
+        the frame from which the caller is silent on the line."""
+        return self._out.cut(frame)
+
+    def _queued(self, raw: bytes) -> None:
         if raw and self._heard_first is None:  # waiting for the bot's first words counts from the end of these
-            ahead = (len(self._out) + len(raw)) / FRAME_BYTES * FRAME_S
+            ahead = self._out.queued_frames * FRAME_S
             self._answer_by = max(self._answer_by, self._loop.time() + ahead + self.settings.answer_timeout_s)
-        self._out.extend(raw)
 
     @property
     def speaking(self) -> bool:
         """Whether the caller still has speech queued."""
-        return bool(self._out)
+        return self._out.speaking
 
     @property
     def frames(self) -> int:
@@ -171,6 +189,26 @@ class PhoneCall:
     @property
     def ended(self) -> bool:
         return self._ended.is_set()
+
+    async def wait_frames(self, frames: int, timeout_s: float) -> bool:
+        """Wait until ``frames`` frames have gone out (each plays one frame of the bot) or the call
+        has ended; False when ``timeout_s`` passed first."""
+        if self.frames >= frames or self.ended:
+            return True
+        waiter: asyncio.Future[None] = self._loop.create_future()
+        self._waiters.append((frames, waiter))
+        try:
+            await asyncio.wait_for(waiter, timeout_s)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self._waiters = [(n, w) for n, w in self._waiters if w is not waiter]
+
+    def _wake(self, every: bool = False) -> None:
+        for n, waiter in self._waiters:
+            if (every or n <= self.frames) and not waiter.done():
+                waiter.set_result(None)
 
     def bot_audio(self, start_frame: int, end_frame: int | None = None) -> bytes:
         """The bot's line (raw μ-law as played) between two frames."""
@@ -185,7 +223,7 @@ class PhoneCall:
         quiet = max(1, round(silence_s / FRAME_S))
         while True:
             self._raise_if_failed()
-            if not self._out:
+            if not self.speaking:
                 since = self._speech_end_frame
                 spoke = [i for i in range(since, self.frames) if self._bot_present[i]]
                 if spoke and (self.ended or (self.frames - (spoke[-1] + 1) >= quiet and not self._queue)):
@@ -252,14 +290,10 @@ class PhoneCall:
                     await asyncio.sleep(delay)
                 if self.ended:
                     return
-                frame = bytes(self._out[:FRAME_BYTES])
-                del self._out[:FRAME_BYTES]
-                if frame:
-                    self._caller_bytes += len(frame)
-                    frame += bytes([SILENCE_BYTE]) * (FRAME_BYTES - len(frame))
+                frame, speech = self._out.take()
+                if speech:
+                    self._caller_bytes += speech
                     self._speech_end_frame = k + 1
-                else:
-                    frame = SILENCE_FRAME
                 self._sequence += 1
                 message = ms.encode(ms.media(self.stream_sid, frame, sequence=self._sequence, chunk=k + 1,
                                              timestamp_ms=k * FRAME_MS))
@@ -277,6 +311,7 @@ class PhoneCall:
                 self._caller_line += frame
                 self._play_one()
                 self._frame_sent.set()
+                self._wake()
                 k += 1
                 now = self._loop.time()
                 if self._heard_first is None and now > self._answer_by:
@@ -371,6 +406,7 @@ class PhoneCall:
             self._ended_by = by
             self._ended.set()
             self._frame_sent.set()
+            self._wake(every=True)
 
     def _raise_if_failed(self) -> None:
         if self._fault is not None:

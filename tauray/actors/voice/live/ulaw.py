@@ -5,13 +5,15 @@ live line and the simulated one code audio identically."""
 
 from __future__ import annotations
 
+import io
 import struct
 
 import numpy as np
 
 from tauray.actors.voice.line import LINE_RATE, resample, ulaw_decode, ulaw_encode
 
-__all__ = ["FRAME_BYTES", "FRAME_MS", "SILENCE_BYTE", "SILENCE_FRAME", "from_ulaw", "split_frames", "to_ulaw"]
+__all__ = ["FRAME_BYTES", "FRAME_MS", "SILENCE_BYTE", "SILENCE_FRAME", "decode_samples", "encode_samples", "from_ulaw",
+           "split_frames", "to_ulaw"]
 
 FRAME_MS = 20
 FRAME_BYTES = LINE_RATE * FRAME_MS // 1000  # 160
@@ -52,6 +54,27 @@ def from_ulaw(raw: bytes) -> np.ndarray:
     if not raw:
         return np.zeros(0, np.float32)
     return np.asarray(ulaw_decode(_wav(raw)), dtype=np.float32)
+
+
+def decode_samples(raw: bytes) -> np.ndarray:
+    """Raw 8 kHz μ-law as the line's int16 samples (what a duplex stream holds; exact)."""
+    import soundfile  # lazy: optional extra tauray[voice] (libsndfile: the line's μ-law codec)
+
+    if not raw:
+        return np.zeros(0, np.int16)
+    samples, _ = soundfile.read(io.BytesIO(_wav(raw)), dtype="int16")
+    return samples
+
+
+def encode_samples(samples: np.ndarray) -> bytes:
+    """The line's int16 samples (decoded μ-law) back to the raw μ-law they came from."""
+    import soundfile  # lazy: optional extra tauray[voice] (libsndfile: the line's μ-law codec)
+
+    if samples.size == 0:
+        return b""
+    buffer = io.BytesIO()
+    soundfile.write(buffer, np.asarray(samples, dtype=np.int16), LINE_RATE, format="WAV", subtype="ULAW")
+    return _data_chunk(buffer.getvalue())
 
 
 def split_frames(raw: bytes) -> list[bytes]:
