@@ -309,3 +309,13 @@ def test_the_caller_counts_silence_from_its_own_turn_before_checking_in():
     assert user[0] == (3.76, 12.7)
     assert user[1] == (20.7, 20.94)
     assert result.caller_counts["checkins"] == 1
+
+
+def test_a_goodbye_running_past_the_longest_call_ends_the_call_at_its_limit():
+    # The caller opens with 20 words (5.94 s) and the stop token in a call of at most 3 s: the call ends
+    # at 3 s, its goodbye cut there (the loop once ran for ever: the hang-up frame lay past the cap).
+    result = run(scripted_caller([f"{words(20)} ###STOP###"]), scripted_agent("hello"),
+                 rules={"opening": "caller"}, clock={"max_duration_s": 3.0})
+    assert result.ended == "max_duration" and result.duration_s == 3.0
+    (caller,) = [s for s in result.segments if s.side == "user"]
+    assert caller.end_s == 3.0

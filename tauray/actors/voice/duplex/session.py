@@ -236,6 +236,8 @@ async def run_duplex(*, caller_policy: CallerPolicy, agent: TextAgent, tts: Any,
         if caller.hangup is not None:
             end = max(t, caller.hangup)
             ended = caller_end_reason(caller)
+            if end > clock_settings.max_frames:  # a goodbye running past the longest call is cut there
+                end, ended = clock_settings.max_frames, "max_duration"
             if t >= end:
                 break
         wake = min(caller.next_wake(t, bot.stream), bot.next_wake(t, caller.stream), end)
