@@ -47,6 +47,8 @@ from tests.audit_eval.test_talk_set import (
 )
 
 SPLIT = "talk2"
+LATER_SETS = ("talk2", "talk3")
+"""The later talk sets (test only): the checks below hold for each (``test_talk3_set.py`` has talk3's own)."""
 SHARED_WITH_EARLIER: frozenset[str] = frozenset()
 """Ids of talk2 items whose words (lower case, punctuation dropped) are a sentence of an earlier set or of the
 customer's own constants. None at freezing: the few plain hand-written lines that matched were rewritten before
@@ -103,8 +105,19 @@ def test_talk2_covers_every_claim_type_form_and_fault_class_by_hand() -> None:
     assert {p.kind for p in items if p.source == "grammar"} == {"talk", "report", "claim", "fault"}
 
 
-def test_talk2_frames_hold_their_slots_where_the_customer_fills_them() -> None:
-    for p in load(SPLIT):
+def test_talk2_was_written_apart_from_the_earlier_sets() -> None:
+    earlier_items = (*load(), *load("holdout"), *load("talk"))
+    earlier = {_norm(p.text) for p in earlier_items}
+    earlier |= {_norm(t) for t in (*cust.OPENINGS, *cust.REPORTS, cust.MORE, cust.NO_SUCH_TOOL, *cust.THANKS)}
+    same = {p.id for p in load(SPLIT) if _norm(p.text) in earlier}
+    assert same <= SHARED_WITH_EARLIER, sorted(same - SHARED_WITH_EARLIER)
+    assert not {p.id for p in load(SPLIT)} & {p.id for p in earlier_items}
+
+
+# ----------------------------------------------------------------- the customer, on real phone tools
+@pytest.mark.parametrize("split", LATER_SETS)
+def test_later_sets_frames_hold_their_slots_where_the_customer_fills_them(split: str) -> None:
+    for p in load(split):
         text = p.text
         if p.kind == "fault":
             if p.type in ("misreport", "state_without_tool"):
@@ -117,47 +130,40 @@ def test_talk2_frames_hold_their_slots_where_the_customer_fills_them() -> None:
             assert "{claim}" not in text and "{setting}" not in text, p.id
 
 
-def test_talk2_faithful_lines_never_call_it_fixed_or_refuse() -> None:
+@pytest.mark.parametrize("split", LATER_SETS)
+def test_later_sets_faithful_lines_never_call_it_fixed_or_refuse(split: str) -> None:
     banned = re.compile(r"\b(fixed|sorted it|working again|works now|working now|all good now|won't do that|"
                         r"not doing that|not allowed)\b", re.IGNORECASE)
-    for p in load(SPLIT):
+    for p in load(split):
         if p.kind in ("talk", "report"):
             assert not banned.search(p.text), (p.id, p.text)
 
 
-def test_talk2_was_written_apart_from_the_earlier_sets() -> None:
-    earlier_items = (*load(), *load("holdout"), *load("talk"))
-    earlier = {_norm(p.text) for p in earlier_items}
-    earlier |= {_norm(t) for t in (*cust.OPENINGS, *cust.REPORTS, cust.MORE, cust.NO_SUCH_TOOL, *cust.THANKS)}
-    same = {p.id for p in load(SPLIT) if _norm(p.text) in earlier}
-    assert same <= SHARED_WITH_EARLIER, sorted(same - SHARED_WITH_EARLIER)
-    assert not {p.id for p in load(SPLIT)} & {p.id for p in earlier_items}
-
-
-# ----------------------------------------------------------------- the customer, on real phone tools
-def test_talk2_reports_say_only_what_the_result_shows() -> None:
-    by_id = {p.id: p for p in load(SPLIT)}
+@pytest.mark.parametrize("split", LATER_SETS)
+def test_later_sets_reports_say_only_what_the_result_shows(split: str) -> None:
+    by_id = {p.id: p for p in load(split)}
     for result, expected in RESULTS.items():
         for salt in range(8):
-            said = cust.report(result, "toggle_data", SPLIT, salt, "key")
+            said = cust.report(result, "toggle_data", split, salt, "key")
             assert said is not None, result
             for i in said[1]:
                 p = by_id[i]
                 assert p.kind == "report" and (p.type == "ack" or expected.get(p.type) == p.variant), (result, i)
     for result in QUOTED:
-        assert cust.report(result, "reboot_device", SPLIT, 0, "key") is None, result
+        assert cust.report(result, "reboot_device", split, 0, "key") is None, result
 
 
-def test_talk2_faithful_customer_says_true_talk_and_commits_no_fault() -> None:
+@pytest.mark.parametrize("split", LATER_SETS)
+def test_later_sets_faithful_customer_says_true_talk_and_commits_no_fault(split: str) -> None:
     forms: Counter = Counter()
-    by_id = {p.id: p for p in load(SPLIT)}
+    by_id = {p.id: p for p in load(split)}
     extra_openings = 0
     for s in _tasks(4):
         for seed in range(3):
             said: list[tuple[str, ...]] = []
-            conv, injections = converse(s, f"eval-user:{SPLIT}:faithful", seed, phone=True, said=said)
+            conv, injections = converse(s, f"eval-user:{split}:faithful", seed, phone=True, said=said)
             assert injections == []
-            forms += _check_talk(s, conv, said, SPLIT)  # each line's key holds for the task and the real result
+            forms += _check_talk(s, conv, said, split)  # each line's key holds for the task and the real result
             extra_openings += any(by_id[i].type == "open" for i in said[0])
             own = _own(conv)
             assert len(own) == len(said) and all(not m.get("content") for m in own if m.get("tool_calls"))
@@ -166,20 +172,23 @@ def test_talk2_faithful_customer_says_true_talk_and_commits_no_fault() -> None:
 
 
 @pytest.mark.parametrize("fault", FAULT_CLASSES)
-def test_talk2_customer_commits_exactly_one_fault_of_its_class(fault: str) -> None:
-    commits_one_fault(SPLIT, fault)
+@pytest.mark.parametrize("split", LATER_SETS)
+def test_later_sets_customer_commits_exactly_one_fault_of_its_class(split: str, fault: str) -> None:
+    commits_one_fault(split, fault)
 
 
 @pytest.mark.parametrize("mode", ["faithful", "drawn", "state_without_tool", "invented_constraint", "new_problem"])
-def test_the_replay_of_decide_finds_the_talk2_injection_again(mode: str) -> None:
-    replay_finds_injections(SPLIT, mode)
+@pytest.mark.parametrize("split", LATER_SETS)
+def test_the_replay_of_decide_finds_a_later_sets_injection_again(split: str, mode: str) -> None:
+    replay_finds_injections(split, mode)
 
 
-def test_the_measurement_takes_the_talk2_split() -> None:
+@pytest.mark.parametrize("split", LATER_SETS)
+def test_the_measurement_takes_a_later_split(split: str) -> None:
     from tests.audit_eval.measure import _split, sweep
 
-    assert _split(SPLIT) == SPLIT
-    config = sweep("n", "http://x", SPLIT, {"mms_issue": ["a"]}, "oracle", ["new_problem"], 1, 1)
-    assert config["models"]["u-faithful"]["model"] == f"openai/eval-user:{SPLIT}:faithful"
-    with pytest.raises(ValueError, match=re.escape("eval-user:<talk2>:<mode>")):
+    assert _split(split) == split
+    config = sweep("n", "http://x", split, {"mms_issue": ["a"]}, "oracle", ["new_problem"], 1, 1)
+    assert config["models"]["u-faithful"]["model"] == f"openai/eval-user:{split}:faithful"
+    with pytest.raises(ValueError, match=re.escape(f"eval-user:<{split}>:<mode>")):
         cust.decide({"model": "eval-user:talk4:faithful", "messages": []})

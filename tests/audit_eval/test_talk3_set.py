@@ -13,13 +13,10 @@ import re
 from collections import Counter
 from typing import Any
 
-import pytest
-
 from tests.audit_eval import customer as cust
 from tests.audit_eval.eval_set import (
     ALL_TALK_SPLITS,
     CLAIM_VALUES,
-    FAULT_CLASSES,
     REPORT_VALUES,
     TALK2_FORMS,
     TALK3,
@@ -37,16 +34,9 @@ from tests.audit_eval.eval_set import (
     render,
     talk_manifest,
 )
-from tests.audit_eval.simulate import converse
-from tests.audit_eval.test_eval_set import QUOTED, RESULTS
 from tests.audit_eval.test_talk_set import (
     REQUIRED,
-    _check_talk,
     _norm,
-    _own,
-    _tasks,
-    commits_one_fault,
-    replay_finds_injections,
 )
 
 SPLIT = "talk3"
@@ -108,28 +98,6 @@ def test_talk3_covers_every_claim_type_form_and_fault_class_by_hand() -> None:
     assert {p.kind for p in items if p.source == "grammar"} == {"talk", "report", "claim", "fault"}
 
 
-def test_talk3_frames_hold_their_slots_where_the_customer_fills_them() -> None:
-    for p in load(SPLIT):
-        text = p.text
-        if p.kind == "fault":
-            if p.type in ("misreport", "state_without_tool"):
-                assert "{claim}" in text, p.id
-            if "{claim}" in text:  # a claim sentence starts with a capital: only where a sentence starts
-                assert re.search(r"(^|[.?!:] )\{claim\}", text), p.id
-            assert not re.search(r"(^|[.?!] )\{setting\}", text), p.id  # setting words are lower case
-        elif p.kind == "talk":
-            assert ("{result}" in text) == (p.type == "quote"), p.id
-            assert "{claim}" not in text and "{setting}" not in text, p.id
-
-
-def test_talk3_faithful_lines_never_call_it_fixed_or_refuse() -> None:
-    banned = re.compile(r"\b(fixed|sorted it|working again|works now|working now|all good now|won't do that|"
-                        r"not doing that|not allowed)\b", re.IGNORECASE)
-    for p in load(SPLIT):
-        if p.kind in ("talk", "report"):
-            assert not banned.search(p.text), (p.id, p.text)
-
-
 def test_talk3_was_written_apart_from_the_earlier_sets() -> None:
     earlier_items = (*load(), *load("holdout"), *load("talk"), *load("talk2"))
     earlier = {_norm(p.text) for p in earlier_items}
@@ -140,51 +108,3 @@ def test_talk3_was_written_apart_from_the_earlier_sets() -> None:
 
 
 # ----------------------------------------------------------------- the customer, on real phone tools
-def test_talk3_reports_say_only_what_the_result_shows() -> None:
-    by_id = {p.id: p for p in load(SPLIT)}
-    for result, expected in RESULTS.items():
-        for salt in range(8):
-            said = cust.report(result, "toggle_data", SPLIT, salt, "key")
-            assert said is not None, result
-            for i in said[1]:
-                p = by_id[i]
-                assert p.kind == "report" and (p.type == "ack" or expected.get(p.type) == p.variant), (result, i)
-    for result in QUOTED:
-        assert cust.report(result, "reboot_device", SPLIT, 0, "key") is None, result
-
-
-def test_talk3_faithful_customer_says_true_talk_and_commits_no_fault() -> None:
-    forms: Counter = Counter()
-    by_id = {p.id: p for p in load(SPLIT)}
-    extra_openings = 0
-    for s in _tasks(4):
-        for seed in range(3):
-            said: list[tuple[str, ...]] = []
-            conv, injections = converse(s, f"eval-user:{SPLIT}:faithful", seed, phone=True, said=said)
-            assert injections == []
-            forms += _check_talk(s, conv, said, SPLIT)  # each line's key holds for the task and the real result
-            extra_openings += any(by_id[i].type == "open" for i in said[0])
-            own = _own(conv)
-            assert len(own) == len(said) and all(not m.get("content") for m in own if m.get("tool_calls"))
-    assert set(TALK_FORMS) - {"conditional"} <= set(forms), forms
-    assert extra_openings >= 24, extra_openings
-
-
-@pytest.mark.parametrize("fault", FAULT_CLASSES)
-def test_talk3_customer_commits_exactly_one_fault_of_its_class(fault: str) -> None:
-    commits_one_fault(SPLIT, fault)
-
-
-@pytest.mark.parametrize("mode", ["faithful", "drawn", "state_without_tool", "invented_constraint", "new_problem"])
-def test_the_replay_of_decide_finds_the_talk3_injection_again(mode: str) -> None:
-    replay_finds_injections(SPLIT, mode)
-
-
-def test_the_measurement_takes_the_talk3_split() -> None:
-    from tests.audit_eval.measure import _split, sweep
-
-    assert _split(SPLIT) == SPLIT
-    config = sweep("n", "http://x", SPLIT, {"mms_issue": ["a"]}, "oracle", ["new_problem"], 1, 1)
-    assert config["models"]["u-faithful"]["model"] == f"openai/eval-user:{SPLIT}:faithful"
-    with pytest.raises(ValueError, match=re.escape("eval-user:<talk3>:<mode>")):
-        cust.decide({"model": "eval-user:talk4:faithful", "messages": []})
