@@ -1,9 +1,8 @@
 """The talk3 set (``talk3/``) is what its README says: frozen files that match the manifest, every item a test
 item, every claim type, value, talk form and fault class, sentences of its own (not those of the earlier sets, talk2
-included);
-and the talk customer playing it (``eval-user:talk3:<mode>``) says faithful lines that are true for its task and
-phone (checked against the real phone tools' results and the task's own fields), commits exactly one fault of
-its class, and the measurement's replay finds the injection again.
+included). The checks it shares with talk2 (the customer playing it, ``eval-user:talk3:<mode>``, says faithful
+lines that are true for its task and phone, commits exactly one fault of its class, and the measurement's replay
+finds the injection again) run in ``test_talk2_set.py``, parametrized over both sets.
 
 Only this set's own ground truth is checked here; nothing here runs the audit or reads what it found."""
 
