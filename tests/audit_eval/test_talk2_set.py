@@ -20,14 +20,12 @@ from tests.audit_eval.eval_set import (
     CLAIM_VALUES,
     FAULT_CLASSES,
     REPORT_VALUES,
-    TALK2,
     TALK2_FORMS,
-    TALK2_FROZEN,
-    TALK2_SPLITS,
     TALK2_VOICES,
     TALK_CONTEXTS,
     TALK_FAULT_GROUPS,
     TALK_FORMS,
+    TALK_SETS,
     UNREAD_TYPES,
     build_talk,
     load,
@@ -60,27 +58,6 @@ def _group(p: Any) -> str:
 
 
 # ----------------------------------------------------------------- the set
-def test_talk2_frozen_files_are_a_fresh_expansion_and_match_its_manifest() -> None:
-    for name, fresh in build_talk("talk2").items():
-        assert (TALK2_FROZEN / name).read_text(encoding="utf-8") == render(fresh), f"talk2/{name} differs"
-    listed = dict(re.findall(r"^\| `([^`]+)` \| `([0-9a-f]{64})` \|$",
-                             (TALK2 / "README.md").read_text(encoding="utf-8"), re.MULTILINE))
-    assert listed == talk_manifest("talk2"), "talk2/README.md's manifest differs from the files: changed after freezing"
-
-
-def test_talk2_is_all_test_with_template_split_keys() -> None:
-    items = load(SPLIT)
-    assert TALK2_SPLITS == (SPLIT,) and SPLIT in ALL_TALK_SPLITS
-    assert len({p.id for p in items}) == len(items)
-    assert all(p.split == "test" for p in items)  # no dev side: nobody tunes on it
-    assert all(p.id.startswith("t2.") for p in items)
-    assert all(p.split_key == p.id for p in items if p.source == "hand")
-    assert all(p.id.startswith((p.split_key + ".", p.split_key + "#")) for p in items if p.source == "grammar")
-    assert {_group(p) for p in items if p.kind == "fault"} == set(TALK_FAULT_GROUPS)
-    assert {(p.type, p.variant) for p in items if p.kind == "talk"} >= set(REQUIRED)
-    assert {p.variant for p in items if p.kind == "report" and p.type == "ack"} == {"read", "write"}
-
-
 def test_talk2_covers_every_claim_type_form_and_fault_class_by_hand() -> None:
     items = load(SPLIT)
     hand = [p for p in items if p.source == "hand"]
@@ -192,3 +169,26 @@ def test_the_measurement_takes_a_later_split(split: str) -> None:
     assert config["models"]["u-faithful"]["model"] == f"openai/eval-user:{split}:faithful"
     with pytest.raises(ValueError, match=re.escape(f"eval-user:<{split}>:<mode>")):
         cust.decide({"model": "eval-user:talk4:faithful", "messages": []})
+
+
+@pytest.mark.parametrize("split", LATER_SETS)
+def test_later_sets_frozen_files_are_a_fresh_expansion_and_match_their_manifest(split: str) -> None:
+    folder = TALK_SETS[split].folder
+    for name, fresh in build_talk(split).items():
+        assert (folder / "frozen" / name).read_text(encoding="utf-8") == render(fresh), f"{split}/{name} differs"
+    listed = dict(re.findall(r"^\| `([^`]+)` \| `([0-9a-f]{64})` \|$",
+                             (folder / "README.md").read_text(encoding="utf-8"), re.MULTILINE))
+    assert listed == talk_manifest(split), f"{split}/README.md's manifest differs from the files: changed after freezing"
+
+
+@pytest.mark.parametrize("split", LATER_SETS)
+def test_later_sets_are_all_test_with_template_split_keys(split: str) -> None:
+    items = load(split)
+    assert TALK_SETS[split].splits == (split,) and split in ALL_TALK_SPLITS
+    assert len({p.id for p in items}) == len(items)
+    assert all(p.split == "test" for p in items)  # no dev side: nobody tunes on it
+    assert all(p.id.startswith(TALK_SETS[split].prefix + ".") for p in items)
+    assert all(p.split_key == p.id for p in items if p.source == "hand")
+    assert all(p.id.startswith((p.split_key + ".", p.split_key + "#")) for p in items if p.source == "grammar")
+    assert {_group(p) for p in items if p.kind == "fault"} == set(TALK_FAULT_GROUPS)
+    assert {(p.type, p.variant) for p in items if p.kind == "talk"} >= set(REQUIRED)

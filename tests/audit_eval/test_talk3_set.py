@@ -8,33 +8,24 @@ Only this set's own ground truth is checked here; nothing here runs the audit or
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any
 
 from tests.audit_eval import customer as cust
 from tests.audit_eval.eval_set import (
-    ALL_TALK_SPLITS,
     CLAIM_VALUES,
     REPORT_VALUES,
     TALK2_FORMS,
-    TALK3,
     TALK3_CLAIM_FORMS,
     TALK3_FORMS,
-    TALK3_FROZEN,
-    TALK3_SPLITS,
     TALK3_VOICES,
     TALK_CONTEXTS,
     TALK_FAULT_GROUPS,
     TALK_FORMS,
     UNREAD_TYPES,
-    build_talk,
     load,
-    render,
-    talk_manifest,
 )
 from tests.audit_eval.test_talk_set import (
-    REQUIRED,
     _norm,
 )
 
@@ -49,27 +40,6 @@ def _group(p: Any) -> str:
 
 
 # ----------------------------------------------------------------- the set
-def test_talk3_frozen_files_are_a_fresh_expansion_and_match_its_manifest() -> None:
-    for name, fresh in build_talk("talk3").items():
-        assert (TALK3_FROZEN / name).read_text(encoding="utf-8") == render(fresh), f"talk3/{name} differs"
-    listed = dict(re.findall(r"^\| `([^`]+)` \| `([0-9a-f]{64})` \|$",
-                             (TALK3 / "README.md").read_text(encoding="utf-8"), re.MULTILINE))
-    assert listed == talk_manifest("talk3"), "talk3/README.md's manifest differs from the files: changed after freezing"
-
-
-def test_talk3_is_all_test_with_template_split_keys() -> None:
-    items = load(SPLIT)
-    assert TALK3_SPLITS == (SPLIT,) and SPLIT in ALL_TALK_SPLITS
-    assert len({p.id for p in items}) == len(items)
-    assert all(p.split == "test" for p in items)  # no dev side: nobody tunes on it
-    assert all(p.id.startswith("t3.") for p in items)
-    assert all(p.split_key == p.id for p in items if p.source == "hand")
-    assert all(p.id.startswith((p.split_key + ".", p.split_key + "#")) for p in items if p.source == "grammar")
-    assert {_group(p) for p in items if p.kind == "fault"} == set(TALK_FAULT_GROUPS)
-    assert {(p.type, p.variant) for p in items if p.kind == "talk"} >= set(REQUIRED)
-    assert {p.variant for p in items if p.kind == "report" and p.type == "ack"} == {"read", "write"}
-
-
 def test_talk3_covers_every_claim_type_form_and_fault_class_by_hand() -> None:
     items = load(SPLIT)
     hand = [p for p in items if p.source == "hand"]
