@@ -253,11 +253,12 @@ def _read(setting: str, clause: str, before: str, name: str, after: str) -> dict
         return _permissions(window)
     elif setting == "mms":
         broken = w.MMS_BROKEN.search(name + after)
-        value = ("can" if broken.group("neg") else "cannot") if broken else \
-            "cannot" if w.MMS_CANNOT.search(window) else "can" if w.MMS_CAN.search(window) else None
         said_not = w.MMS_CANNOT.search(window)
-        if value and w.NEGATIVE_SUBJECT.search(before) and not (value == "cannot" and said_not is not None and said_not.start() < len(before)):
-            value = "cannot" if value == "can" else "can"  # "Nothing I attach a photo to gets sent" (its own "not" once)
+        value = ("can" if broken.group("neg") else "cannot") if broken else \
+            "cannot" if said_not else "can" if w.MMS_CAN.search(window) else None
+        counted = value == "cannot" and said_not is not None and said_not.start() < len(before)  # its own "not", read
+        if value and not counted and w.NEGATIVE_SUBJECT.search(before):
+            value = "cannot" if value == "can" else "can"  # "Nothing I attach a photo to gets sent"
     elif setting == "payment":
         value = "paid" if w.PAYMENT_PAID.search(name + after) else _payment(window)  # "..., the bill's been paid"
     elif setting == "line":
