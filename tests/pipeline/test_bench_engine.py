@@ -60,24 +60,24 @@ def test_replayed_requests_are_what_the_hosts_sent(endpoint):
 
 def test_small_engine_bench_writes_syncs_and_counts_every_call(ray_local):
     # tasks with an agent-side write (refuel, roaming): the phone must be updated by a sync
-    names = [n for n in bench_scenarios() if any(a.side == "agent" for a in get_scenario(n).reference_actions)][:4]
-    figures = run_engine_floor_bench(latency=0.05, concurrency=4, conversations=4, scenarios=names)
+    names = [n for n in bench_scenarios() if any(a.side == "agent" for a in get_scenario(n).reference_actions)][:2]
+    figures = run_engine_floor_bench(latency=0.05, concurrency=2, conversations=2, scenarios=names)
     bench = EngineBench.model_validate({k: v for k, v in figures.items() if k in EngineBench.model_fields})
     assert bench.lost == 0 and bench.duplicated == 0
-    assert bench.terminations == {"user_stop": 4}
-    assert bench.successes == 4
+    assert bench.terminations == {"user_stop": 2}
+    assert bench.successes == 2
     assert bench.writes_per_conversation > 1
     assert bench.syncs_per_conversation > 0
     assert bench.requests_match and bench.endpoint_requests == bench.llm_calls
     # the baseline replays every conversation of the run, call for call, over two processes
-    assert bench.baseline_conversations == 4 and bench.baseline_calls == bench.llm_calls
+    assert bench.baseline_conversations == 2 and bench.baseline_calls == bench.llm_calls
     assert bench.baseline_processes == 2
     assert bench.litellm_cpu_ms_per_call > 0 and bench.cpu_ms_per_call > 0
     # each replayed conversation waits on its calls in turn: never faster than the latency bound
     assert bench.litellm_wall_seconds >= bench.ideal_seconds * 0.99
     assert bench.ratio_vs_litellm == pytest.approx(bench.wall_seconds / bench.litellm_wall_seconds, rel=0.01)
     # what crossed between the coordinator and the hosts, weighed: words, calls and sync views, no DB
-    assert figures["bytes_conversations"] == 4
+    assert figures["bytes_conversations"] == 2
     assert set(figures["bytes_by_method"]) == {"open", "step", "apply_sync", "close"}
     assert 0 < figures["bytes_per_conversation"] < 20_000
     # the Ray floor replayed the same requests from Ray actors, its own processes counted

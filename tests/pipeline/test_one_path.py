@@ -138,4 +138,7 @@ def test_refills_spread_work_over_the_coordinators(ray_local, tmp_path):
         summary = execute(cfg, out=tmp_path / cfg.name, probe=False, progress=False, pool=pool)
         done = [s["done"] for s in ray.get([c.stats.remote() for c in pool.current.coordinators])]
     assert summary.ran == sum(done) == 40 and summary.success == 40
-    assert min(done) >= 0.4 * sum(done), done
+    # Each refill goes to a coordinator with room, so a coordinator the OS starves (2 shared cores,
+    # the suite's other worker) finishes fewer and is refilled less: 12 of 40 was seen under load.
+    # What the bound catches is refills piling onto one coordinator (0 or a handful for the other).
+    assert min(done) >= 0.25 * sum(done), done

@@ -1,6 +1,8 @@
-"""The duplex view of a real sweep's report (issue 49, item 6): a small half-against-duplex sweep
-(the reference policies over three mock tasks, espeak-ng, the packaged
-Whisper, Silero's VAD, a busy caller, every recording kept) through the real CLI; its report's
+"""A real duplex sweep end to end and the duplex view of its report (issue 49, items 1 and 6): a
+small half-against-duplex sweep (the reference policies over three mock tasks, espeak-ng, the
+packaged Whisper, Silero's VAD, a busy caller, every recording kept) through the real CLI. Its
+segments table, recordings and label tracks land, and its duplex cell run again into a fresh
+folder gives the same timelines and recordings, hash for hash. Its report's
 duplex pages carry the segments table's values and link the recording the row names, the index's
 panel is the engine's pool of the stored rows and its retention the voice report's paired
 retention; and in headless chromium, driven over the DevTools protocol, a click on a segment or
@@ -59,14 +61,37 @@ SWEEP = """
 """
 
 
-@pytest.fixture(scope="module")
-def duplex_sweep(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("duplex-sweep")
-    (root / "sweep.toml").write_text(textwrap.dedent(SWEEP))
+def _sweep(root: Path, text: str) -> Path:
+    (root / "sweep.toml").write_text(textwrap.dedent(text))
     done = subprocess.run([sys.executable, "-m", "tauray", "sweep", str(root / "sweep.toml"), "--out",
                            str(root / "run"), "--json", "--no-progress"], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     return root / "run"
+
+
+@pytest.fixture(scope="module")
+def duplex_sweep(tmp_path_factory) -> Path:
+    return _sweep(tmp_path_factory.mktemp("duplex-sweep"), SWEEP)
+
+
+def test_a_duplex_sweep_lands_and_its_duplex_cell_repeats_bit_for_bit(duplex_sweep, tmp_path):
+    conv = conversations_df(duplex_sweep)
+    assert len(conv) == 6 and conv["error_kind"].isna().all()
+    duplex = conv[conv["turn_taking"] == "duplex"].sort_values("unit_id").reset_index(drop=True)
+    assert len(duplex) == 3 and (duplex["duplex_timing"] == "declared").all()
+    assert (duplex["duplex_response_rate_n"] >= 1).all()
+    seg = segments_df(duplex_sweep)
+    assert len(seg) == duplex["segments"].sum() > 0 and set(seg["side"]) == {"agent", "user"}
+    for _, row in duplex.iterrows():
+        assert audio_path(duplex_sweep, row["recording_sha256"]).read_bytes()[:4] == b"fLaC"
+        assert audio_path(duplex_sweep, f"{row['labels_sha256']}{LABELS_SUFFIX}").exists()
+    # the duplex cell alone, run again: the same cell and unit ids and seeds, the same timelines
+    alone = SWEEP.replace('turn_taking = ["half", "duplex"]', 'turn_taking = ["duplex"]')
+    assert alone != SWEEP
+    again = conversations_df(_sweep(tmp_path, alone)).sort_values("unit_id").reset_index(drop=True)
+    assert list(again["unit_id"]) == list(duplex["unit_id"])
+    for column in ("segments_sha256", "recording_sha256", "labels_sha256"):
+        assert list(again[column]) == list(duplex[column]), column
 
 
 @pytest.fixture(scope="module")

@@ -201,6 +201,7 @@ def test_a_duplex_call_to_the_endpoints_phone_bot_with_its_tools(endpoint):
           f"{({k: round(v, 1) for k, v in result.compute_s.items()})}")
     # About 22 s of call here when the machine is quiet (40 s under load: the bot's and the caller's Whisper are slower).
     assert result.ended == "caller_hung_up" and result.fault is None
+    assert result.marks_answered[:2] == ("reply-1", "reply-2")  # each reply's mark, answered once it played
     # The bot's greeting, heard through the line and the caller's recogniser, opened the caller's history.
     assert result.caller_history[0].role == "assistant"
     assert any(w in heard[0] for w in ("help", "support", "service", "assist")), heard
