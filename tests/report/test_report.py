@@ -84,8 +84,8 @@ def test_report_command(fixture_sweep, tmp_path, capsys):
 def test_page_names_cannot_collide_and_table_text_is_escaped(fixture_sweep, tmp_path):
     from tauray.results.report.build import environment
     from tauray.results.report.pages import page_context
-    from tauray.results.tables.readers import plain_records as records
     from tauray.results.stats import analysis
+    from tauray.results.tables.readers import plain_records as records
 
     assert transcript_href("a.b", "c") != transcript_href("a-b", "c")  # one slug, two runs
     assert transcript_href("r", "x/y") != transcript_href("r", "x-y")

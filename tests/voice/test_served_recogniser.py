@@ -89,8 +89,8 @@ def test_the_served_recogniser_hears_what_the_workers_own_would_and_goes_away(ra
     pytest.importorskip("faster_whisper")
     from ray import serve
 
-    from tauray.actors.voice.engines.whisper import whisper_for
     from tauray.actors.voice.engines.served import ServedRecogniser
+    from tauray.actors.voice.engines.whisper import whisper_for
 
     # Heard from a Ray task, as a speech worker hears, so that no Serve handle (and its router
     # thread) is left behind in pytest's process for the tests that follow.
