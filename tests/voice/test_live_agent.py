@@ -151,6 +151,25 @@ def test_the_probe_opens_the_bots_socket_and_says_unreachable_or_wrong_protocol_
     assert all("\n" not in c.line for c in (ok, web, gone))
 
 
+def test_models_check_probes_a_phone_bot_beside_a_model_and_exits_2_when_it_cannot_be_called(capsys):
+    from tauray.pipeline.cli.main import main
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    bot = json.dumps({"model": "phone/gone", "phone": {"url": f"ws://127.0.0.1:{port}/phone-bot"}})
+    speech = json.dumps({"role": "tts", "model": "local/espeak-ng"})
+    assert main(["models", "check", bot, speech, "--offline"]) == 2
+    out = capsys.readouterr().out
+    first, second = out.split("\n\n", 1)
+    assert first == f"phone/gone: unreachable: phone: cannot reach the bot at ws://127.0.0.1:{port}/phone-bot: " \
+        f"Connect call failed ('127.0.0.1', {port})"
+    assert "local/espeak-ng" in second  # the speech model checked as before, in its place
+    assert main(["models", "check", bot, "--json"]) == 2
+    (found,) = json.loads(capsys.readouterr().out)
+    assert (found["model"], found["ok"], found["kind"]) == ("phone/gone", False, "unreachable")
+
+
 def test_a_sweep_whose_bot_cannot_be_reached_is_refused_by_its_probe_before_anything_runs(tmp_path):
     from tauray.pipeline.driver import run_probe
 
