@@ -219,8 +219,9 @@ def _live_columns(voice: Any, result: Any) -> dict[str, Any]:
                 duplex_tick_ms=result.clock.tick_ms, duplex_ended=result.ended, duplex_duration_s=result.duration_s,
                 duplex_steps=result.steps, duplex_ticks=result.ticks,
                 duplex_compute_s=round(sum(result.compute_s.values()), 6), segments=len(result.segments),
-                recording_sha256=result.recording_sha256 if result.recording else None,
-                labels_sha256=audio_hash(result.labels.encode()), segments_sha256=result.segments_sha256,
+                recording_sha256=result.recording_sha256 if result.recording else None,  # no call, no file
+                labels_sha256=audio_hash(result.labels.encode()) if result.recording else None,
+                segments_sha256=result.segments_sha256,
                 live_ended_by=result.ended_by, live_fault_kind=result.fault_kind, live_frames=lateness.frames,
                 live_lateness_p50_ms=lateness.p50_ms, live_lateness_p99_ms=lateness.p99_ms,
                 live_lateness_max_ms=lateness.max_ms, live_longest_gap_ms=lateness.longest_gap_ms,

@@ -120,4 +120,5 @@ def test_a_phone_bot_is_an_agent_of_a_duplex_sweep(tmp_path: Path, endpoint) -> 
     assert gone["error_kind"] == "infra" and gone["termination_reason"] == "infra_error"
     assert gone["error_message"].startswith("phone: cannot reach the bot at ws://127.0.0.1:")
     assert gone["live_fault_kind"] == "unreachable" and gone["live_ended_by"] == "none" and gone["segments"] == 0
+    assert pd.isna(gone["recording_sha256"]) and pd.isna(gone["labels_sha256"])  # no call, no file named
     assert gone["unit_id"] in resume_state(out, "live-e2e", retry_errors=True).to_retry
