@@ -33,7 +33,7 @@ from typing import Any
 from tauray.actors import heap
 from tauray.actors.duplex_call import run_duplex_call
 from tauray.actors.failures import CONFIG, Failure, classify
-from tauray.actors.hosts import CloseRequest, OpenRequest, SideHost, StepRequest, SyncRequest
+from tauray.actors.hosts import CloseRequest, OpenRequest, RunToolRequest, SideHost, StepRequest, SyncRequest
 from tauray.actors.llm import ModelConfigError
 from tauray.actors.policies import GREETING
 from tauray.actors.records import REASONS, Termination, build_result
@@ -53,7 +53,7 @@ _USER_STOPS = dict(zip(STOP_TOKENS, (Termination.USER_STOP, Termination.USER_TRA
 
 class SideClient:
     """One side's host as the loop calls it, the same way whether the host is a Ray actor or a
-    local object (tests of the loop without Ray): four typed calls, each one request record."""
+    local object (tests of the loop without Ray): typed calls, each one request record."""
 
     def __init__(self, host: SideHost | None):
         self.host = host
@@ -64,6 +64,9 @@ class SideClient:
 
     async def step(self, request: StepRequest) -> StepResult:
         return await (self.host.step.remote(request) if self.remote else self.host.step(request))
+
+    async def run_tool(self, request: RunToolRequest) -> StepResult:
+        return await (self.host.run_tool.remote(request) if self.remote else self.host.run_tool(request))
 
     async def apply_sync(self, request: SyncRequest) -> dict[str, Any] | None:
         return await (self.host.apply_sync.remote(request) if self.remote else self.host.apply_sync(request))
@@ -263,6 +266,10 @@ class Conversation:
         return heard
 
     async def run(self) -> Termination:
+        if self.voice is not None and self.voice.duplex is not None and self.unit.agent.is_phone:  # a live call
+            from tauray.actors.live_call import run_live_call  # lazy: the optional extra tauray[live] (websockets, mcp)
+
+            raise _Stop(*await run_live_call(self))
         if self.voice is not None and self.voice.duplex is not None:  # both sides on one clock
             raise _Stop(await run_duplex_call(self))
         await self.initialise()

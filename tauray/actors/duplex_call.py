@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -36,10 +36,11 @@ from tauray.actors.voice.duplex import AgentReply, DuplexResult, Message, ToolCa
 from tauray.actors.voice.profiles import Effects, draw_voice
 from tauray.scenarios.conventions import STOP_TOKENS
 
-__all__ = ["DuplexCall", "duplex_engines", "run_duplex_call", "use_engines"]
+__all__ = ["ENDED", "CallerSide", "DuplexCall", "bridge", "caller_side", "duplex_engines", "run_duplex_call",
+           "use_engines"]
 
 _USER_STOPS = dict(zip(STOP_TOKENS, (Termination.USER_STOP, Termination.USER_TRANSFER, Termination.USER_OUT_OF_SCOPE)))
-_ENDED = {"caller_hung_up": Termination.USER_STOP, "caller_hung_up_on_silence": Termination.CALLER_HUNG_UP,
+ENDED = {"caller_hung_up": Termination.USER_STOP, "caller_hung_up_on_silence": Termination.CALLER_HUNG_UP,
           "max_duration": Termination.MAX_DURATION}
 
 
@@ -204,11 +205,30 @@ class DuplexCall:
         return None
 
 
-def _bridge(method: Any, loop: asyncio.AbstractEventLoop) -> Any:
+def bridge(method: Any, loop: asyncio.AbstractEventLoop) -> Any:
     """``method`` (a coroutine function of the loop's thread) callable from the engine's thread."""
     async def call(arg: Any) -> Any:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(method(arg), loop))
     return call
+
+
+class CallerSide(NamedTuple):
+    """The caller of a duplex cell's conversation: the cell's engines, its voice (drawn per task
+    and unit seed, as the channel draws it) and the profile's source effects on its speech."""
+
+    tts: Any
+    asr: Any
+    voice: Any
+    effects: Any
+
+
+def caller_side(conv: Any) -> CallerSide:
+    """The caller of ``conv`` (a duplex cell's conversation), for the simulated clock and a live call alike."""
+    voice, unit = conv.voice, conv.unit
+    tts, asr = duplex_engines(voice.tts, voice.asr)
+    profile = voice.profile
+    drawn = draw_voice(profile, conv.scenario.name, unit.seed, side="user", voices=tts.voices(profile.persona.speaker))
+    return CallerSide(tts, asr, drawn, source_effects(profile, tts, asr, drawn))
 
 
 async def run_duplex_call(conv: Any) -> Termination:
@@ -217,17 +237,16 @@ async def run_duplex_call(conv: Any) -> Termination:
     await conv.initialise()
     voice, unit, scenario = conv.voice, conv.unit, conv.scenario
     settings = voice.duplex
-    tts, asr = duplex_engines(voice.tts, voice.asr)
+    caller = caller_side(conv)
     profile = voice.profile
-    caller_voice = draw_voice(profile, scenario.name, unit.seed, side="user", voices=tts.voices(profile.persona.speaker))
     agent_voice = draw_voice(profile, scenario.name, unit.seed, side="agent",
-                             voices=tts.voices(profile.agent_persona.speaker))
+                             voices=caller.tts.voices(profile.agent_persona.speaker))
     call, loop = DuplexCall(conv), asyncio.get_running_loop()
     result: DuplexResult = await asyncio.to_thread(
-        run_duplex_sync, caller_policy=_bridge(call.caller, loop), agent=_bridge(call.agent, loop),
-        tools=_bridge(call.tools, loop), tts=tts, asr=asr, rules=settings.rules, pipeline=settings.pipeline,
-        clock=settings.clock, caller_voice=caller_voice, agent_voice=agent_voice, unit_id=unit.unit_id,
-        attempt=unit.attempt, seed=unit.seed, caller_effects=source_effects(profile, tts, asr, caller_voice))
+        run_duplex_sync, caller_policy=bridge(call.caller, loop), agent=bridge(call.agent, loop),
+        tools=bridge(call.tools, loop), tts=caller.tts, asr=caller.asr, rules=settings.rules,
+        pipeline=settings.pipeline, clock=settings.clock, caller_voice=caller.voice, agent_voice=agent_voice,
+        unit_id=unit.unit_id, attempt=unit.attempt, seed=unit.seed, caller_effects=caller.effects)
     conv.duplex = result
     conv.clock_s = result.duration_s
-    return call.ended or _ENDED.get(result.ended, Termination.CALLER_HUNG_UP)
+    return call.ended or ENDED.get(result.ended, Termination.CALLER_HUNG_UP)

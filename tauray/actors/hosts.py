@@ -11,7 +11,8 @@ class runs in-process (tests of the loop without Ray) or as a Ray actor
 process, so a host's concurrency limit holds across its conversations.
 
 A coordinator calls four methods, each with one typed request (:class:`OpenRequest`,
-:class:`StepRequest`, :class:`SyncRequest`, :class:`CloseRequest`) through
+:class:`StepRequest`, :class:`SyncRequest`, :class:`CloseRequest`), and a fifth for a live agent's
+tool calls (:class:`RunToolRequest`), through
 :class:`~tauray.actors.conversation.SideClient`: one Ray argument per call, because Ray
 binds and serializes each argument of an actor call apart (docs/architecture.md says what
 that saves).
@@ -29,7 +30,7 @@ from tauray.actors import heap
 from tauray.actors.failures import classify
 from tauray.actors.llm import get_client
 from tauray.actors.llm.spec import ModelSpec
-from tauray.actors.policies import make_policy
+from tauray.actors.policies import LiveAgent, make_policy
 from tauray.actors.session import SideFinal, SideSession, StepResult
 from tauray.actors.voice.config import VoiceSettings
 from tauray.actors.voice.heard import HeardAudio
@@ -80,6 +81,17 @@ class StepRequest(Frozen):
                                                   "truncates its audio item, before it hears ``incoming``.")
 
 
+class RunToolRequest(Frozen):
+    """One tool call of a live agent, run on the side's state with no model turn (:meth:`SideHost.run_tool`)."""
+
+    conversation_id: str
+    name: str = Field(description="The tool (one of the scenario's tools of this side).")
+    arguments: dict[str, Any] = Field(description="Its arguments, as the live agent sent them.")
+    call_id: str = Field(description="The call's id in the transcript (the tool message answers it).")
+    turn: int = Field(description="Turn number of the call's messages.")
+    seq: int = Field(description="Transcript number of the call's first message.")
+
+
 class SyncRequest(Frozen):
     """This side's half of a sync (:meth:`SideHost.apply_sync`)."""
 
@@ -124,8 +136,11 @@ class SideHost:
         # a user without phone tools (airline, retail) has no state of its own
         state = dom.side_from_db(self.side, db) if db is not None else None
         spec = r.spec
-        policy = (r.voice and make_voice_policy(self.side, spec.model, scenario)) or \
-            make_policy(self.side, spec.model, scenario, lambda: get_client(spec))
+        if spec.is_phone:  # the bot on the line speaks for this side; only its tool calls run here
+            policy: Any = LiveAgent(spec.model)
+        else:
+            policy = (r.voice and make_voice_policy(self.side, spec.model, scenario)) or \
+                make_policy(self.side, spec.model, scenario, lambda: get_client(spec))
         session = SideSession(scenario, self.side, state, policy, r.seed, dom.sync_view.get(self.side),
                               run_id=r.run_id, conversation_id=r.conversation_id, cut_calls=spec.cut_tool_calls)
         if spec.reference_steps:
@@ -164,6 +179,16 @@ class SideHost:
         except Exception as exc:  # handed back with the step, so the coordinator records the step first
             carried = classify(exc)
         return result.model_copy(update={"carried": carried})
+
+    async def run_tool(self, request: RunToolRequest) -> StepResult:
+        """One tool call of a live agent on this side's state, with no model turn (the session's
+        :meth:`~tauray.actors.session.SideSession.run_tool`): its messages and outcome, and the
+        side's sync view when the call changed it, for the coordinator to record and sync as a step."""
+        r = request
+        if self.side != "agent":
+            raise ValueError("run_tool: only the agent side has a live agent")
+        return self._session(r.conversation_id).run_tool(r.name, r.arguments, call_id=r.call_id, turn=r.turn,
+                                                          seq=r.seq)
 
     async def apply_sync(self, request: SyncRequest) -> dict[str, Any] | None:
         """Apply this side's half of a sync; returns the side's sync view if that changed it."""

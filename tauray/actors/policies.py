@@ -126,6 +126,17 @@ class ScriptedUser:
         return _reply(SCRIPTED, f"Thanks, that is all I needed. {STOP}")
 
 
+class LiveAgent:
+    """The policy of a side a live agent speaks for (a phone bot on the line): never asked. The
+    side's session still holds its state and runs the bot's tool calls (``SideSession.run_tool``)."""
+
+    def __init__(self, model: str):
+        self.label = f"{model} (live agent)"
+
+    async def reply(self, view: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int | None) -> ModelReply:
+        raise RuntimeError(f"{self.label}: a live agent's policy is never stepped; the bot on the line replies")
+
+
 def make_policy(side: str, model: str, scenario: Scenario,
                 client_factory: Callable[[], ModelClient] | None = None) -> Policy:
     """The policy for one side of one conversation."""

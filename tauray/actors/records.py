@@ -43,11 +43,12 @@ class Termination(str, Enum):
     INTERNAL_ERROR = "internal_error"
     CALLER_HUNG_UP = "caller_hung_up"  # duplex: the caller hung up after a long silence
     MAX_DURATION = "max_duration"  # duplex: the call reached the clock's longest
-
-
+    BOT_HUNG_UP = "bot_hung_up"  # a live call: the phone bot hung up
+    FAULT = "fault"  # a live call: the bot failed it (wrong protocol, no answer, hung up at once, timeout)
 
 
 REASONS = {INFRA: Termination.INFRA_ERROR, MODEL: Termination.MODEL_ERROR}
+LIVE_PIPELINE = "live phone bot"  # a live call's duplex_pipeline: the bot is its own pipeline
 
 
 def build_result(conv: Conversation, reason: Termination, error_kind: str | None, error_message: str | None,
@@ -78,7 +79,7 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
         **common, sweep_id=unit.sweep_id, cell_id=unit.cell_id,
         domain=scenario.domain, upstream_id=scenario.upstream_id, policy_variant=scenario.policy_variant,
         issue_type=scenario.issue_type, persona=scenario.persona,
-        agent_model=unit.agent.model, agent_kind=_kind(unit.agent.model),
+        agent_model=unit.agent.model, agent_kind=_kind(unit.agent.model, unit.agent.is_phone),
         user_model=unit.user.model, user_kind=_kind(unit.user.model),
         judge_model=None, trial=unit.trial, seed=unit.seed,
         seed_applied=seed_applied(count("agent", "seed_applied", None), count("user", "seed_applied", None)),
@@ -140,7 +141,7 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
     utterances, audio = _kept_audio(conv, utterances, failed=conversation.success is not True)
     duplex = getattr(conv, "duplex", None)
     segments = [s.model_copy(update={"run_id": run_id}) for s in duplex.segments] if duplex is not None else []
-    if duplex is not None and kept(conv.voice.keep_audio, failed=conversation.success is not True):
+    if duplex is not None and duplex.recording and kept(conv.voice.keep_audio, failed=conversation.success is not True):
         labels = duplex.labels.encode()
         audio = {**audio, duplex.recording_sha256: duplex.recording, f"{audio_hash(labels)}{LABELS_SUFFIX}": labels}
     return ConversationResult(conversation=conversation, predicates=predicates, actions=actions,
@@ -189,11 +190,17 @@ def _duplex_columns(conv: Conversation) -> dict[str, Any]:
     voice, result = getattr(conv, "voice", None), getattr(conv, "duplex", None)
     if voice is None:
         return {}
+    unit = getattr(conv, "unit", None)
+    live = unit is not None and unit.agent.is_phone
     if result is None:  # the call never ran (an infra row): the cell's pipeline still says which arm it is
         settings = getattr(voice, "duplex", None)
+        if settings is not None and live:
+            return dict(turn_taking=voice.turn_taking, duplex_pipeline=LIVE_PIPELINE)
         return dict(turn_taking=voice.turn_taking) if settings is None else dict(
             turn_taking=voice.turn_taking, duplex_pipeline_id=settings.pipeline.identity(),
             duplex_pipeline=settings.pipeline.label())
+    if live:
+        return _live_columns(voice, result)
     return dict(turn_taking=voice.turn_taking, duplex_pipeline_id=result.pipeline_id,
                 duplex_pipeline=result.pipeline.label(), duplex_timing=result.timing,
                 duplex_tick_ms=result.clock.tick_ms, duplex_ended=result.ended, duplex_duration_s=result.duration_s,
@@ -201,6 +208,25 @@ def _duplex_columns(conv: Conversation) -> dict[str, Any]:
                 duplex_compute_s=round(sum(result.compute_s.values()), 6), segments=len(result.segments),
                 recording_sha256=result.recording_sha256, labels_sha256=audio_hash(result.labels.encode()),
                 segments_sha256=result.segments_sha256,
+                **result.metrics.columns("duplex_"))
+
+
+def _live_columns(voice: Any, result: Any) -> dict[str, Any]:
+    """A live call's columns (its LiveResult): the duplex columns it shares with a simulated call,
+    and the harness's lateness on the wall clock, the caller's moves and lags, and who ended it."""
+    lateness = result.lateness
+    return dict(turn_taking=voice.turn_taking, duplex_pipeline=LIVE_PIPELINE, duplex_timing="live",
+                duplex_tick_ms=result.clock.tick_ms, duplex_ended=result.ended, duplex_duration_s=result.duration_s,
+                duplex_steps=result.steps, duplex_ticks=result.ticks,
+                duplex_compute_s=round(sum(result.compute_s.values()), 6), segments=len(result.segments),
+                recording_sha256=result.recording_sha256 if result.recording else None,  # no call, no file
+                labels_sha256=audio_hash(result.labels.encode()) if result.recording else None,
+                segments_sha256=result.segments_sha256,
+                live_ended_by=result.ended_by, live_fault_kind=result.fault_kind, live_frames=lateness.frames,
+                live_lateness_p50_ms=lateness.p50_ms, live_lateness_p99_ms=lateness.p99_ms,
+                live_lateness_max_ms=lateness.max_ms, live_longest_gap_ms=lateness.longest_gap_ms,
+                live_caller_moves=result.caller_moves, live_caller_move_max_s=result.caller_move_max_s,
+                live_tick_lag_p50_s=result.tick_lag_p50_s, live_tick_lag_max_s=result.tick_lag_max_s,
                 **result.metrics.columns("duplex_"))
 
 
@@ -216,8 +242,8 @@ def _speech_cost(said: list[Any]) -> float | None:
     return None if any(c is None for c in costs) else round(sum(costs), 8)
 
 
-def _kind(model: str) -> str:
-    return "reference" if is_reference(model) else "llm"
+def _kind(model: str, phone: bool = False) -> str:
+    return "phone" if phone else "reference" if is_reference(model) else "llm"
 
 
 def _score(conv: Conversation, finals: dict[str, SideFinal | None]):

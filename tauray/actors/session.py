@@ -244,6 +244,23 @@ class SideSession:
             if errors >= max_errors:
                 return self._result("tools", rounds)
 
+    def run_tool(self, name: str, arguments: dict[str, Any], *, call_id: str, turn: int = 0,
+                 seq: int = 0) -> StepResult:
+        """One tool call of a live agent (a phone bot calls the scenario's tools over MCP), run on this
+        side's state as a model's would be: recorded as an assistant message carrying the call and
+        the tool's answer, with no policy reply. ``kind`` is "transfer" for a transfer that went
+        through, else "tools"; ``wrote`` says a sync is due."""
+        self.turn, self.seq = turn, seq
+        call = RawToolCall(id=call_id, name=name, arguments=json.dumps(arguments))
+        message = self._message(role="assistant" if self.side == "agent" else "user", content=None,
+                                tool_calls=[call.model_dump()], tool_call_id=None)
+        self.view.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}]})
+        event = self._execute(call)
+        transfer = self.side == "agent" and name == TRANSFER_TO_HUMAN and not event.outcome.error
+        return self._result("transfer" if transfer else "tools", [Round(message=message, events=(event,))],
+                            wrote=event.outcome.is_write)
+
     def _result(self, kind: str, rounds: list[Round], wrote: bool = False) -> StepResult:
         return StepResult(side=self.side, kind=kind, rounds=tuple(rounds), wrote=wrote,
                           sync_view=self.changed_view())

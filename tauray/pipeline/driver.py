@@ -33,6 +33,7 @@ from tauray.actors.llm import check_model_ready
 from tauray.actors.llm.usable import ProbeError, budget_refusal, probe_models
 from tauray.actors.quota import quota_actor, reset_gate
 from tauray.actors.serving.lifecycle import unserved
+from tauray.actors.voice.live.agent import phone_names, probe_phones
 from tauray.actors.voice.pool import start_run_pool, stop_run_pool
 from tauray.actors.voice.spec import check_ready as check_speech_ready
 from tauray.actors.voice.spec import speech_price
@@ -130,8 +131,9 @@ def check_models(cfg: SweepConfig) -> None:
                 raise ConfigFileError(cfg.source, f"{cfg.where(f'models.{name}')}: {exc}") from None
 
     refusal = budget_refusal([(name, str(entry.spec.get("model")), entry.price is not None)
-                              for name, entry in cfg.models.items()
-                              if not is_reference(entry.spec.get("model")) and entry.speech is None]
+                              for name, entry in cfg.models.items()  # a phone bot costs tauray nothing
+                              if not is_reference(entry.spec.get("model")) and entry.speech is None
+                              and not entry.model_spec.is_phone]
                              + [(name, entry.speech.model, speech_price(entry.speech) is not None)
                                 for name, entry in cfg.models.items() if entry.speech is not None],
                              cfg.budget_usd)
@@ -147,6 +149,10 @@ def run_probe(cfg: SweepConfig, notes: Callable[[str], None]) -> None:
         probe_models(unserved(cfg.probe_specs()), seed=cfg.seed, notes=notes)
     except ProbeError as exc:
         raise ConfigFileError(cfg.source, str(exc)) from None
+    phones = {name: spec for name, spec in phone_names(cfg).items() if name in cfg.agents}
+    for name, check in zip(phones, probe_phones(list(phones.values()))):
+        if not check.ok:
+            raise ConfigFileError(cfg.source, f"{cfg.where(f'models.{name}')}: {check.line}")
 
 
 def write_manifest(out: Path, cfg: SweepConfig) -> None:

@@ -26,6 +26,7 @@ from tauray.actors.quota import shared_limits, with_quota
 from tauray.actors.unit import WorkUnit
 from tauray.actors.voice.config import TEXT_PROFILE, VoiceSettings
 from tauray.actors.voice.duplex.config import HALF
+from tauray.actors.voice.live.agent import phone_agent, phone_voice
 from tauray.actors.voice.rules import prompt_labels
 from tauray.pipeline.config import SweepConfig
 from tauray.pipeline.files import ConfigFileError
@@ -41,7 +42,10 @@ OPERATIONAL_FIELDS = frozenset({"api_base", "api_key_env", "concurrency", "rpm",
 def model_identity(spec: ModelSpec | Mapping[str, Any]) -> dict[str, Any]:
     """The part of a model spec that decides what the model is asked (for ids)."""
     model = spec if isinstance(spec, ModelSpec) else ModelSpec.model_validate(dict(spec))
+    if model.phone is not None:  # a phone bot: its name and call settings, never its address
+        return {"model": model.model, "phone": phone_agent(model).identity()}
     full = model.model_dump()
+    full.pop("phone", None)  # ids of models that are not phone bots stay what they were
     if model.serve is None:  # ids of models that are not served stay what they were
         full.pop("serve", None)
     else:  # replicas, placement and timeouts do not change the answers either
@@ -109,6 +113,8 @@ class SweepPlan:
             if profile == TEXT_PROFILE and turns != HALF:  # a text cell has no turn-taking of its own
                 continue
             agent, user = specs[a], specs[u]
+            if agent.phone is not None and turns != HALF and settings is not duplex[0]:  # its own pipeline: one cell
+                continue
             identity = {"agent": _identity(agent), "user": _identity(user), "judges": judge_ids,
                         "max_steps": cfg.max_steps, "max_errors": cfg.max_errors, "seed": cfg.seed}
             if cfg.judge_gates:  # ids of cells that do not gate on the judge stay what they were
@@ -117,8 +123,10 @@ class SweepPlan:
             voice = _voice(cfg, a, profile, text_cell)
             if voice is not None and turns != HALF:
                 voice = voice.model_copy(update={"turn_taking": turns, "duplex": settings})
+                if agent.phone is not None:  # heard through the line; it answers the call
+                    voice = phone_voice(voice, cfg.voice.duplex_rules)
             if voice is not None:  # text cells carry no speech key: their ids stay what they were
-                identity["speech"] = _voice_identity(cfg, voice)
+                identity["speech"] = _voice_identity(cfg, voice, live=agent.phone is not None)
             self.cells.append(Cell(cell_id=cell_id(identity), agent_name=a, user_name=u, agent=agent, user=user,
                                    judge_configs=judges, judge_labels=self.judge_labels,
                                    judge_gates=cfg.judge_gates, profile=profile, voice=voice))
@@ -170,12 +178,13 @@ def _voice(cfg: SweepConfig, agent: str, profile: str, text_cell: str) -> VoiceS
                          text_cell_id=text_cell)
 
 
-def _voice_identity(cfg: SweepConfig, voice: VoiceSettings) -> dict[str, Any]:
+def _voice_identity(cfg: SweepConfig, voice: VoiceSettings, live: bool = False) -> dict[str, Any]:
     """What of a voice cell decides what the sides hear: the profile, the engines (a model
     from [models] by its identity: no address, key, quota or price; a local recogniser by name
     with its decoding), the agent kind, the
     hearing option, the voice prompts (id, version and text hash) and a custom level's
-    parameters. Which audio is kept changes nothing heard."""
+    parameters. Which audio is kept changes nothing heard. A phone bot's cell (``live``) has no
+    agent pipeline of tauray's: the bot is its own, named by the agent's identity."""
     def engine(role: str) -> Any:
         name, spec = getattr(cfg.voice, role), getattr(voice, role)
         if name in cfg.models:
@@ -193,6 +202,8 @@ def _voice_identity(cfg: SweepConfig, voice: VoiceSettings) -> dict[str, Any]:
     if voice.turn_taking != HALF:  # half-duplex cells keep their ids
         identity["turn_taking"] = voice.turn_taking
         identity["duplex"] = voice.duplex.identity()
+        if live:
+            del identity["duplex"]["pipeline"]
     return identity
 
 

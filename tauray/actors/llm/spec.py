@@ -25,6 +25,45 @@ _RESERVED_PARAMS = frozenset(
 )
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+PHONE_PREFIX = "phone/"
+_PHONE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class PhoneSpec(BaseModel):
+    """A live phone bot as the agent (docs/live-agents.md): where tauray calls it, what it is sent in
+    ``start``'s custom parameters, and the call's settings (any field of ``PhoneSettings`` and
+    ``PhoneAgentSettings``, written flat beside ``url``). Those settings are checked, one line naming
+    the field, by the voice room when a sweep loads (``tauray.actors.voice.live.agent``): model access
+    knows nothing of calls."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", hide_input_in_errors=True)
+
+    url: str = Field(description="The bot's websocket, ws:// or wss:// (Twilio Media Streams). Not part of "
+                     "the cell's identity, like api_base: a bot that moves to another port or host is the same bot.")
+    parameters: dict[str, str] = Field(default_factory=dict, description="Extra custom parameters sent to the "
+                                       "bot in start (beside conversation_id and tool_server_url); part of the "
+                                       "identity, stored with the sweep: no secret here.")
+
+    @field_validator("url")
+    @classmethod
+    def _websocket(cls, value: str) -> str:
+        value = value.strip()
+        if not value.startswith(("ws://", "wss://")):  # the value is not echoed: it may hold credentials
+            raise ValueError("expected a websocket URL, ws:// or wss://")
+        return value
+
+    @field_validator("parameters")
+    @classmethod
+    def _not_ours(cls, value: dict[str, str]) -> dict[str, str]:
+        taken = sorted({"conversation_id", "tool_server_url"} & set(value))
+        if taken:
+            raise ValueError(f"parameters may not set {taken}: tauray sends them for each conversation")
+        return value
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The call's settings as written (the fields beside url and parameters)."""
+        return dict(self.model_extra or {})
 
 
 class ModelSpec(BaseModel):
@@ -87,6 +126,10 @@ class ModelSpec(BaseModel):
         None, description="Bring the model up on the Ray cluster for the run (Ray Serve: llama.cpp or vLLM) "
         "instead of calling a running provider; model must then read 'openai/<name>'. See docs/serve.md.",
     )
+    phone: PhoneSpec | None = Field(
+        None, description="A live phone bot as the agent, called over a media-stream websocket on the wall clock "
+        "(duplex voice cells only); model must then read 'phone/<name>'. See docs/live-agents.md.",
+    )
 
     @field_validator("model")
     @classmethod
@@ -135,12 +178,26 @@ class ModelSpec(BaseModel):
             raise ValueError(f"model {self.model!r} is listed among its own fallbacks")
         if self.serve is not None:
             served_name(self.model)
+        if self.phone is not None:
+            name = self.model.removeprefix(PHONE_PREFIX)
+            if not self.model.startswith(PHONE_PREFIX) or not _PHONE_NAME.match(name):
+                raise ValueError(f"a model with phone must be written 'phone/<name>' (name: letters, digits, '.', "
+                                 f"'_', '-'), got {self.model!r}")
+            if self.serve is not None or self.fallbacks:
+                raise ValueError("a phone bot is called, not served, and has no fallbacks: drop serve and fallbacks")
+        elif self.model.startswith(PHONE_PREFIX):
+            raise ValueError(f"model {self.model!r} names a phone bot: give its phone = {{url = \"ws://...\"}}")
         return self
 
     @property
     def is_reference(self) -> bool:
         """True for the built-in reference policies, which never call a model."""
         return self.model in REFERENCE_POLICIES
+
+    @property
+    def is_phone(self) -> bool:
+        """True for a live phone bot, which tauray calls instead of a model."""
+        return self.phone is not None
 
     @property
     def label(self) -> str:
@@ -160,4 +217,4 @@ class ModelSpec(BaseModel):
         return cls(model=text)
 
 
-__all__ = ["REFERENCE_POLICIES", "ModelSpec"]
+__all__ = ["PHONE_PREFIX", "REFERENCE_POLICIES", "ModelSpec", "PhoneSpec"]

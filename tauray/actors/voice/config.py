@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tauray.actors.voice.duplex.config import DUPLEX, HALF, TURN_TAKING, DuplexSettings, TurnTaking, duplex_settings
 from tauray.actors.voice.errors import SpeechConfigError
+from tauray.actors.voice.live.agent import check_phone_agents
 from tauray.actors.voice.profiles import PROFILES, SpeechProfile, get_profile, profile_with
 from tauray.actors.voice.spec import DEFAULT_TTS, SpeechModelSpec, as_spec, check_spec
 from tauray.scenarios.conventions import ORACLE
@@ -209,13 +210,14 @@ def _check_turn_taking(v: VoiceConfig) -> None:
 
 def check_voice(cfg: Any) -> None:
     """Voice settings the run can honour (``cfg``: the :class:`~tauray.pipeline.config.SweepConfig`),
-    checked at load: the profiles and custom levels are known and valid, the speech models bound
-    to tts and asr are known, speech entries of [models] are bound to no other role, a local
+    checked at load: the profiles and custom levels are known and valid, a phone bot is an agent of
+    duplex cells only (:mod:`.live.agent`), the speech models bound to tts and asr are known, speech entries of [models] are bound to no other role, a local
     engine's package is installed (the message names the install command), and an audio-in
     agent is a model litellm says takes audio."""
     v = cfg.voice
     _check_profiles(v)
     _check_turn_taking(v)
+    check_phone_agents(cfg)
     for field, names in (("agents", cfg.agents), ("users", cfg.users), ("judges", [j.model for j in cfg.judge_list])):
         for i, name in enumerate(names):
             if name in cfg.models and cfg.models[name].speech is not None:

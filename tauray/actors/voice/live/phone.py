@@ -25,30 +25,18 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 from tauray.actors.voice.live import media_stream as ms
 from tauray.actors.voice.live.errors import CallFault, FaultKind, MediaStreamError
-from tauray.actors.voice.live.lateness import Lateness, LatenessLimit, LatenessMeter
+from tauray.actors.voice.live.lateness import Lateness, LatenessMeter
 from tauray.actors.voice.live.outgoing import OutgoingAudio
+from tauray.actors.voice.live.settings import PhoneSettings
 from tauray.actors.voice.live.ulaw import FRAME_BYTES, FRAME_MS, SILENCE_BYTE, to_ulaw
 
-__all__ = ["CallRecord", "PhoneCall", "PhoneSettings", "shown_url"]
+__all__ = ["CallRecord", "PhoneCall", "PhoneSettings", "open_socket", "probe", "shown_url"]
 
 FRAME_S = FRAME_MS / 1000.0
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class PhoneSettings(_Frozen):
-    """The waits of a live call, each bounded."""
-
-    connect_timeout_s: float = Field(default=5.0, gt=0, description="To open the websocket (TCP and handshake).")
-    answer_timeout_s: float = Field(default=15.0, gt=0, description=(
-        "The bot's first audio must come within this of the call's start, or of the end of the caller's "
-        "speech queued before the bot first spoke."))
-    send_timeout_s: float = Field(default=2.0, gt=0, description="A frame not taken by the bot within this ends the call.")
-    close_timeout_s: float = Field(default=2.0, gt=0, description="For the closing handshake.")
-    max_call_s: float = Field(default=900.0, gt=0, description="A call still going after this is ended (timeout).")
-    lateness_limit: LatenessLimit = Field(default_factory=LatenessLimit, description="How far behind the harness may fall.")
 
 
 class CallRecord(_Frozen):
@@ -120,25 +108,7 @@ class PhoneCall:
         """Open the socket, send connected and start; the call runs from here on the wall clock."""
         settings = settings or PhoneSettings()
         shown = shown_url(url)
-        try:
-            # No permessage-deflate: phone providers send plain frames, and compressing 50 frames a second
-            # per call costs the pacing loop CPU for nothing.
-            ws = await connect(url, open_timeout=settings.connect_timeout_s, close_timeout=settings.close_timeout_s,
-                               max_size=2 ** 22, compression=None)
-        except InvalidURI:
-            raise CallFault("unreachable", f"phone: {shown} is not a websocket URL (ws:// or wss://)") from None
-        except InvalidStatus as exc:
-            raise CallFault("wrong_protocol", f"phone: the peer at {shown} does not speak the media-stream protocol: "
-                            f"it answered HTTP {exc.response.status_code}, not a websocket upgrade") from None
-        except InvalidHandshake as exc:
-            raise CallFault("wrong_protocol", f"phone: the peer at {shown} does not speak the media-stream protocol: "
-                            f"the websocket handshake failed ({type(exc).__name__})") from None
-        except TimeoutError:
-            raise CallFault("unreachable", f"phone: cannot reach the bot at {shown}: no websocket within "
-                            f"{settings.connect_timeout_s:g} s") from None
-        except OSError as exc:
-            reason = exc.strerror or type(exc).__name__
-            raise CallFault("unreachable", f"phone: cannot reach the bot at {shown}: {reason}") from None
+        ws = await open_socket(url, settings)
         stream_sid, call_sid = f"MZ{uuid.uuid4().hex}", f"CA{uuid.uuid4().hex}"
         params = {"conversation_id": conversation_id, "tool_server_url": tool_server_url, **(parameters or {})}
         try:
@@ -419,6 +389,42 @@ class PhoneCall:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await _close(self._ws, self.settings.close_timeout_s)
         return self.record()
+
+
+async def open_socket(url: str, settings: PhoneSettings) -> ClientConnection:
+    """The bot's websocket, open (nothing sent on it yet); a :class:`CallFault` of kind
+    ``unreachable`` or ``wrong_protocol`` when it cannot be opened."""
+    shown = shown_url(url)
+    try:
+        # No permessage-deflate: phone providers send plain frames, and compressing 50 frames a second
+        # per call costs the pacing loop CPU for nothing.
+        ws = await connect(url, open_timeout=settings.connect_timeout_s, close_timeout=settings.close_timeout_s,
+                           max_size=2 ** 22, compression=None)
+    except InvalidURI:
+        raise CallFault("unreachable", f"phone: {shown} is not a websocket URL (ws:// or wss://)") from None
+    except InvalidStatus as exc:
+        raise CallFault("wrong_protocol", f"phone: the peer at {shown} does not speak the media-stream protocol: "
+                        f"it answered HTTP {exc.response.status_code}, not a websocket upgrade") from None
+    except InvalidHandshake as exc:
+        raise CallFault("wrong_protocol", f"phone: the peer at {shown} does not speak the media-stream protocol: "
+                        f"the websocket handshake failed ({type(exc).__name__})") from None
+    except TimeoutError:
+        raise CallFault("unreachable", f"phone: cannot reach the bot at {shown}: no websocket within "
+                        f"{settings.connect_timeout_s:g} s") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise CallFault("unreachable", f"phone: cannot reach the bot at {shown}: {reason}") from None
+    return ws
+
+
+async def probe(url: str, settings: PhoneSettings | None = None) -> float:
+    """Open the bot's websocket and close it again, no call placed (``tauray models check``, a
+    sweep's probe): the seconds it took, or the :class:`CallFault` ``unreachable`` or
+    ``wrong_protocol`` that a call would have met."""
+    settings = settings or PhoneSettings()
+    started = asyncio.get_running_loop().time()
+    await _close(await open_socket(url, settings), settings.close_timeout_s)
+    return asyncio.get_running_loop().time() - started
 
 
 async def _close(ws: ClientConnection, timeout_s: float) -> None:

@@ -141,6 +141,11 @@ class ToolServer:
         await self.stop()
 
     @property
+    def serving(self) -> bool:
+        """Whether it is listening (started, and its server has not stopped)."""
+        return self._task is not None and not self._task.done()
+
+    @property
     def base_url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"

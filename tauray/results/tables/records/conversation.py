@@ -39,7 +39,7 @@ class ConversationRecord(BaseModel):
     issue_type: str | None = Field(description="Issue category of the scenario, if known.")
     persona: str | None = Field(description="User persona, if the scenario has one.")
     agent_model: str = Field(description="Model bound to the agent role.")
-    agent_kind: AgentKind = Field(description="'llm' or 'reference' (oracle policy).")
+    agent_kind: AgentKind = Field(description="'llm', 'reference' (oracle policy) or 'phone' (a live phone bot).")
     user_model: str = Field(description="Model bound to the user role.")
     user_kind: str = Field(description="Kind of user simulator (LLM or scripted).")
     judge_model: str | None = Field(description="Model bound to the judge role, if judged.")
@@ -153,16 +153,19 @@ class ConversationRecord(BaseModel):
     turn_taking: str = Field("half", description="Turn-taking of the cell: 'half' (turn by turn; text cells too) "
                              "or 'duplex' (both sides on one clock; docs/duplex.md).")
     duplex_pipeline_id: str | None = Field(None, description="Duplex: the agent pipeline's identity (sha256 of its "
-                                           "settings, 16 hex digits); null in half duplex.")
+                                           "settings, 16 hex digits); null in half duplex and for a live phone bot.")
     duplex_pipeline: str | None = Field(None, description="Duplex: the agent pipeline's settings that differ from "
-                                        "the defaults ('end_of_turn_ms=300'; 'default pipeline'); null in half duplex.")
+                                        "the defaults ('end_of_turn_ms=300'; 'default pipeline'; 'live phone bot' "
+                                        "for a phone bot, its own pipeline); null in half duplex.")
     duplex_timing: str | None = Field(None, description="Duplex: how the agent model's timing was taken, 'declared' "
-                                      "(reproducible) or 'measured' (wall clock); null in half duplex.")
+                                      "(reproducible) or 'measured' (wall clock), or 'live' (a phone bot called on "
+                                      "the wall clock); null in half duplex.")
     duplex_tick_ms: int | None = Field(None, description="Duplex: the clock's tick, ms; null in half duplex.")
     duplex_ended: str | None = Field(None, description="Duplex: how the call ended on the clock ('caller_hung_up', "
-                                     "'caller_hung_up_on_silence', 'max_duration'); null in half duplex.")
+                                     "'caller_hung_up_on_silence', 'max_duration'; a live call also 'bot_hung_up', "
+                                     "'fault'); null in half duplex.")
     duplex_duration_s: float | None = Field(None, ge=0, description="Duplex: length of the call on the simulated "
-                                            "clock, seconds; null in half duplex.")
+                                            "clock (a live call: on the wall clock), seconds; null in half duplex.")
     duplex_steps: int | None = Field(None, ge=0, description="Duplex: ticks the loop visited (it steps from event to "
                                      "event); null in half duplex.")
     duplex_ticks: int | None = Field(None, ge=0, description="Duplex: ticks the call covered; null in half duplex.")
@@ -194,6 +197,30 @@ class ConversationRecord(BaseModel):
     duplex_selectivity_non_directed: float | None = Field(None, description="Duplex: S_ND: share of the caller's out-of-turn speech the agent neither yielded to nor answered; null in half duplex or with no event.")
     duplex_selectivity_non_directed_n: int | None = Field(None, description="Duplex: S_ND's count: out-of-turn events scored; null in half duplex.")
     duplex_agent_interruptions: int | None = Field(None, description="Duplex: Agent onsets over a caller turn (I_A's numerator); null in half duplex.")
+    live_ended_by: str | None = Field(None, description="Live call (a phone bot as the agent): who ended it, 'caller', "
+                                      "'bot', 'fault', or 'none' (the dial failed); null otherwise.")
+    live_fault_kind: str | None = Field(None, description="Live call: the fault that ended it ('unreachable', "
+                                        "'harness_late': an infra row; 'wrong_protocol', 'no_answer', 'hung_up', "
+                                        "'timeout': the bot's), its line in error_message; null when none.")
+    live_frames: int | None = Field(None, ge=0, description="Live call: 20 ms frames the harness sent; null otherwise.")
+    live_lateness_p50_ms: float | None = Field(None, ge=0, description="Live call: median lateness of a frame "
+                                               "sent against its due time on the wall clock, ms; null otherwise.")
+    live_lateness_p99_ms: float | None = Field(None, ge=0, description="Live call: 99th-percentile frame-send "
+                                               "lateness, ms (over the limit: an infra row); null otherwise.")
+    live_lateness_max_ms: float | None = Field(None, ge=0, description="Live call: the latest frame's lateness, ms; "
+                                               "null otherwise.")
+    live_longest_gap_ms: float | None = Field(None, ge=0, description="Live call: longest time between two frames "
+                                              "sent, ms (20 when on time; over the limit: an infra row); null otherwise.")
+    live_caller_moves: int | None = Field(None, ge=0, description="Live call: caller speech that went out later "
+                                          "than the caller decided (its frame had gone while it was made); null "
+                                          "otherwise.")
+    live_caller_move_max_s: float | None = Field(None, ge=0, description="Live call: the largest such move, seconds; "
+                                                 "null otherwise.")
+    live_tick_lag_p50_s: float | None = Field(None, ge=0, description="Live call: median of how far the call had run "
+                                              "past a tick when the caller's decision at it reached the line, "
+                                              "seconds; null otherwise.")
+    live_tick_lag_max_s: float | None = Field(None, ge=0, description="Live call: the largest such lag, seconds; null "
+                                              "otherwise.")
 
     @model_validator(mode="before")
     @classmethod

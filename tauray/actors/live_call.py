@@ -1,0 +1,176 @@
+"""One conversation whose agent is a live phone bot: the call held on the wall clock
+(:func:`~tauray.actors.voice.live.call_loop.run_live`), beside :mod:`tauray.actors.duplex_call`,
+which holds a simulated agent on the simulated clock.
+
+* **The caller** is the user-simulator host, bridged as a duplex call's is (:class:`LiveCall` is a
+  :class:`~tauray.actors.duplex_call.DuplexCall`): its steps, phone tools and syncs run as there.
+* **The agent** is the bot on the line. The agent host's session still holds the agent DB, and its
+  policy is never stepped. Each tool call the bot makes over MCP runs on that session with no
+  model turn (:meth:`~tauray.actors.hosts.SideHost.run_tool`) and is recorded as a model's tool
+  call is (``record_step``, the sync view, and a sync after a write), so it lands in ``actions``
+  and ``messages``, and the predicates score the agent DB as for any agent. The caller's steps and
+  the bot's tool calls take one lock, so the transcript numbers stay in order.
+* **One tool server per coordinator process** (per event loop), started by the first live call
+  and kept: it serves each conversation at its own URL, registered before dialling and
+  unregistered after, so a call costs no server start and no port of its own. It runs on the
+  coordinator's loop, where the calls it takes are recorded.
+* **The call runs on a thread of its own**, with its own event loop: it paces frames on the wall
+  clock, which the coordinator's loop must not do, and it may last minutes, which the loop's
+  default executor (a few threads) must not be held for.
+* **Rows.** A fault of the harness (``unreachable``, ``harness_late``, or lateness past the
+  limit) is an infrastructure row, rerun by ``--retry-errors``; any other fault is the bot's: a
+  ``fault`` row of kind ``model`` (a verdict on the agent under test) whose message is the
+  fault's one line. A call that ends well is scored; the bot may end it (``bot_hung_up``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from tauray.actors.duplex_call import ENDED, DuplexCall, bridge, caller_side
+from tauray.actors.hosts import RunToolRequest
+from tauray.actors.records import Termination
+from tauray.actors.session import StepResult
+from tauray.actors.voice.live.agent import phone_agent
+from tauray.actors.voice.live.call_loop import LiveResult, run_live_sync
+from tauray.actors.voice.live.tool_server import ToolReply, ToolServer
+from tauray.results.tables.records import INFRA, MODEL
+
+__all__ = ["LiveCall", "live_ending", "run_live_call", "tool_server"]
+
+
+class LiveCall(DuplexCall):
+    """The coordinator's side of one live call: the caller bridged as in a duplex call, and the
+    bot's tool calls run on the agent host."""
+
+    def __init__(self, conv: Any) -> None:  # a Conversation (actors/conversation.py)
+        super().__init__(conv)
+        self.lock = asyncio.Lock()  # the caller's steps and the bot's tool calls, one at a time
+        self.tool_calls = 0
+        self.closed = False
+        self.failure: BaseException | None = None  # a host's failure in a tool call: the conversation's
+
+    async def _step(self, side: str, incoming: str | None, rounds: int,
+                    truncate: tuple[tuple[str, str], ...] = ()) -> StepResult:
+        async with self.lock:
+            return await super()._step(side, incoming, rounds, truncate)
+
+    async def tool(self, name: str, arguments: dict[str, Any]) -> ToolReply:
+        """One tool call of the bot (the tool server's callback), recorded as a model's call is."""
+        async with self.lock:
+            if self.closed:
+                return ToolReply(text="Error: the call has ended", error=True)
+            c = self.conv
+            self.tool_calls += 1
+            try:
+                result = await c.agent.run_tool(RunToolRequest(
+                    conversation_id=c.id, name=name, arguments=arguments, call_id=f"live-{self.tool_calls}",
+                    turn=c.turn, seq=len(c.messages)))
+                c.record_step(result)
+                c.take_view("agent", result.sync_view)
+                if result.wrote:
+                    await c.sync(f"agent:{name}")
+            except Exception as exc:  # the conversation fails as in half duplex; the caller hangs up
+                self.failure = self.failure or exc
+                self.ended = self.ended or Termination.INTERNAL_ERROR
+                return ToolReply(text="Error: the tool could not be run", error=True)
+            if self.ended is None:
+                if result.kind == "transfer":
+                    self.ended = Termination.AGENT_TRANSFER
+                elif c.errors >= c.unit.max_errors:
+                    self.ended = Termination.TOO_MANY_ERRORS
+                elif c.steps >= c.unit.max_steps:
+                    self.ended = Termination.MAX_STEPS
+            outcome = result.rounds[-1].events[-1].outcome
+            return ToolReply(text=outcome.result, error=outcome.error)
+
+    async def close(self) -> None:
+        """No tool call is recorded after this (one already running finishes first)."""
+        async with self.lock:
+            self.closed = True
+
+
+_SERVERS: dict[asyncio.AbstractEventLoop, asyncio.Future[ToolServer]] = {}
+
+
+async def tool_server() -> ToolServer:
+    """This process's tool server on the running loop, started by the first call that asks."""
+    loop = asyncio.get_running_loop()
+    for gone in [held for held in _SERVERS if held.is_closed()]:
+        del _SERVERS[gone]
+    started = _SERVERS.get(loop)
+    if started is not None and started.done() and (started.exception() is not None or not started.result().serving):
+        started = None
+    if started is None:
+        started = _SERVERS[loop] = asyncio.ensure_future(_start())
+    return await asyncio.shield(started)
+
+
+async def _start() -> ToolServer:
+    server = ToolServer()
+    await server.start()
+    return server
+
+
+async def _on_own_thread(name: str, fn: Any, **kwargs: Any) -> Any:
+    """``fn(**kwargs)`` on a new thread, awaited here."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if not done.done():
+            done.set_exception(error) if error is not None else done.set_result(value)
+
+    def target() -> None:
+        try:
+            value, error = fn(**kwargs), None
+        except BaseException as exc:  # handed to the awaiting loop
+            value, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, value, error)
+        except RuntimeError:  # the loop is gone (its coordinator ended): nobody waits
+            pass
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return await done
+
+
+def live_ending(result: LiveResult, ended: Termination | None) -> tuple[Termination, str | None, str | None]:
+    """Why a live call ended, as a row says it: (termination, error kind, message)."""
+    if result.infra:  # the harness's fault, not the bot's: rerun by --retry-errors
+        return Termination.INFRA_ERROR, INFRA, result.fault or f"phone: {result.late}"
+    if result.fault is not None:  # the bot's: a verdict on the agent under test
+        return Termination.FAULT, MODEL, result.fault
+    if ended is not None:
+        return ended, None, None
+    if result.ended == "bot_hung_up":
+        return Termination.BOT_HUNG_UP, None, None
+    return ENDED.get(result.ended, Termination.CALLER_HUNG_UP), None, None
+
+
+async def run_live_call(conv: Any) -> tuple[Termination, str | None, str | None]:
+    """Call ``conv``'s phone bot (a duplex cell's conversation whose agent is a phone spec); the
+    call's :class:`LiveResult` stays on ``conv.duplex``. Returns how it ended (see
+    :func:`live_ending`); a host's failure raises as in half duplex."""
+    await conv.initialise()
+    unit, settings = conv.unit, conv.voice.duplex
+    bot, caller = phone_agent(unit.agent), caller_side(conv)
+    call, loop = LiveCall(conv), asyncio.get_running_loop()
+    server = await tool_server()
+    url = server.register(unit.unit_id, conv.scenario.agent_tools, call.tool)
+    try:
+        result: LiveResult = await _on_own_thread(
+            f"live-call-{unit.unit_id[:8]}", run_live_sync, url=bot.url, caller_policy=bridge(call.caller, loop),
+            tts=caller.tts, asr=caller.asr, tool_server_url=url, conversation_id=unit.unit_id, rules=settings.rules,
+            clock=settings.clock, agent=bot.line, phone=bot.call, caller_voice=caller.voice, unit_id=unit.unit_id,
+            attempt=unit.attempt, seed=unit.seed, caller_effects=caller.effects, parameters=bot.parameters)
+    finally:
+        server.unregister(unit.unit_id)
+        await call.close()
+    conv.duplex = result
+    conv.clock_s = result.duration_s
+    if call.failure is not None:
+        raise call.failure
+    return live_ending(result, call.ended)
