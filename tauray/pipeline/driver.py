@@ -163,6 +163,15 @@ def write_manifest(out: Path, cfg: SweepConfig) -> None:
     os.replace(tmp, final)
 
 
+def _needs_speech_pool(cfg: SweepConfig, plan: Any) -> bool:
+    """Whether the run starts its speech workers: for half-duplex voice cells (the coordinators'
+    hosts carry utterances on them), or to deploy a served recogniser that duplex calls hear
+    through. A duplex call otherwise speaks and hears through its process's own engines, and a
+    live call through the line: a run of those alone starts no workers."""
+    voiced = [c for c in plan.cells if c.voice is not None]
+    return any(c.voice.duplex is None for c in voiced) or (bool(voiced) and cfg.speech_spec("asr").serve is not None)
+
+
 def execute(cfg: SweepConfig, *, out: Path | str | None = None, address: str | None = None, resume: bool = False,
             retry_errors: bool = False, probe: bool = True, progress: bool | None = None,
             hooks: Any = None, pool: Any = None, keep_actors: bool = False,
@@ -281,7 +290,7 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     t0 = time.perf_counter()
     speech = None
     try:
-        if to_run and cfg.voice.speaks:  # voice cells: the run's speech workers, found by the coordinators
+        if to_run and _needs_speech_pool(cfg, plan):
             speech = start_run_pool(cfg.name, tts=cfg.speech_spec("tts"), asr=cfg.speech_spec("asr"),
                                     reserved_cpus=reserved_cpus(counts, cfg.cluster.actor_cpus),
                                     worker=getattr(drive_kw.get("hooks"), "classes", {}).get("speech"))

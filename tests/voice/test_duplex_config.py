@@ -126,3 +126,16 @@ def test_a_duplex_row_whose_call_never_ran_still_names_its_pipeline(tmp_path) ->
     cols = [_duplex_columns(SimpleNamespace(voice=c.voice, duplex=None)) for c in plan.cells]
     assert [c["duplex_pipeline"] for c in cols] == ["end_of_turn_ms=300", "default pipeline"]
     assert [c["duplex_pipeline_id"] for c in cols] == [c.voice.duplex.pipeline.identity() for c in plan.cells]
+
+
+def test_the_speech_workers_start_only_for_what_uses_them(tmp_path):
+    from tauray.pipeline.driver import _needs_speech_pool
+
+    def needs(voice: str, models: str = "") -> bool:
+        plan = _plan(tmp_path, voice, models)
+        return _needs_speech_pool(plan.cfg, plan)
+
+    assert needs('turn_taking = ["half"]\n') and needs('turn_taking = ["half", "duplex"]\n')
+    assert not needs('turn_taking = ["duplex"]\n')  # a duplex call speaks and hears through its own engines
+    served = '[models.ears]\nrole = "asr"\nmodel = "local/whisper-tiny.en"\nserve = { replicas = 1, num_cpus = 0 }\n'
+    assert needs('turn_taking = ["duplex"]\nasr = "ears"\n', served)  # the pool deploys the served recogniser

@@ -4,10 +4,10 @@
   through the line (a level gate, 700 ms of silence ends a turn, the tone recogniser), answers, and
   hangs up after a goodbye. The tone voice is heard back exactly, so what the caller heard is known
   word for word, and the segments can be checked against the recording frame by frame.
-* The endpoint's phone bot (a child process): espeak-ng voices, the packaged Whisper on both
-  sides, a telecom scenario's tools served by a ToolServer in this process.
+The endpoint's phone bot (espeak-ng, Whisper on both sides, its tools over MCP) is called end to end
+by tests/voice/test_live_sweep.py, as the agent of a sweep.
 
-Slow: each is a real call of several seconds (the endpoint's, about 20 s).
+Slow: each is a real call of several seconds.
 
 Lateness limits are relaxed in these calls' PhoneSettings: this machine is shared and loaded (see
 docs/live-agents.md, "Measured here"), so whether the harness kept the default limit is recorded,
@@ -168,50 +168,3 @@ def test_a_goodbye_running_past_the_longest_call_is_cut_there():
 
 
 # --- the endpoint's phone bot ---------------------------------------------------------------------
-
-def test_a_duplex_call_to_the_endpoints_phone_bot_with_its_tools(endpoint):
-    pytest.importorskip("mcp", reason="the optional extra tauray[live]")
-    pytest.importorskip("faster_whisper", reason="the optional extra tauray[voice]")
-    from tauray.actors.voice.engines import ESPEAK, make_asr, make_tts
-    from tauray.actors.voice.live.tool_server import ToolServer, state_callback
-    from tauray.scenarios import default_registry, fresh_state, select_scenarios
-
-    scenario = default_registry().get(select_scenarios(None, domain="telecom", split="base")[0].name)
-    state, outcomes = fresh_state(scenario), []
-    tts, asr = make_tts(ESPEAK), make_asr("local/whisper-tiny.en")
-    lines = ["Hi, my mobile data stopped working this morning.", "Okay, thank you. Goodbye. ###STOP###"]
-
-    async def main():
-        async with ToolServer() as tools:
-            url = tools.register("conv-live", scenario.agent_tools, state_callback(state, outcomes))
-            try:
-                return await run_live(f"ws://127.0.0.1:{endpoint.port}/phone-bot", caller_policy=scripted(lines),
-                                      tts=tts, asr=asr, tool_server_url=url, conversation_id="conv-live",
-                                      unit_id="live-1", rules=QUIET, clock={"max_duration_s": 90.0}, phone=RELAXED)
-            finally:
-                tools.unregister("conv-live")
-
-    result = asyncio.run(asyncio.wait_for(main(), 240))
-    heard = [m.content.lower() for m in result.caller_history if m.role == "assistant"]
-    print(f"\nendpoint call: {result.duration_s:.1f} s, ended {result.ended}; heard {heard}; tools "
-          f"{[o.name for o in outcomes]}; lateness p50 {result.lateness.p50_ms:.1f} ms, p99 {result.lateness.p99_ms:.0f} "
-          f"ms, gap {result.lateness.longest_gap_ms:.0f} ms, late: {result.late}; caller moves {result.caller_moves} "
-          f"(max {result.caller_move_max_s:.2f} s); tick lag p50 {result.tick_lag_p50_s:.2f} s, max "
-          f"{result.tick_lag_max_s:.2f} s; response latency {result.metrics.response_latency_s.value} s; compute "
-          f"{({k: round(v, 1) for k, v in result.compute_s.items()})}")
-    # About 22 s of call here when the machine is quiet (40 s under load: the bot's and the caller's Whisper are slower).
-    assert result.ended == "caller_hung_up" and result.fault is None
-    assert result.marks_answered[:2] == ("reply-1", "reply-2")  # each reply's mark, answered once it played
-    # The bot's greeting, heard through the line and the caller's recogniser, opened the caller's history.
-    assert result.caller_history[0].role == "assistant"
-    assert any(w in heard[0] for w in ("help", "support", "service", "assist")), heard
-    assert [o.name for o in outcomes] and outcomes[0].name.startswith(("get_", "check_"))  # the tool landed
-    # The bot's answer after its tool (one of the scripted agent's, tauray/endpoint/scripted.py), as Whisper heard it.
-    assert len(heard) >= 2 and any(w in heard[1] for w in ("system", "details", "account", "order", "waiting",
-                                                           "information", "file")), heard
-    sides = [s.side for s in result.segments]
-    assert sides.count("user") >= 2 and sides.count("agent") >= 2 and result.agent_replies >= 2
-    assert result.metrics.response_rate.n >= 1 and result.events  # the panel, with its counts
-    left, right = _channels(result)
-    assert np.abs(left).max() > 1000 and np.abs(right).max() > 1000  # both channels carry speech
-    assert result.lateness.frames == left.size // 160 > 0 and result.lateness.p50_ms >= 0.0
