@@ -8,7 +8,9 @@ which holds a simulated agent on the simulated clock.
   policy is never stepped. Each tool call the bot makes over MCP runs on that session with no
   model turn (:meth:`~tauray.actors.hosts.SideHost.run_tool`) and is recorded as a model's tool
   call is (``record_step``, the sync view, and a sync after a write), so it lands in ``actions``
-  and ``messages``, and the predicates score the agent DB as for any agent. The caller's steps and
+  and ``messages``, and the predicates score the agent DB as for any agent. The bot's words are
+  known only as the caller heard them: each reply the caller's recogniser heard is the agent's
+  message in the transcript, and what the judge and the communicated-value check read. The caller's steps and
   the bot's tool calls take one lock, so the transcript numbers stay in order.
 * **One tool server per coordinator process** (per event loop), started by the first live call
   and kept: it serves each conversation at its own URL, registered before dialling and
@@ -51,6 +53,22 @@ class LiveCall(DuplexCall):
         self.tool_calls = 0
         self.closed = False
         self.failure: BaseException | None = None  # a host's failure in a tool call: the conversation's
+        self.bot_heard = 0  # the bot's replies in the caller's history already in the transcript
+
+    def hear_bot(self, history: tuple[Any, ...]) -> None:
+        """The bot's replies the caller heard since the last call, into the transcript as the agent's
+        messages: its words are known only as the caller's recogniser heard them, and that is what
+        the judge, the NL assertions and the check that the agent communicated a value read."""
+        replies = [m.content for m in history if m.role == "assistant"]
+        for said in replies[self.bot_heard:]:
+            if said:
+                self.conv._message("agent", "assistant", said)
+                self.conv.agent_texts.append(said)
+        self.bot_heard = len(replies)
+
+    async def caller(self, history: tuple[Any, ...]) -> str | None:
+        self.hear_bot(history)
+        return await super().caller(history)
 
     async def _step(self, side: str, incoming: str | None, rounds: int,
                     truncate: tuple[tuple[str, str], ...] = ()) -> StepResult:
@@ -169,6 +187,7 @@ async def run_live_call(conv: Any) -> tuple[Termination, str | None, str | None]
     finally:
         server.unregister(unit.unit_id)
         await call.close()
+    call.hear_bot(result.caller_history)  # what the bot said after the caller's last turn
     conv.duplex = result
     conv.clock_s = result.duration_s
     if call.failure is not None:

@@ -253,6 +253,38 @@ def test_a_bots_tool_call_lands_in_actions_and_messages_and_a_write_is_synced(tm
     assert [m.seq for m in conv.messages] == list(range(6)) and conv.steps == 3
 
 
+def test_what_the_caller_heard_of_the_bot_is_the_agents_side_of_the_transcript(tmp_path):
+    """The bot's words are known only as the caller's recogniser heard them: each reply heard
+    becomes the agent's message (and a text the communicated-value check reads), once, in the
+    order heard, before the caller's answer to it."""
+    from tauray.actors.live_call import LiveCall
+    from tauray.actors.voice.duplex.talk import Message
+
+    plan = _plan(tmp_path)
+    unit = next(plan.units(plan.cells[0]))
+    scenario = default_registry().get(unit.scenario)
+
+    async def main():
+        conv = Conversation(unit, scenario, SideClient(AgentHost()), SideClient(UserSimHost()))
+        await conv.initialise()
+        call = LiveCall(conv)
+        greeting = (Message(role="assistant", content="hello, how can i help"),)
+        said = await call.caller(greeting)
+        later = (*greeting, Message(role="user", content=said or ""), Message(role="assistant", content=""),
+                 Message(role="assistant", content="your task is created"))
+        call.hear_bot(later)
+        call.hear_bot(later)  # heard once
+        return conv, said
+
+    conv, said = asyncio.run(main())
+    assert said
+    agent = [(m.seq, m.content) for m in conv.messages if m.side == "agent" and m.role == "assistant"]
+    user = [m.seq for m in conv.messages if m.side == "user" and m.content]
+    assert [c for _, c in agent] == ["hello, how can i help", "your task is created"]
+    assert agent[0][0] < user[0] < agent[1][0]
+    assert conv.agent_texts[-2:] == ["hello, how can i help", "your task is created"]
+
+
 def test_how_a_live_call_ends_is_what_its_row_says():
     from tauray.actors.live_call import live_ending
 

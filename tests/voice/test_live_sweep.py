@@ -108,6 +108,9 @@ def test_a_phone_bot_is_an_agent_of_a_duplex_sweep(tmp_path: Path, endpoint) -> 
     messages = messages_df(out)
     said = messages[messages["unit_id"] == bot["unit_id"]]
     assert said["tool_call_id"].dropna().str.startswith("live-").all() and (said["role"] == "tool").sum() == len(calls)
+    # The bot's words, as the caller heard them, on the agent's side of the transcript: its greeting first.
+    spoken = said[(said["side"] == "agent") & (said["role"] == "assistant") & said["tool_calls"].isna()]
+    assert len(spoken) >= 2 and any(w in spoken["content"].iloc[0].lower() for w in ("help", "assist", "service"))
     # The call's timeline and recording, kept.
     segments = segments_df(out)
     mine = segments[segments["unit_id"] == bot["unit_id"]]
