@@ -46,7 +46,8 @@ SLOW_FIXTURES = frozenset({
 LONGEST_FILES: tuple[str, ...] = (
     "tests/serving/test_real_model.py", "tests/voice/test_voice_bench.py", "tests/pipeline/test_quota.py",
     "tests/house/test_install.py", "tests/report/test_duplex_browser.py", "tests/pipeline/test_job_submit.py",
-    "tests/voice/test_live_sweep.py", "tests/pipeline/test_sweep_run.py", "tests/voice/test_neural_voices.py",
+    "tests/voice/test_live_sweep.py", "tests/voice/test_live_pipecat.py", "tests/pipeline/test_sweep_run.py",
+    "tests/voice/test_neural_voices.py",
     "tests/pipeline/test_bench_engine.py", "tests/pipeline/test_one_path.py", "tests/serving/test_lifecycle.py",
     "tests/serving/test_retries.py", "tests/pipeline/test_kill_and_nodes.py",
 )

@@ -1,5 +1,6 @@
 """A real bot no one here wrote the framework of: a pipecat phone bot built from pipecat's own parts,
-offline, called by tauray's caller end to end. The parts are pipecat's:
+offline, the agent of a tauray duplex sweep end to end (its tool calls in actions, its verdict in
+the tables). The parts are pipecat's:
 
 - its FastAPI websocket transport with its Twilio serializer;
 - Silero VAD (and smart-turn) from the wheel;
@@ -20,7 +21,10 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -28,13 +32,11 @@ import pytest
 pytest.importorskip("pipecat", reason="the optional extra tauray[pipecat]")
 pytest.importorskip("mcp", reason="the optional extra tauray[live]")
 
-from tauray.actors.voice.engines import ESPEAK, make_asr, make_tts
+from tauray.actors.voice.engines import ESPEAK, make_tts
 from tauray.actors.voice.line import resample
-from tauray.actors.voice.live.errors import CallFault
-from tauray.actors.voice.live.phone import PhoneCall, PhoneSettings
-from tauray.actors.voice.live.tool_server import ToolServer, state_callback
-from tauray.actors.voice.live.ulaw import from_ulaw, to_ulaw
-from tauray.scenarios import default_registry, fresh_state, select_scenarios
+from tauray.results import actions_df, conversations_df, messages_df, predicates_df, segments_df
+from tauray.results.tables.layout import audio_path
+from tauray.results.tables.readers import plain_records
 
 
 def serve(port: int, endpoint: str) -> None:
@@ -128,53 +130,84 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.slow  # a child process (the bot), the endpoint, Whisper and pipecat's imports (about 30 s here)
-def test_a_pipecat_bot_answers_calls_a_tool_over_mcp_and_is_heard(endpoint):
-    scenario = default_registry().get(select_scenarios(None, domain="telecom", split="base")[0].name)
-    state, outcomes = fresh_state(scenario), []
-    tts = make_tts(ESPEAK)
-    problem = to_ulaw(tts.synth("Hi, my mobile data stopped working this morning.", "en-us+f2", 170, 50, 0),
-                      tts.sample_rate)
+@contextmanager
+def pipecat_bot(endpoint_url: str, timeout_s: float = 180.0) -> Iterator[str]:
+    """The bot in a child process, listening on a free loopback port: yields its URL."""
+    import socket
+
     port = _free_port()
-    bot = subprocess.Popen([sys.executable, "-m", "tests.voice.test_live_pipecat", str(port), endpoint.base_url],
+    bot = subprocess.Popen([sys.executable, "-m", "tests.voice.test_live_pipecat", str(port), endpoint_url],
                            env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    async def main():
-        async with ToolServer() as tools:
-            url = tools.register("pipecat-1", scenario.agent_tools, state_callback(state, outcomes))
-            deadline = time.monotonic() + 180
-            while True:  # the bot's imports take a while: dial until it listens
-                try:
-                    call = await PhoneCall.dial(f"ws://127.0.0.1:{port}/ws", conversation_id="pipecat-1",
-                                                tool_server_url=url,
-                                                settings=PhoneSettings(answer_timeout_s=90, max_call_s=240))
-                    break
-                except CallFault as fault:
-                    if fault.kind != "unreachable" or time.monotonic() > deadline or bot.poll() is not None:
-                        raise
-                    await asyncio.sleep(1.0)
-            try:
-                greeting = call.bot_audio(*await call.wait_bot_turn(silence_s=1.5, timeout_s=90))
-                call.say_ulaw(problem)
-                answer = call.bot_audio(*await call.wait_bot_turn(silence_s=1.5, timeout_s=90))
-            finally:
-                record = await call.hang_up()
-            return greeting, answer, record
-
     try:
-        greeting, answer, record = asyncio.run(asyncio.wait_for(main(), 400))
+        deadline = time.monotonic() + timeout_s
+        while True:  # pipecat's imports take a while: wait until it listens
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+                break
+            except OSError:
+                if bot.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the pipecat bot did not listen on {port} (exit {bot.poll()})") from None
+                time.sleep(0.5)
+        yield f"ws://127.0.0.1:{port}/ws"
     finally:
         bot.terminate()
         bot.wait(20)
-    asr = make_asr("local/whisper-tiny.en")
-    heard = [asr.transcribe(resample(from_ulaw(a), 8000, 16000)).lower() for a in (greeting, answer)]
-    print(f"\npipecat bot: heard {heard}; tools {[o.name for o in outcomes]}; clears {record.clears}; lateness "
-          f"p50 {record.lateness.p50_ms:.1f} ms p99 {record.lateness.p99_ms:.1f} ms gap {record.lateness.longest_gap_ms:.0f} ms")
-    assert any(w in heard[0] for w in ("service", "help", "assist", "support")), heard
-    assert outcomes and outcomes[0].name.startswith(("get_", "check_"))  # its MCP client called tauray's tool server
-    # one of the scripted agent's three answers after a tool (tauray/endpoint/scripted.py), as Whisper heard it
-    assert any(w in heard[1] for w in ("system", "details", "account", "order", "waiting", "information", "file")), heard
-    assert record.fault is None and record.ended_by == "caller"
+
+
+SWEEP = """
+    name = "pipecat-e2e"
+    agents = ["pipecat"]
+    users = ["scripted"]
+
+    [models.pipecat]
+    model = "phone/pipecat-bot"
+    phone = {{url = "{url}", answer_timeout_s = 60, lateness_limit = {{p99_ms = 5000, longest_gap_ms = 5000}}}}
+
+    [[scenarios]]
+    domain = "mock"
+    patterns = ["tau2_mock__create_task_1_with_env_assertions"]
+
+    [cluster]
+    actor_cpus = 0.0
+
+    [voice]
+    profiles = ["control"]
+    turn_taking = ["duplex"]
+    tts = "local/espeak-ng"
+    asr = "local/whisper-tiny.en"
+    keep_audio = "all"
+    duplex_rules = {{interrupt_probability = 0.0, backchannel_probability = 0.0, vocal_tic_per_min = 0.0, out_of_turn_per_min = 0.0, tic_before_turn_probability = 0.0}}
+"""
+
+
+@pytest.mark.slow  # a child process (the bot), the endpoint, Ray, Whisper and pipecat's imports
+def test_a_sweep_calls_a_pipecat_bot_whose_tool_calls_and_verdicts_land(endpoint, tmp_path):
+    path = tmp_path / "pipecat.toml"
+    with pipecat_bot(endpoint.base_url) as url:
+        path.write_text(textwrap.dedent(SWEEP).format(url=url))
+        done = subprocess.run([sys.executable, "-m", "tauray", "sweep", str(path), "--out", str(tmp_path / "out"),
+                               "--json", "--no-progress"], capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    out = tmp_path / "out"
+    (row,) = plain_records(conversations_df(out))
+    said = messages_df(out)
+    spoken = said[(said["side"] == "agent") & (said["role"] == "assistant") & said["tool_calls"].isna()]
+    calls = actions_df(out).query("kind == 'tool_call'")
+    print(f"\npipecat sweep: call {row['duplex_duration_s']:.1f} s, {row['termination_reason']}; bot said (heard) "
+          f"{list(spoken['content'])}; tools {list(calls['tool'])}; lateness p50 {row['live_lateness_p50_ms']} ms, "
+          f"p99 {row['live_lateness_p99_ms']} ms, gap {row['live_longest_gap_ms']} ms")
+    assert row["agent_kind"] == "phone" and row["error_kind"] is None and row["live_fault_kind"] is None
+    assert row["termination_reason"] in ("user_stop", "bot_hung_up", "caller_hung_up")
+    # its MCP client called tauray's tool server: the call is in actions and messages as a model's would be
+    assert len(calls) >= 1 and set(calls["side"]) == {"agent"} and calls["tool"].iloc[0].startswith(("get_", "check_"))
+    assert row["agent_tool_calls"] == len(calls)
+    # the bot's greeting, as the caller heard it, opens the agent's side of the transcript
+    assert any(w in spoken["content"].iloc[0].lower() for w in ("service", "help", "assist", "support"))
+    # the verdict: scored as any agent's, the task's predicates each with a row (a bot that only looks
+    # things up does not create the task: not a success, and the row says why)
+    assert row["success"] is False and len(predicates_df(out)) == row["predicates_total"] > 0
+    assert len(segments_df(out)) == row["segments"] >= 3
+    assert audio_path(out, row["recording_sha256"]).read_bytes()[:4] == b"fLaC"
 
 
 if __name__ == "__main__":

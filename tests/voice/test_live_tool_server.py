@@ -112,3 +112,17 @@ def test_telecom_agent_tools_act_on_the_scenarios_db_with_sync():
     found = run(main())
     assert not found.is_error and json.loads(found.content[0].text)["phone_number"] == phone
     assert outcomes[0].name == "get_customer_by_phone" and not outcomes[0].is_write
+
+
+def test_a_tool_call_that_arrives_as_its_call_ends_is_answered_not_raised():
+    """The request passed the URL check, then the call ended (``unregister``) before the handler
+    ran: the bot gets an error result, and no traceback reaches the coordinator's log."""
+    from types import SimpleNamespace
+
+    from mcp import types
+
+    server = ToolServer()
+    ctx = SimpleNamespace(request=SimpleNamespace(url=SimpleNamespace(path="/mcp/conv-gone")))
+    result = run(server._call_tool(ctx, types.CallToolRequestParams(name="get_users", arguments={})))
+    assert result.is_error and result.content[0].text == \
+        "Error: tool server: no conversation 'conv-gone' here (ended, or never registered)"

@@ -216,7 +216,10 @@ class ToolServer:
         return types.ListToolsResult(tools=list(conversation.listed))
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        conversation_id, conversation = self._conversation_of(ctx)
+        try:
+            conversation_id, conversation = self._conversation_of(ctx)
+        except ToolServerError as exc:  # the call ended while this request was on its way: the bot's answer
+            return types.CallToolResult(content=[types.TextContent(text=f"Error: {exc}")], is_error=True)
         if params.name not in conversation.tools:
             reply = ToolReply(text=f"Error: conversation {conversation_id!r} has no tool {params.name!r}", error=True)
         else:
