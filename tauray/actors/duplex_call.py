@@ -148,15 +148,22 @@ class DuplexCall:
         c.take_view(side, result.sync_view)
         if result.wrote:
             await c.sync(f"{side}:{result.rounds[-1].events[-1].outcome.name}")
-        if result.kind == "end":
-            self.ended = Termination.AGENT_END
-        elif result.kind == "transfer":
-            self.ended = Termination.AGENT_TRANSFER
-        elif c.errors >= c.unit.max_errors:
-            self.ended = Termination.TOO_MANY_ERRORS
-        elif c.steps >= c.unit.max_steps:
-            self.ended = Termination.MAX_STEPS
+        self.ended = self.ending(result) or self.ended
         return result
+
+    def ending(self, result: StepResult) -> Termination | None:
+        """How the half-duplex loop would end after ``result`` (the agent ended or transferred, a
+        budget is spent); None: it goes on."""
+        c = self.conv
+        if result.kind == "end":
+            return Termination.AGENT_END
+        if result.kind == "transfer":
+            return Termination.AGENT_TRANSFER
+        if c.errors >= c.unit.max_errors:
+            return Termination.TOO_MANY_ERRORS
+        if c.steps >= c.unit.max_steps:
+            return Termination.MAX_STEPS
+        return None
 
     async def agent(self, history: tuple[Message, ...]) -> AgentReply:
         """One model step of the agent on what it heard since its last step."""

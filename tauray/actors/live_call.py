@@ -94,13 +94,7 @@ class LiveCall(DuplexCall):
                 self.failure = self.failure or exc
                 self.ended = self.ended or Termination.INTERNAL_ERROR
                 return ToolReply(text="Error: the tool could not be run", error=True)
-            if self.ended is None:
-                if result.kind == "transfer":
-                    self.ended = Termination.AGENT_TRANSFER
-                elif c.errors >= c.unit.max_errors:
-                    self.ended = Termination.TOO_MANY_ERRORS
-                elif c.steps >= c.unit.max_steps:
-                    self.ended = Termination.MAX_STEPS
+            self.ended = self.ended or self.ending(result)
             outcome = result.rounds[-1].events[-1].outcome
             return ToolReply(text=outcome.result, error=outcome.error)
 

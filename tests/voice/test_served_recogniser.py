@@ -75,45 +75,6 @@ def test_a_sweeps_served_recogniser_is_not_taken_for_a_served_chat_model(tmp_pat
 # --------------------------------------------------------------------------- on Ray Serve
 
 
-def _utterance() -> np.ndarray:
-    from tauray.actors.voice.engines import EspeakTTS
-    from tauray.actors.voice.line import resample
-
-    tts = EspeakTTS()
-    audio = tts.synth("My line id is L, 1, 0, 0, 2, and my phone has no service.", "en-us", seed=1)
-    return resample(audio, tts.sample_rate, 16000).astype(np.float32)
-
-
-@pytest.mark.slow
-def test_the_served_recogniser_hears_what_the_workers_own_would_and_goes_away(ray_local):
-    pytest.importorskip("faster_whisper")
-    from ray import serve
-
-    from tauray.actors.voice.engines.served import ServedRecogniser
-    from tauray.actors.voice.engines.whisper import whisper_for
-
-    # Heard from a Ray task, as a speech worker hears, so that no Serve handle (and its router
-    # thread) is left behind in pytest's process for the tests that follow.
-    @ray_local.remote(num_cpus=0)
-    def hear(spec_json: str, audio: np.ndarray) -> str:
-        return ServedASR(SpeechModelSpec.model_validate_json(spec_json), timeout_s=20).transcribe(audio)
-
-    audio = _utterance()
-    spec = _served()
-    with ServedRecogniser(spec) as served:
-        assert served.app in serve.status().applications
-        heard = ray_local.get(hear.remote(spec.model_dump_json(), audio))
-        assert ray_local.get(hear.remote(spec.model_dump_json(), np.zeros(0, np.float32))) == ""
-    assert heard and heard == whisper_for(spec).transcribe(audio)  # same model, same decoding, same text
-    with pytest.raises(Exception):  # what heard it was the application, which is gone
-        ray_local.get(hear.remote(spec.model_dump_json(), audio))
-    try:
-        gone = served.app not in serve.status().applications
-    except Exception:  # this run started Serve, and shut it down with the application
-        gone = True
-    assert gone
-
-
 @pytest.mark.slow
 def test_the_runs_speech_workers_send_their_audio_to_the_served_recogniser(ray_local):
     pytest.importorskip("faster_whisper")
@@ -140,11 +101,20 @@ def test_the_runs_speech_workers_send_their_audio_to_the_served_recogniser(ray_l
         assert app_name(asr) in serve.status().applications
         engine = ray_local.get(client.workers[0].__ray_call__.remote(lambda w: type(w.channel("control").asr).__name__))
         assert engine == "ServedASR"  # the worker holds no recogniser of its own
+        silence = ray_local.get(client.workers[0].__ray_call__.remote(
+            lambda w: w.channel("control").asr.transcribe(np.zeros(0, np.float32))))
+        assert silence == ""
     finally:
         stop_run_pool(started)
+    # the same model and decoding in this process hears the same words
     local = said(LocalSpeech(), VoiceSettings(profile="control", tts=tts, asr=SpeechModelSpec(role="asr",
                                                                                                       model=TINY)))
-    assert record.heard_text == local.heard_text and record.asr_model == TINY
+    assert record.heard_text and record.heard_text == local.heard_text and record.asr_model == TINY
+    try:  # the run's recogniser goes with its pool
+        gone = app_name(asr) not in serve.status().applications
+    except Exception:  # this run started Serve, and shut it down with the application
+        gone = True
+    assert gone
 
 
 @pytest.mark.slow
