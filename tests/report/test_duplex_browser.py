@@ -1,5 +1,5 @@
 """A real duplex sweep end to end and the duplex view of its report (issue 49, items 1 and 6): a
-small half-against-duplex sweep (the reference policies over three mock tasks, espeak-ng, the
+small half-against-duplex sweep (the reference policies over two mock tasks, espeak-ng, the
 packaged Whisper, Silero's VAD, a busy caller, every recording kept) through the real CLI. Its
 segments table, recordings and label tracks land, and its duplex cell run again into a fresh
 folder gives the same timelines and recordings, hash for hash. Its report's
@@ -48,7 +48,7 @@ SWEEP = """
     users = ["scripted"]
     [[scenarios]]
     domain = "mock"
-    limit = 3
+    limit = 2
     [cluster]
     actor_cpus = 0.0
     [voice]
@@ -76,23 +76,23 @@ def duplex_sweep(tmp_path_factory) -> Path:
 
 def test_a_duplex_sweep_lands_and_its_duplex_cell_repeats_bit_for_bit(duplex_sweep, tmp_path):
     conv = conversations_df(duplex_sweep)
-    assert len(conv) == 6 and conv["error_kind"].isna().all()
+    assert len(conv) == 4 and conv["error_kind"].isna().all()
     duplex = conv[conv["turn_taking"] == "duplex"].sort_values("unit_id").reset_index(drop=True)
-    assert len(duplex) == 3 and (duplex["duplex_timing"] == "declared").all()
+    assert len(duplex) == 2 and (duplex["duplex_timing"] == "declared").all()
     assert (duplex["duplex_response_rate_n"] >= 1).all()
     seg = segments_df(duplex_sweep)
     assert len(seg) == duplex["segments"].sum() > 0 and set(seg["side"]) == {"agent", "user"}
     for _, row in duplex.iterrows():
         assert audio_path(duplex_sweep, row["recording_sha256"]).read_bytes()[:4] == b"fLaC"
         assert audio_path(duplex_sweep, f"{row['labels_sha256']}{LABELS_SUFFIX}").exists()
-    # the duplex cell alone on its first two tasks, run again: the same cell and unit ids and seeds,
+    # the duplex cell alone on its first task, run again: the same cell and unit ids and seeds,
     # the same timelines
     alone = SWEEP.replace('turn_taking = ["half", "duplex"]', 'turn_taking = ["duplex"]').replace(
-        "limit = 3", "limit = 2")
-    assert alone.count('["duplex"]') == 1 and "limit = 2" in alone
+        "limit = 2", "limit = 1")
+    assert alone.count('["duplex"]') == 1 and "limit = 1" in alone
     again = conversations_df(_sweep(tmp_path, alone)).set_index("unit_id").sort_index()
     first = duplex.set_index("unit_id").loc[again.index]  # KeyError: a unit id that moved
-    assert len(again) == 2
+    assert len(again) == 1
     for column in ("segments_sha256", "recording_sha256", "labels_sha256"):
         assert list(again[column]) == list(first[column]), column
 
@@ -109,7 +109,7 @@ def duplex_report(duplex_sweep, tmp_path_factory) -> Path:
 def _duplex(run: Path) -> list[dict[str, Any]]:
     conv = conversations_df(run)
     rows = plain_records(conv[conv["turn_taking"] == "duplex"])
-    assert len(rows) == 3 and all(r["segments"] > 0 for r in rows)
+    assert len(rows) == 2 and all(r["segments"] > 0 for r in rows)
     return rows
 
 
@@ -171,12 +171,12 @@ def test_the_index_shows_the_engines_pooled_panel_and_the_paired_retention(duple
     # half against duplex on the tasks both ran on one seed: the voice report's retention
     half = conv[conv["turn_taking"] == "half"]
     pairs = duplex.merge(half, on=["scenario", "trial", "seed"], suffixes=("_d", "_h")).sort_values(["scenario", "trial"])
-    assert len(pairs) == 3  # a duplex unit takes its half-duplex twin's seed
+    assert len(pairs) == 2  # a duplex unit takes its half-duplex twin's seed
     d = (pairs["success_d"] == True).to_numpy(dtype=float)  # noqa: E712
     h = (pairs["success_h"] == True).to_numpy(dtype=float)  # noqa: E712
     point, lo, hi = paired_retention(d, h)
     a = figs["duplex_retention"]
-    assert a["data-tasks"] == "3" and int(a["data-half-successes"]) == h.sum()
+    assert a["data-tasks"] == "2" and int(a["data-half-successes"]) == h.sum()
     for key, value in (("data-value", point), ("data-lo", lo), ("data-hi", hi)):
         assert a[key] == ("NaN" if math.isnan(value) else f"{value:.12g}"), key
 

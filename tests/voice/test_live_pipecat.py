@@ -176,10 +176,12 @@ SWEEP = """
     tts = "local/espeak-ng"
     asr = "local/whisper-tiny.en"
     keep_audio = "all"
-    duplex_rules = {{interrupt_probability = 0.0, backchannel_probability = 0.0, vocal_tic_per_min = 0.0, out_of_turn_per_min = 0.0, tic_before_turn_probability = 0.0}}
+    duplex_rules = {{interrupt_probability = 0.0, backchannel_probability = 0.0, vocal_tic_per_min = 0.0, out_of_turn_per_min = 0.0, tic_before_turn_probability = 0.0, checkin_after_s = 20.0, hangup_after_s = 30.0}}
 """
 
 
+# The caller waits 20 s for the bot before it checks in, and 30 s more before it hangs up: on a busy
+# machine pipecat's own Whisper and turn model answered after the default 8 s, and the caller hung up.
 @pytest.mark.slow  # a child process (the bot), the endpoint, Ray, Whisper and pipecat's imports
 def test_a_sweep_calls_a_pipecat_bot_whose_tool_calls_and_verdicts_land(endpoint, tmp_path):
     path = tmp_path / "pipecat.toml"
