@@ -36,7 +36,7 @@ def _replicas() -> list[str]:
 def test_served_smollm2_on_mock_domain_survives_a_killed_replica(serve_up, tmp_path):
     import ray
 
-    cfg = SweepConfig.model_validate(local_sweep("smol-mock", trials=1, limit=2, max_steps=4))
+    cfg = SweepConfig.model_validate(local_sweep("smol-mock", trials=1, limit=2, max_steps=3))
     killed: list[str] = []
 
     def kill_first_replica(result) -> None:  # after the first row, while the others are mid-conversation
