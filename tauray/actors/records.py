@@ -200,34 +200,33 @@ def _duplex_columns(conv: Conversation) -> dict[str, Any]:
             turn_taking=voice.turn_taking, duplex_pipeline_id=settings.pipeline.identity(),
             duplex_pipeline=settings.pipeline.label())
     if live:
-        return _live_columns(voice, result)
-    return dict(turn_taking=voice.turn_taking, duplex_pipeline_id=result.pipeline_id,
-                duplex_pipeline=result.pipeline.label(), duplex_timing=result.timing,
-                duplex_tick_ms=result.clock.tick_ms, duplex_ended=result.ended, duplex_duration_s=result.duration_s,
-                duplex_steps=result.steps, duplex_ticks=result.ticks,
+        return _call_columns(voice, result) | _live_columns(result)
+    return _call_columns(voice, result) | dict(duplex_pipeline_id=result.pipeline_id,
+                                               duplex_pipeline=result.pipeline.label(), duplex_timing=result.timing)
+
+
+def _call_columns(voice: Any, result: Any) -> dict[str, Any]:
+    """What a simulated call (DuplexResult) and a live one (LiveResult) both say: the clock, the
+    timeline and recording hashes (none when no call took place), and the interaction panel."""
+    recorded = bool(result.recording)
+    return dict(turn_taking=voice.turn_taking, duplex_tick_ms=result.clock.tick_ms, duplex_ended=result.ended,
+                duplex_duration_s=result.duration_s, duplex_steps=result.steps, duplex_ticks=result.ticks,
                 duplex_compute_s=round(sum(result.compute_s.values()), 6), segments=len(result.segments),
-                recording_sha256=result.recording_sha256, labels_sha256=audio_hash(result.labels.encode()),
-                segments_sha256=result.segments_sha256,
-                **result.metrics.columns("duplex_"))
+                recording_sha256=result.recording_sha256 if recorded else None,
+                labels_sha256=audio_hash(result.labels.encode()) if recorded else None,
+                segments_sha256=result.segments_sha256, **result.metrics.columns("duplex_"))
 
 
-def _live_columns(voice: Any, result: Any) -> dict[str, Any]:
-    """A live call's columns (its LiveResult): the duplex columns it shares with a simulated call,
-    and the harness's lateness on the wall clock, the caller's moves and lags, and who ended it."""
+def _live_columns(result: Any) -> dict[str, Any]:
+    """A live call's own columns (its LiveResult): the harness's lateness on the wall clock, the
+    caller's moves and lags, and who ended it."""
     lateness = result.lateness
-    return dict(turn_taking=voice.turn_taking, duplex_pipeline=LIVE_PIPELINE, duplex_timing="live",
-                duplex_tick_ms=result.clock.tick_ms, duplex_ended=result.ended, duplex_duration_s=result.duration_s,
-                duplex_steps=result.steps, duplex_ticks=result.ticks,
-                duplex_compute_s=round(sum(result.compute_s.values()), 6), segments=len(result.segments),
-                recording_sha256=result.recording_sha256 if result.recording else None,  # no call, no file
-                labels_sha256=audio_hash(result.labels.encode()) if result.recording else None,
-                segments_sha256=result.segments_sha256,
+    return dict(duplex_pipeline=LIVE_PIPELINE, duplex_timing="live",
                 live_ended_by=result.ended_by, live_fault_kind=result.fault_kind, live_frames=lateness.frames,
                 live_lateness_p50_ms=lateness.p50_ms, live_lateness_p99_ms=lateness.p99_ms,
                 live_lateness_max_ms=lateness.max_ms, live_longest_gap_ms=lateness.longest_gap_ms,
                 live_caller_moves=result.caller_moves, live_caller_move_max_s=result.caller_move_max_s,
-                live_tick_lag_p50_s=result.tick_lag_p50_s, live_tick_lag_max_s=result.tick_lag_max_s,
-                **result.metrics.columns("duplex_"))
+                live_tick_lag_p50_s=result.tick_lag_p50_s, live_tick_lag_max_s=result.tick_lag_max_s)
 
 
 def speech_engines(voice: Any) -> str:
