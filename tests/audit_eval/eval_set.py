@@ -30,6 +30,10 @@ the freezer are the talk set's, taking the set (:data:`TALK_SETS`).
 The talk3 set (``talk3/``) is a fifth, independent set in the same formats, written after talk2 (which is to be used
 for tuning) by someone who had not read the detectors, every item a test item: ``load("talk3")`` reads it;
 ``python -m tests.audit_eval.eval_set --freeze-talk3`` (re)writes its frozen files.
+
+The talk4 set (``talk4/``) is a sixth, independent set in the same formats, written after talk3 by someone who had not
+read the detectors, every item a test item: ``load("talk4")`` reads it; ``python -m tests.audit_eval.eval_set
+--freeze-talk4`` (re)writes its frozen files.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ CAP_PER_TEMPLATE = 24
 """At most this many expansions of one template (per claim value), taken evenly over its products."""
 
 Split = Literal["dev", "test"]
-SetSplit = Literal["dev", "test", "holdout", "talk", "talk-dev", "talk-test", "talk2", "talk3"]
+SetSplit = Literal["dev", "test", "holdout", "talk", "talk-dev", "talk-test", "talk2", "talk3", "talk4"]
 RUNTIME_SLOTS = frozenset({"setting", "claim"})
 """Slots the customer fills during a conversation (the asked setting, a claim sentence)."""
 
@@ -202,8 +206,8 @@ def load(split: SetSplit | None = None) -> tuple[Phrasing, ...]:
     if split in ALL_TALK_SPLITS:
         return load_talk(split)
     if split not in (None, "dev", "test"):
-        raise ValueError(f"split must be 'dev', 'test', 'holdout' or one of {TALK_SPLITS}, {TALK2_SPLITS} or "
-                         f"{TALK3_SPLITS}, got {split!r}")
+        raise ValueError(f"split must be 'dev', 'test', 'holdout' or one of {TALK_SPLITS}, {TALK2_SPLITS}, "
+                         f"{TALK3_SPLITS} or {TALK4_SPLITS}, got {split!r}")
     items: list[Phrasing] = []
     for name in FROZEN_FILES:
         for line in (FROZEN / name).read_text(encoding="utf-8").splitlines():
@@ -405,11 +409,30 @@ person's word, still commits to its value."""
 TALK3_FAULT_FORMS = (*TALK2_FAULT_FORMS, "polite", "indirect", "tag", "ellipsis", "intention", "timeshift", "list",
                      "idiom", "contrast", "counterfactual", "others")
 
+TALK4 = HERE / "talk4"
+TALK4_FROZEN = TALK4 / "frozen"
+TALK4_SPLITS = ("talk4",)
+"""``talk4``: the whole fourth talk set, every item a test item (it has no dev side)."""
+TALK4_VOICES = (*TALK3_VOICES, "scottish", "irish", "southern", "jamaican", "singlish", "spanish", "techie", "distracted")
+"""The talk3 voices, and: Scottish, Irish, American Southern, Jamaican and Singaporean English, a Spanish speaker's
+English, a technical caller, a caller busy with something else."""
+TALK4_FORMS = (*TALK3_FORMS, "existential", "emotion", "complaint", "noise", "repeat", "spelling", "confusion", "mishear",
+               "pause", "activity", "minimal")
+"""The talk3 forms, and: "there's no ..." / "nothing's ...", a feeling, a complaint about the company, background
+noise, asking the agent to repeat, spelling out or reading out, confusion about an instruction, a misheard word, a
+long pause ("hang on... okay"), what the caller was doing, a very short turn."""
+TALK4_REPORT_FORMS = (*TALK3_REPORT_FORMS, "pause", "minimal", "emotion", "list", "spelling")
+TALK4_CLAIM_FORMS = (*TALK3_CLAIM_FORMS, "passing", "presupposed", "pause", "emotion", "existential", "complaint")
+"""A claim said in passing ("..., by the way"), presupposed ("Seeing as ..."), after a pause, with a feeling, as
+"there's no ..." or inside a complaint still commits to its value."""
+TALK4_FAULT_FORMS = (*TALK3_FAULT_FORMS, "pause", "emotion", "complaint", "noise", "passing", "presupposed", "minimal",
+                     "mishear", "activity", "interrupted")
+
 
 @dataclass(frozen=True)
 class TalkSet:
     """One talk set: its folder, the prefix of its ids, the splits it is loaded by, its forms and voices, and
-    whether it has the frozen sha256 dev / test split (the talk set) or is test only (talk2, talk3)."""
+    whether it has the frozen sha256 dev / test split (the talk set) or is test only (talk2, talk3, talk4)."""
 
     name: str
     folder: Path
@@ -437,6 +460,8 @@ TALK_SETS = {
                      TALK2_CLAIM_FORMS, TALK2_FAULT_FORMS),
     "talk3": TalkSet("talk3", TALK3, "t3", TALK3_SPLITS, False, TALK3_VOICES, TALK3_FORMS, TALK3_REPORT_FORMS,
                      TALK3_CLAIM_FORMS, TALK3_FAULT_FORMS),
+    "talk4": TalkSet("talk4", TALK4, "t4", TALK4_SPLITS, False, TALK4_VOICES, TALK4_FORMS, TALK4_REPORT_FORMS,
+                     TALK4_CLAIM_FORMS, TALK4_FAULT_FORMS),
 }
 """The talk sets by name. Each has the same file formats; the customer (``customer.TalkCustomer``) plays any."""
 ALL_TALK_SPLITS = tuple(s for ts in TALK_SETS.values() for s in ts.splits)
@@ -447,7 +472,8 @@ def talk_set_of(split: str) -> TalkSet:
     for ts in TALK_SETS.values():
         if split in ts.splits:
             return ts
-    raise ValueError(f"split must be one of {TALK_SPLITS}, {TALK2_SPLITS} or {TALK3_SPLITS}, got {split!r}")
+    raise ValueError(f"split must be one of {TALK_SPLITS}, {TALK2_SPLITS}, {TALK3_SPLITS} or {TALK4_SPLITS}, "
+                     f"got {split!r}")
 
 
 class TalkPhrasing(Phrasing):
@@ -581,7 +607,7 @@ def _talk_grammar(path: Path, ts: TalkSet = TALK_SETS["talk"]) -> dict[str, list
 
 
 def build_talk(name: str = "talk") -> dict[str, list[TalkPhrasing]]:
-    """A whole talk set (``talk``, ``talk2`` or ``talk3``) from its sources: file name -> items."""
+    """A whole talk set (``talk``, ``talk2``, ``talk3`` or ``talk4``) from its sources: file name -> items."""
     ts = TALK_SETS[name]
     grammar = _talk_grammar(ts.folder / "grammar.json", ts)
     sources = {"talk": "faithful.txt", "report": "reports.txt", "claim": "claims.txt", "fault": "faults.txt"}
@@ -609,10 +635,11 @@ def freeze_talk(name: str = "talk") -> dict[str, str]:
 @cache
 def load_talk(split: str = "talk") -> tuple[TalkPhrasing, ...]:
     """A talk set's frozen items: the whole talk set (``talk``) or its dev or test split (``talk-dev``,
-    ``talk-test``), or the whole talk2 or talk3 set (``talk2``, ``talk3``, all test). Reads the frozen files, never
-    the sources."""
+    ``talk-test``), or the whole talk2, talk3 or talk4 set (``talk2``, ``talk3``, ``talk4``, all test). Reads the
+    frozen files, never the sources."""
     if split not in ALL_TALK_SPLITS:
-        raise ValueError(f"split must be one of {TALK_SPLITS}, {TALK2_SPLITS} or {TALK3_SPLITS}, got {split!r}")
+        raise ValueError(f"split must be one of {TALK_SPLITS}, {TALK2_SPLITS}, {TALK3_SPLITS} or {TALK4_SPLITS}, "
+                     f"got {split!r}")
     ts = talk_set_of(split)
     items = [TalkPhrasing.model_validate_json(line) for name in TALK_FILES
              for line in (ts.frozen / name).read_text(encoding="utf-8").splitlines()]
@@ -622,9 +649,10 @@ def load_talk(split: str = "talk") -> tuple[TalkPhrasing, ...]:
 
 if __name__ == "__main__":
     commands = {"--freeze": freeze, "--freeze-holdout": freeze_holdout, "--freeze-talk": freeze_talk,
-                "--freeze-talk2": lambda: freeze_talk("talk2"), "--freeze-talk3": lambda: freeze_talk("talk3")}
+                "--freeze-talk2": lambda: freeze_talk("talk2"), "--freeze-talk3": lambda: freeze_talk("talk3"),
+                "--freeze-talk4": lambda: freeze_talk("talk4")}
     if len(sys.argv) != 2 or sys.argv[1] not in commands:
         sys.exit("usage: python -m tests.audit_eval.eval_set --freeze | --freeze-holdout | --freeze-talk | "
-                 "--freeze-talk2 | --freeze-talk3")
+                 "--freeze-talk2 | --freeze-talk3 | --freeze-talk4")
     for path, digest in commands[sys.argv[1]]().items():
         print(f"| `{path}` | `{digest}` |")
