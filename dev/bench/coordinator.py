@@ -98,7 +98,7 @@ process while it waits, so a run that lasts longer costs more CPU doing nothing)
 
 
 def coordinator_cpu(conversations: int, *, profile: str = "control", asr: str = DEFAULT_ASR,
-                    domain: str = "telecom") -> dict[str, Any]:
+                    domain: str = "telecom", idle_s: float = IDLE_S, warm_voice: bool = True) -> dict[str, Any]:
     """The coordinators' CPU per conversation in a voice run (``profile``, speech on the run's
     pool) against a text run of the same tasks, both with the reference policies on Ray, after
     a warm-up of each (imports, registry, engines); and the voice run's speech cost per
@@ -106,7 +106,11 @@ def coordinator_cpu(conversations: int, *, profile: str = "control", asr: str = 
     of the coordinators' idle CPU over the run's wall time (measured for :data:`IDLE_S` seconds
     after the warm-ups): a voice run lasts longer while its coordinators wait for speech, and
     waiting costs Ray's own threads CPU too. The figure that separates the two: the CPU of the
-    coordinators' task threads alone (:func:`coordinator_threads_cpu`, nanoseconds)."""
+    coordinators' task threads alone (:func:`coordinator_threads_cpu`, nanoseconds).
+
+    ``idle_s`` and ``warm_voice=False`` make a smoke run cheaper (the text warm-up always runs: the
+    idle figure is read on its pool); without the voice warm-up the voice figures include the
+    speech engines' start."""
     names = bench_scenarios(domain=domain)[: max(1, conversations)]
     ensure_ray()
     figures: dict[str, Any] = {"conversations": len(names), "domain": domain, "profile": profile}
@@ -114,15 +118,17 @@ def coordinator_cpu(conversations: int, *, profile: str = "control", asr: str = 
         try:
             for mode, voice in (("text", None), ("voice", {"profiles": [profile], "asr": asr, "keep_audio": "none"})):
                 knobs = {"voice": voice} if voice else {}
-                warm = run_config(name=f"warm-{mode}", agent={"model": "oracle"}, user={"model": "scripted"},
-                                  patterns=names[:1], seed=99, audit=False, **knobs)
-                execute(warm, out=Path(tmp) / warm.name, probe=False, progress=False, keep_actors=True, hooks=HOOKS)
+                if warm_voice or not voice:
+                    warm = run_config(name=f"warm-{mode}", agent={"model": "oracle"}, user={"model": "scripted"},
+                                      patterns=names[:1], seed=99, audit=False, **knobs)
+                    execute(warm, out=Path(tmp) / warm.name, probe=False, progress=False, keep_actors=True,
+                            hooks=HOOKS)
                 if "idle_coordinator_cpu_ms_per_s" not in figures:
                     before, threads, loop = process_cpu(set()), coordinator_threads_cpu(), coordinators_loop_cpu()
-                    time.sleep(IDLE_S)
-                    idle = _cpu_by_kind(before, process_cpu(set())).get("MeasuredCoordinator", 0.0) / IDLE_S
-                    idle_own = _threads_delta(threads, coordinator_threads_cpu())[0] / IDLE_S
-                    idle_loop = (coordinators_loop_cpu() - loop) / IDLE_S
+                    time.sleep(idle_s)
+                    idle = _cpu_by_kind(before, process_cpu(set())).get("MeasuredCoordinator", 0.0) / idle_s
+                    idle_own = _threads_delta(threads, coordinator_threads_cpu())[0] / idle_s
+                    idle_loop = (coordinators_loop_cpu() - loop) / idle_s
                     figures["idle_coordinator_cpu_ms_per_s"] = round(1000 * idle, 3)
                     figures["idle_coordinator_task_threads_cpu_ms_per_s"] = round(1000 * idle_own, 3)
                     figures["idle_coordinator_loop_cpu_ms_per_s"] = round(1000 * idle_loop, 3)

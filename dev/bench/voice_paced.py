@@ -64,10 +64,11 @@ def _leg(tmp: Path, name: str, names: list[str], latency: float, knobs: dict[str
 
 
 def paced_coordinator_cpu(conversations: int, *, latency: float = 3.0, rounds: int = 2, profile: str = "control",
-                          asr: str = DEFAULT_ASR, domain: str = "telecom") -> dict[str, Any]:
+                          asr: str = DEFAULT_ASR, domain: str = "telecom", warm_voice: bool = True) -> dict[str, Any]:
     """The coordinators' event-loop CPU per conversation, voice (``profile``) against text, on
     ``conversations`` tasks of ``domain`` with the endpoint's writing pair, each text run paced
-    to last as long as the voice run before it (module docstring)."""
+    to last as long as the voice run before it (module docstring). ``warm_voice=False`` leaves out
+    the voice warm-up (a smoke run: the first voice leg then pays the speech engines' start)."""
     names = bench_scenarios(domain=domain)[: max(1, conversations)]
     ensure_ray()
     voice = {"voice": {"profiles": [profile], "asr": asr, "keep_audio": "none"}}
@@ -78,7 +79,8 @@ def paced_coordinator_cpu(conversations: int, *, latency: float = 3.0, rounds: i
             # actor pool, and so the coordinators read around each timed run, stay the same throughout.
             # Text warms every task: a coordinator caches each task's initial state and gold replay
             # (3 ms a conversation under cProfile, the same in both modes), which the first timed run paid alone
-            for mode, knobs, warmed in (("text", {}, names), ("voice", voice, names[:1])):
+            warm_ups = (("text", {}, names), ("voice", voice, names[:1]))
+            for mode, knobs, warmed in warm_ups if warm_voice else warm_ups[:1]:
                 with start_endpoint(latency=0.0) as ep:
                     agent, user = bench_models(ep.base_url, max(8, len(warmed)))
                     warm = run_config(name=f"warm-{mode}", agent=agent, user=user, patterns=warmed, seed=99,
