@@ -85,7 +85,7 @@ def _phone(value: str) -> Any:
         spec = ModelSpec.parse(value)
     except Exception:
         return None
-    return spec if spec.is_phone else None
+    return spec if spec.is_live else None
 
 
 def _served(value: str) -> bool:

@@ -110,7 +110,7 @@ class LiveResult(BaseModel):
     tick_lag_p50_s: float = Field(0.0, description="Median of how far the call had run past a tick when the "
                                   "caller's decision at that tick reached the line, seconds.")
     tick_lag_max_s: float = Field(0.0, description="The largest such lag, seconds.")
-    protocol: str | None = Field(None, description="A realtime model's protocol ('openai-realtime'); None: a phone bot.")
+    protocol: str | None = Field(None, description="A realtime model's protocol ('openai-realtime'); None: a bot.")
     transcripts: tuple[ProviderTranscript, ...] = Field((), description="A realtime model's transcripts of the "
                                                         "caller and of itself, placed on the call.")
     usage: dict[str, int] = Field(default_factory=dict, description="A realtime model's tokens: input/output × "

@@ -37,7 +37,8 @@ from tauray.actors.voice.live.phone import CallRecord, PhoneCall, _close, open_s
 from tauray.actors.voice.live.settings import PhoneSettings
 from tauray.actors.voice.live.ulaw import FRAME_MS
 
-__all__ = ["ProviderTranscript", "RealtimeCall", "RealtimeRecord", "place_transcripts"]
+__all__ = ["ProviderTranscript", "RealtimeCall", "RealtimeRecord", "open_session", "place_transcripts",
+           "probe_session"]
 
 BYTES_PER_MS = 8  # μ-law at 8 kHz
 ToolRunner = Callable[[str, dict[str, Any]], Awaitable[Any]]  # (name, arguments) -> an object with text, error
@@ -97,30 +98,7 @@ class RealtimeCall(PhoneCall):
                    settings: PhoneSettings | None = None) -> RealtimeCall:
         """Open the session, await ``session.created``, configure it and ask for the greeting."""
         settings, shown = settings or PhoneSettings(), shown_url(url)
-        ws = await open_socket(url, settings, headers=protocol.headers(key_header, key),
-                               words=("realtime", "the model", "the realtime protocol"))
-        try:
-            first = await asyncio.wait_for(ws.recv(), settings.connect_timeout_s)
-            event = protocol.decode(first)
-        except TimeoutError:
-            await _close(ws, settings.close_timeout_s)
-            raise CallFault("no_answer", f"realtime: the model at {shown} sent no session.created within "
-                            f"{settings.connect_timeout_s:g} s") from None
-        except ConnectionClosed:
-            raise CallFault("hung_up", f"realtime: the model at {shown} closed the session before it began") from None
-        except MediaStreamError as exc:
-            await _close(ws, settings.close_timeout_s)
-            raise CallFault("wrong_protocol", f"realtime: the peer at {shown} does not speak the realtime "
-                            f"protocol: {_scrub(str(exc), key)}") from None
-        if isinstance(event, rt.ProviderError):
-            await _close(ws, settings.close_timeout_s)
-            raise CallFault("provider_error", _scrub(f"realtime: the model at {shown} refused the session: "
-                                                     f"{_error_words(event)}", key))
-        if not isinstance(event, rt.SessionCreated):
-            await _close(ws, settings.close_timeout_s)
-            raise CallFault("wrong_protocol", f"realtime: the peer at {shown} does not speak the realtime protocol: "
-                            f"its first event was {getattr(event, 'type', type(event).__name__)!r}, not "
-                            "'session.created'")
+        ws = await open_session(url, protocol=protocol, key_header=key_header, key=key, settings=settings)
         try:
             for message in protocol.opening():
                 await asyncio.wait_for(ws.send(message), settings.send_timeout_s)
@@ -267,6 +245,47 @@ class RealtimeCall(PhoneCall):
         for task in list(self._tools):
             task.cancel()
         return await super()._shut()
+
+
+async def open_session(url: str, *, protocol: Any, key_header: str, key: str | None,
+                       settings: PhoneSettings) -> Any:
+    """The session's websocket, open once the server said ``session.created`` (nothing sent yet);
+    the :class:`CallFault` a call meets otherwise (``unreachable``, ``wrong_protocol``, ``no_answer``,
+    ``hung_up``, ``provider_error``), its line without the key."""
+    shown = shown_url(url)
+    ws = await open_socket(url, settings, headers=protocol.headers(key_header, key),
+                           words=("realtime", "the model", "the realtime protocol"))
+    try:
+        event = protocol.decode(await asyncio.wait_for(ws.recv(), settings.connect_timeout_s))
+    except TimeoutError:
+        await _close(ws, settings.close_timeout_s)
+        raise CallFault("no_answer", f"realtime: the model at {shown} sent no session.created within "
+                        f"{settings.connect_timeout_s:g} s") from None
+    except ConnectionClosed:
+        raise CallFault("hung_up", f"realtime: the model at {shown} closed the session before it began") from None
+    except MediaStreamError as exc:
+        await _close(ws, settings.close_timeout_s)
+        raise CallFault("wrong_protocol", f"realtime: the peer at {shown} does not speak the realtime "
+                        f"protocol: {_scrub(str(exc), key)}") from None
+    if isinstance(event, rt.ProviderError):
+        await _close(ws, settings.close_timeout_s)
+        raise CallFault("provider_error", _scrub(f"realtime: the model at {shown} refused the session: "
+                                                 f"{_error_words(event)}", key))
+    if not isinstance(event, rt.SessionCreated):
+        await _close(ws, settings.close_timeout_s)
+        raise CallFault("wrong_protocol", f"realtime: the peer at {shown} does not speak the realtime protocol: "
+                        f"its first event was {getattr(event, 'type', type(event).__name__)!r}, not "
+                        "'session.created'")
+    return ws
+
+
+async def probe_session(url: str, *, protocol: Any, key_header: str, key: str | None,
+                        settings: PhoneSettings) -> float:
+    """Open a session and close it at ``session.created``, nothing sent: the seconds it took."""
+    started = asyncio.get_running_loop().time()
+    await _close(await open_session(url, protocol=protocol, key_header=key_header, key=key, settings=settings),
+                 settings.close_timeout_s)
+    return asyncio.get_running_loop().time() - started
 
 
 def place_transcripts(segments: tuple[Segment, ...], transcripts: tuple[ProviderTranscript, ...]) -> tuple[Segment, ...]:
