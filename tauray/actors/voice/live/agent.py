@@ -99,8 +99,12 @@ def check_phone_agents(cfg: Any) -> None:
     SweepConfig), checked at load; a ValueError of one line naming the field otherwise."""
     phones = phone_names(cfg)
     for name, spec in phones.items():
+        no_key = None
         try:
-            no_key = realtime_agent(spec).missing_key() if spec.realtime is not None else phone_agent(spec) and None
+            if spec.realtime is not None:
+                no_key = realtime_agent(spec).missing_key()
+            else:
+                phone_agent(spec)
         except DuplexConfigError as exc:
             raise ValueError(f"models.{name}.{exc}") from None
         if no_key is not None:
@@ -119,9 +123,9 @@ def check_phone_agents(cfg: Any) -> None:
         raise ValueError(f"agents[{i}]: {name!r} is {what}: it runs in duplex only, and voice.turn_taking "
                          "has 'half' (write turn_taking = [\"duplex\"] and a speech profile)")
     if voice.duplex_rules.get("hears") == "text":
+        words = "reach its caller as audio" if phones[name].realtime is not None else "are known only as audio"
         raise ValueError(f"voice.duplex_rules.hears: 'text', but agents[{i}] {name!r} is {what}, whose words "
-                         "reach the caller as audio: its caller hears it through the line (drop hears, or write "
-                         "'channel')")
+                         f"{words}: its caller hears it through the line (drop hears, or write 'channel')")
     missing = [p for p in LIVE_PACKAGES if importlib.util.find_spec(p) is None]
     if missing:
         raise ValueError(f"agents[{i}]: {name!r} is {what}, which needs the optional extra tauray[live] "
