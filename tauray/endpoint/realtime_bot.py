@@ -48,6 +48,7 @@ from tauray.endpoint.scripted import scripted_agent
 
 REALTIME_PATHS = ("/v1/realtime", "/realtime", "/openai/realtime")
 DELTA_BYTES = 800  # 100 ms of μ-law
+DELTA_PACE_S = 0.025  # a delta every 25 ms: audio streamed at 4x real time
 ULAW_FORMATS = ("g711_ulaw", "audio/pcmu")
 
 
@@ -241,7 +242,7 @@ class _Session:
                 await self.send("response.audio.delta", response_id=response_id, item_id=item, content_index=0,
                                 delta=base64.b64encode(raw[at:at + DELTA_BYTES]).decode("ascii"))
                 sent = at + DELTA_BYTES
-                await asyncio.sleep(0)  # a cancel lands between deltas
+                await asyncio.sleep(DELTA_PACE_S)  # faster than real time, as a provider streams; a cancel lands here
             await self.send("response.audio.done", response_id=response_id, item_id=item)
             await self.send("response.audio_transcript.done", response_id=response_id, item_id=item, transcript=text)
         except asyncio.CancelledError:
