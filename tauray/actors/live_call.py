@@ -33,6 +33,9 @@ from typing import Any
 
 from tauray.actors.duplex_call import ENDED, DuplexCall, bridge, caller_side
 from tauray.actors.hosts import RunToolRequest
+from tauray.actors.quota.book import gate as quota_gate
+from tauray.actors.quota.book import quota_key
+from tauray.actors.quota.model import Limits, Settlement
 from tauray.actors.records import Termination
 from tauray.actors.session import StepResult
 from tauray.actors.voice.live.agent import phone_agent
@@ -184,6 +187,17 @@ def _realtime_dial(conv: Any, call: LiveCall, loop: asyncio.AbstractEventLoop) -
     return dial, agent
 
 
+async def _admit(spec: Any, agent: Any) -> Any:
+    """A realtime session admitted against the model's quota (its ``rpm``: sessions opened a minute;
+    ``tpm``: tokens, audio and text, a session admitted with ``session_tokens`` and settled to its
+    usage), waiting in the quota book as any call of the model does; None when it has no quota.
+    Sessions in flight are bounded by the spec's ``concurrency``, as a model's conversations are."""
+    limits = Limits(rpm=spec.rpm, tpm=spec.tpm)
+    if not limits.any:
+        return None
+    return await quota_gate().acquire(quota_key(spec.model, spec.api_base), limits, 0, agent.quota.session_tokens)
+
+
 async def run_live_call(conv: Any) -> tuple[Termination, str | None, str | None]:
     """Call ``conv``'s live agent (a duplex cell's conversation whose agent is a phone bot or a
     realtime model); the call's :class:`LiveResult` stays on ``conv.duplex`` (a realtime model's cost
@@ -192,9 +206,12 @@ async def run_live_call(conv: Any) -> tuple[Termination, str | None, str | None]
     await conv.initialise()
     unit, settings, caller = conv.unit, conv.voice.duplex, caller_side(conv)
     call, loop = LiveCall(conv), asyncio.get_running_loop()
-    server = realtime = None
+    server = realtime = ticket = None
     if unit.agent.realtime is not None:  # the tools go through the protocol: no tool server
         dial, realtime = _realtime_dial(conv, call, loop)
+        ticket = await _admit(unit.agent, realtime)
+        if ticket is not None and ticket.stopped:
+            return Termination.INFRA_ERROR, INFRA, ticket.stopped
         where = dict(url=realtime.url()[0], dial=dial, agent=realtime.line, phone=realtime.call)
     else:
         bot, server = phone_agent(unit.agent), await tool_server()
@@ -211,6 +228,11 @@ async def run_live_call(conv: Any) -> tuple[Termination, str | None, str | None]
             server.unregister(unit.unit_id)
         await call.close()
     conv.live_cost_usd = realtime.cost(result.usage) if realtime is not None else None
+    if ticket is not None:  # the session's real usage against the quota
+        quota_gate().settle(ticket, Settlement(
+            prompt_tokens=sum(result.usage.get(k, 0) for k in ("input_text_tokens", "input_audio_tokens")),
+            completion_tokens=sum(result.usage.get(k, 0) for k in ("output_text_tokens", "output_audio_tokens")),
+            replied=result.protocol is not None))
     call.hear_bot(result.caller_history)  # what the bot said after the caller's last turn
     conv.duplex = result
     conv.clock_s = result.duration_s

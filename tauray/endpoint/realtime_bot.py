@@ -15,7 +15,8 @@ It plays the server's side of the protocol:
 * **Answering.** The endpoint's scripted agent answers from the conversation and the session's
   tools. A tool it picks is a function call (``response.function_call_arguments.done``, then
   ``response.done``); the client's ``function_call_output`` item and ``response.create`` bring the
-  answer. Words are spoken through espeak-ng: ``response.audio.delta`` (μ-law, 100 ms a delta),
+  answer. Words are spoken through espeak-ng: ``response.audio.delta`` (μ-law, 100 ms a delta, at
+  4x real time),
   ``response.audio_transcript.delta``/``done``, ``response.done`` with usage (the endpoint's counts:
   10 input audio tokens a second heard, 20 output audio tokens a second spoken, a text token per
   4 characters).

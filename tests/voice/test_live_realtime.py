@@ -386,3 +386,29 @@ def test_a_real_openai_realtime_session_opens_and_closes():
 
     agent = realtime_agent(ModelSpec.model_validate({"model": "openai/gpt-realtime", "realtime": {"shape": "ga"}}))
     assert asyncio.run(probe_realtime(agent)) > 0
+
+
+def test_a_session_is_admitted_against_the_models_tpm_and_settled_to_its_usage():
+    from tauray.actors.live_call import _admit
+    from tauray.actors.quota.book import QuotaBook, gate, reset_gate
+    from tauray.actors.quota.model import Settlement
+
+    spec = ModelSpec.model_validate({"model": "openai/gpt-realtime", "tpm": 10_000,
+                                     "realtime": {"session_tokens": 6000}})
+    agent = realtime_agent(spec)
+
+    async def main():
+        reset_gate(QuotaBook())
+        try:
+            assert await _admit(ModelSpec.model_validate({"model": "openai/gpt-realtime", "realtime": {}}), agent) \
+                is None  # no quota: nothing asked
+            first = await asyncio.wait_for(_admit(spec, agent), 1)
+            with pytest.raises(TimeoutError):  # 6000 held + 6000 more is past 10,000 a minute: it waits
+                await asyncio.wait_for(_admit(spec, agent), 0.5)
+            gate().settle(first, Settlement(prompt_tokens=100, completion_tokens=200, replied=True))
+            second = await asyncio.wait_for(_admit(spec, agent), 1)  # settled to its usage: room again
+            assert second.stopped is None
+        finally:
+            reset_gate()
+
+    asyncio.run(main())

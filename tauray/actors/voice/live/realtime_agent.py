@@ -74,6 +74,15 @@ class RealtimePrices(BaseModel):
                 "output_audio_tokens": self.output_audio_per_mtok / 1e6}
 
 
+class RealtimeQuota(BaseModel):
+    """How a session is admitted against the spec's ``tpm`` (not part of the identity)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_tokens: int = Field(6000, gt=0, description="Tokens a session is admitted with before it opens "
+                                "(settled to its usage when it ends): about two minutes of a call.")
+
+
 class RealtimeAgentSpec(BaseModel):
     """A realtime model's entry, parsed."""
 
@@ -84,6 +93,7 @@ class RealtimeAgentSpec(BaseModel):
     api_key_env: str | None = Field(None, description="The variable holding the key (its name only).")
     session: RealtimeSession = Field(default_factory=RealtimeSession)
     prices: RealtimePrices | None = Field(None, description="The spec's prices; None: litellm's.")
+    quota: RealtimeQuota = Field(default_factory=RealtimeQuota)
     call: PhoneSettings = Field(default_factory=PhoneSettings)
     line: PhoneAgentSettings = Field(default_factory=PhoneAgentSettings)
 
@@ -134,7 +144,8 @@ def realtime_agent(spec: ModelSpec) -> RealtimeAgentSpec:
     if spec.realtime is None:
         raise DuplexConfigError("realtime: the model is not a realtime model (its spec has no realtime)")
     written = spec.realtime.settings
-    groups = {"session": RealtimeSession, "prices": RealtimePrices, "call": PhoneSettings, "line": PhoneAgentSettings}
+    groups = {"session": RealtimeSession, "prices": RealtimePrices, "quota": RealtimeQuota, "call": PhoneSettings,
+              "line": PhoneAgentSettings}
     known = [name for model in groups.values() for name in model.model_fields]
     unknown = sorted(set(written) - set(known))
     if unknown:
