@@ -34,7 +34,7 @@ from websockets.asyncio.server import serve  # noqa: E402
 from tauray.actors.voice.live.realtime_call import ProviderTranscript, RealtimeCall, place_transcripts  # noqa: E402
 
 KEY = "sk-test-1234567890abcdef"
-TONE = to_ulaw((0.3 * np.sin(2 * np.pi * 440 * np.arange(8000 * 2) / 8000)).astype(np.float32), 8000)  # 2 s
+TONE = to_ulaw((0.3 * np.sin(2 * np.pi * 440 * np.arange(8000 * 6) / 8000)).astype(np.float32), 8000)  # 6 s
 
 
 def _protocol(**kwargs) -> rt.OpenAIRealtime:
@@ -189,7 +189,7 @@ def test_the_models_audio_is_played_its_tool_call_answered_per_the_protocol_and_
 def test_barge_in_drops_the_queue_truncates_the_item_at_the_ms_played_and_cancels_the_response():
     async def script(ws, got):
         await ws.send(_ev("response.created", response={"id": "r1"}))
-        await ws.send(_delta("item_a", TONE))  # 2 s, far ahead of playback
+        await ws.send(_delta("item_a", TONE))  # 6 s, far ahead of playback, however late this machine runs
         await asyncio.sleep(0.6)
         await ws.send(_ev("input_audio_buffer.speech_started", audio_start_ms=600, item_id="user_1"))
         await ws.send(_delta("item_a", TONE[:800]))  # a late delta of the cut response: not played
@@ -203,7 +203,7 @@ def test_barge_in_drops_the_queue_truncates_the_item_at_the_ms_played_and_cancel
     (truncate,) = [e for e in got if e["type"] == "conversation.item.truncate"]
     assert truncate["item_id"] == "item_a" and truncate["content_index"] == 0
     played_ms = round(record.bot_audio_s * 1000)
-    assert 200 <= played_ms <= 1500 and abs(truncate["audio_end_ms"] - played_ms) <= 20  # what was actually played
+    assert 200 <= played_ms <= 5000 and abs(truncate["audio_end_ms"] - played_ms) <= 20  # what was actually played
     assert any(e["type"] == "response.cancel" for e in got)
     assert record.truncations == 1 and record.clears == 1
     heard = next(t for t in record.transcripts if t.side == "caller")

@@ -66,7 +66,7 @@ class PhoneSpec(BaseModel):
         return dict(self.model_extra or {})
 
 
-REALTIME_PROVIDERS = ("openai", "azure")  # the protocols spoken (tauray/actors/voice/live/realtime_openai.py)
+REALTIME_PROVIDERS = ("openai", "azure", "gemini")  # the protocols spoken: tauray/actors/voice/live/realtime_*.py
 
 
 class RealtimeSpec(BaseModel):
@@ -151,8 +151,8 @@ class ModelSpec(BaseModel):
 
     realtime: RealtimeSpec | None = Field(
         None, description="A realtime speech model as the agent (OpenAI's Realtime protocol, Azure's deployment "
-        "of it), streamed the line's audio on the wall clock (duplex voice cells only); model must then read "
-        "'openai/<model>' or 'azure/<deployment>'. See docs/live-agents.md.",
+        "of it, Gemini Live), streamed the line's audio on the wall clock (duplex voice cells only); model must then "
+        "read 'openai/<model>', 'azure/<deployment>' or 'gemini/<model>'. See docs/live-agents.md.",
     )
 
     @field_validator("model")
@@ -213,8 +213,8 @@ class ModelSpec(BaseModel):
                 raise ValueError("a phone bot is called, not served, and has no fallbacks: drop serve and fallbacks")
         elif self.realtime is not None:
             if self.model.split("/", 1)[0] not in REALTIME_PROVIDERS or "/" not in self.model:
-                raise ValueError(f"a realtime model must be written 'openai/<model>' or 'azure/<deployment>', got "
-                                 f"{self.model!r}")
+                raise ValueError(f"a realtime model must be written 'openai/<model>', 'azure/<deployment>' or "
+                                 f"'gemini/<model>', got {self.model!r}")
             if self.serve is not None or self.fallbacks:
                 raise ValueError("a realtime model is called over its websocket, not served, and has no fallbacks: "
                                  "drop serve and fallbacks")

@@ -15,6 +15,8 @@ clock (issue 50). One concept per module:
 * :mod:`.agent`: a phone bot as a sweep's agent: its ``[models]`` entry parsed, what of it makes a
   cell, its checks at load and its probe (``tauray models check``).
 * :mod:`.realtime_openai`: OpenAI's Realtime event protocol (and Azure's), the client's side.
+* :mod:`.realtime_gemini`: Gemini Live's protocol (``BidiGenerateContent``), the client's side, read
+  into the same events (tested against a loopback fake; not yet a sweep's agent).
 * :mod:`.realtime_call`: a realtime model's session on the call's line (a :class:`~.phone.PhoneCall`
   speaking that protocol): tools, barge-in by truncation, the provider's transcripts and usage
   (imported by name: it needs ``tauray[live]``).

@@ -33,12 +33,13 @@ from tauray.actors.llm.model_map import realtime_prices
 from tauray.actors.llm.spec import ModelSpec
 from tauray.actors.voice.duplex.errors import DuplexConfigError, load_settings
 from tauray.actors.voice.live.bot_stream import PhoneAgentSettings
-from tauray.actors.voice.live.realtime_openai import OpenAIRealtime, realtime_url
+from tauray.actors.voice.live.realtime_gemini import GEMINI_URL, GeminiLive
+from tauray.actors.voice.live.realtime_openai import OpenAIRealtime, realtime_url, ws_url
 from tauray.actors.voice.live.settings import PhoneSettings
 
 __all__ = ["RealtimeAgentSpec", "RealtimePrices", "RealtimeSession", "probe_realtime", "realtime_agent"]
 
-KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "azure": "AZURE_API_KEY"}
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "azure": "AZURE_API_KEY", "gemini": "GEMINI_API_KEY"}
 
 
 class RealtimeSession(BaseModel):
@@ -46,7 +47,8 @@ class RealtimeSession(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    voice: str = Field("alloy", description="The model's voice.")
+    voice: str | None = Field(None, description="The model's voice (None: 'alloy' for OpenAI, the model's own "
+                              "for Gemini).")
     transcription_model: str = Field("whisper-1", description="The provider's model transcribing the caller.")
     shape: Literal["beta", "ga"] = Field("beta", description="The protocol's shape: 'beta' (OpenAI-Beta: "
                                          "realtime=v1, g711_ulaw) or 'ga' (session.type realtime, audio/pcmu).")
@@ -108,6 +110,8 @@ class RealtimeAgentSpec(BaseModel):
 
     def url(self) -> tuple[str, str]:
         """The session's websocket URL and the header its key goes in."""
+        if self.provider == "gemini":  # api_base, when given, is the websocket's own URL (a proxy, a fake)
+            return (ws_url(self.api_base) if self.api_base else GEMINI_URL), "x-goog-api-key"
         return realtime_url(self.model, self.api_base, api_version=self.session.api_version)
 
     def key(self) -> str | None:
@@ -122,9 +126,11 @@ class RealtimeAgentSpec(BaseModel):
         variable = self.api_key_env or KEY_VARIABLES[self.provider]
         return f"{self.model}: the key's variable {variable} is not set (or empty)"
 
-    def protocol(self, instructions: str, tools: list[dict[str, Any]]) -> OpenAIRealtime:
+    def protocol(self, instructions: str, tools: list[dict[str, Any]]) -> OpenAIRealtime | GeminiLive:
         s = self.session
-        return OpenAIRealtime(instructions=instructions, tools=tools, voice=s.voice,
+        if self.provider == "gemini":
+            return GeminiLive(model=self.model.split("/", 1)[1], instructions=instructions, tools=tools, voice=s.voice)
+        return OpenAIRealtime(instructions=instructions, tools=tools, voice=s.voice or "alloy",
                               transcription_model=s.transcription_model, shape=s.shape, vad=s.vad)
 
     def prices_per_token(self) -> dict[str, float] | None:

@@ -1,7 +1,8 @@
 """A realtime speech model as the far side of a live call: the same line on the wall clock as a
 phone call (:class:`~.phone.PhoneCall`: a frame of the caller's audio out every 20 ms, a frame of
 the agent's queued audio played, both lines kept frame-aligned, the harness's lateness measured),
-spoken in a realtime protocol (:mod:`.realtime_openai`) instead of Media Streams.
+spoken in a realtime protocol (:mod:`.realtime_openai`, :mod:`.realtime_gemini`) instead of Media
+Streams.
 
 * **Opening.** The socket opens with the key in a header, the server's ``session.created`` is
   awaited (bounded), then the session is configured and a first response asked for: the model
@@ -130,12 +131,13 @@ class RealtimeCall(PhoneCall):
                 if self.ended:
                     return
                 try:
-                    event = self.protocol.decode(text)
+                    events = self.protocol.decode(text)
                 except MediaStreamError as exc:
                     self._fail("wrong_protocol", f"{self.PEER} {self.url} does not speak the realtime protocol: "
                                f"{_scrub(str(exc), self._secret)}")
                     return
-                self._on(event)
+                for event in events if isinstance(events, list) else [events]:
+                    self._on(event)
             self._closed_by_bot()
         except ConnectionClosed:
             self._closed_by_bot()
@@ -155,7 +157,8 @@ class RealtimeCall(PhoneCall):
             self._queue += event.audio
             self._queued_total += len(event.audio)
         elif isinstance(event, rt.SpeechStarted):
-            self._spoken[event.item_id] = [event.audio_start_ms, None]
+            if event.audio_start_ms >= 0:
+                self._spoken[event.item_id] = [event.audio_start_ms, None]
             if self._queue:
                 self._barge_in()
         elif isinstance(event, rt.SpeechStopped):
@@ -188,19 +191,21 @@ class RealtimeCall(PhoneCall):
             if end > played and item_id not in self._cut:
                 self._cut[item_id] = max(0, played - start) // BYTES_PER_MS
                 self._dropped.add(item_id)
-                messages.append(self.protocol.truncate(item_id, self._cut[item_id]))
+                messages.append(self.protocol.truncate(item_id, self._cut[item_id]))  # None: no such event
         for item in self._items:
             item[2] = min(item[2], played)
         self._items = [item for item in self._items if item[2] > item[1]]
-        if self._responding:
-            messages.append(self.protocol.response_cancel())
+        cancel = self.protocol.response_cancel() if self._responding else None
+        if cancel is not None:
+            messages.append(cancel)
             self._muted = True
         self._clears += 1
         self._truncations += 1
         self._queued_total -= len(self._queue)
         self._queue.clear()
         for message in messages:
-            asyncio.ensure_future(self._send_quietly(message))
+            if message is not None:
+                asyncio.ensure_future(self._send_quietly(message))
 
     async def _tool(self, call: rt.FunctionCall) -> None:
         try:
@@ -256,7 +261,10 @@ async def open_session(url: str, *, protocol: Any, key_header: str, key: str | N
     ws = await open_socket(url, settings, headers=protocol.headers(key_header, key),
                            words=("realtime", "the model", "the realtime protocol"))
     try:
+        for message in protocol.before_created():  # a protocol whose client speaks first (Gemini's setup)
+            await asyncio.wait_for(ws.send(message), settings.send_timeout_s)
         event = protocol.decode(await asyncio.wait_for(ws.recv(), settings.connect_timeout_s))
+        event = event[0] if isinstance(event, list) else event
     except TimeoutError:
         await _close(ws, settings.close_timeout_s)
         raise CallFault("no_answer", f"realtime: the model at {shown} sent no session.created within "
@@ -288,7 +296,8 @@ async def probe_session(url: str, *, protocol: Any, key_header: str, key: str | 
     return asyncio.get_running_loop().time() - started
 
 
-def place_transcripts(segments: tuple[Segment, ...], transcripts: tuple[ProviderTranscript, ...]) -> tuple[Segment, ...]:
+def place_transcripts(segments: tuple[Segment, ...],
+                      transcripts: tuple[ProviderTranscript, ...]) -> tuple[Segment, ...]:
     """The provider's transcripts on the timeline: the model's own words become its segments'
     ``text`` (what it said), its transcription of the caller the caller's segments' ``heard_text``
     (what the agent heard). Each transcript goes to the segment of its side it overlaps most."""

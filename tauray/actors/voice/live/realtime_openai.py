@@ -31,7 +31,7 @@ from urllib.parse import urlencode, urlsplit
 from tauray.actors.voice.live.errors import MediaStreamError
 
 __all__ = ["AudioDelta", "FunctionCall", "Ignored", "OpenAIRealtime", "ProviderError", "ResponseDone",
-           "ResponseStarted", "SessionCreated", "SpeechStarted", "SpeechStopped", "Transcript", "realtime_url"]
+           "ResponseStarted", "SessionCreated", "SpeechStarted", "SpeechStopped", "Transcript", "realtime_url", "ws_url"]
 
 OPENAI_BASE = "https://api.openai.com/v1"
 DEFAULT_AZURE_VERSION = "2024-10-01-preview"
@@ -114,14 +114,15 @@ def realtime_url(model: str, api_base: str | None, *, api_version: str | None = 
     if provider == "azure":
         if not api_base:
             raise ValueError("an Azure realtime model needs api_base (https://<resource>.openai.azure.com)")
-        base = _ws(api_base).rstrip("/")
+        base = ws_url(api_base).rstrip("/")
         query = urlencode({"api-version": api_version or DEFAULT_AZURE_VERSION, "deployment": name})
         return f"{base}/openai/realtime?{query}", "api-key"
-    base = _ws(api_base or OPENAI_BASE).rstrip("/")
+    base = ws_url(api_base or OPENAI_BASE).rstrip("/")
     return f"{base}/realtime?{urlencode({'model': name})}", "Authorization"
 
 
-def _ws(base: str) -> str:
+def ws_url(base: str) -> str:
+    """An http(s) base as its websocket URL (ws, wss); any other as it is."""
     scheme = urlsplit(base).scheme
     swap = {"http": "ws", "https": "wss"}
     return swap[scheme] + base[len(scheme):] if scheme in swap else base
@@ -168,6 +169,10 @@ class OpenAIRealtime:
 
     def append(self, frame: bytes) -> str:
         return _event("input_audio_buffer.append", audio=base64.b64encode(frame).decode("ascii"))
+
+    def before_created(self) -> list[str]:
+        """What the client sends before the server's first event: nothing (the server speaks first)."""
+        return []
 
     def opening(self) -> list[str]:
         """What follows ``session.created``: the session's settings, then a first response (the greeting)."""
