@@ -310,8 +310,8 @@ def _cfg(tmp_path, *, realtime="", voice='turn_taking = ["duplex"]\n', agents='[
     ({"realtime": "voices = 1"}, r"models.rt.realtime: unknown parameter 'voices'; known: voice, transcription_model"),
     ({"model": 'model = "openai/gpt-realtime"\napi_key_env = "TAURAY_NO_SUCH_KEY_VAR"\nrealtime = {%s}\n'},
      r"models.rt: openai/gpt-realtime: the key's variable TAURAY_NO_SUCH_KEY_VAR is not set"),
-    ({"model": 'model = "phone/rt"\nrealtime = {%s}\n'}, r"a realtime model must be written 'openai/<model>' or "
-     r"'azure/<deployment>'"),
+    ({"model": 'model = "phone/rt"\nrealtime = {%s}\n'}, r"a realtime model must be written 'openai/<model>', "
+     r"'azure/<deployment>' or 'gemini/<model>'"),
 ])
 def test_a_realtime_model_that_cannot_run_as_configured_is_refused_at_load_in_one_line(tmp_path, kwargs, message):
     with pytest.raises(ConfigFileError) as info:
