@@ -1,5 +1,7 @@
 """A live phone bot as a sweep's agent: its ``[models]`` entry parsed once (:class:`PhoneAgentSpec`),
 what of it makes a cell, the cell's voice settings, and the checks a sweep with one gets at load.
+A realtime model (:mod:`.realtime_agent`) is a live agent too: the same checks, voice settings and
+probe here cover it.
 
 A sweep names a phone bot like a model (docs/live-agents.md, "A phone bot in a sweep")::
 
