@@ -266,7 +266,7 @@ class Conversation:
         return heard
 
     async def run(self) -> Termination:
-        if self.voice is not None and self.voice.duplex is not None and self.unit.agent.is_phone:  # a live call
+        if self.voice is not None and self.voice.duplex is not None and self.unit.agent.is_live:  # a live call
             from tauray.actors.live_call import run_live_call  # lazy: the optional extra tauray[live] (websockets, mcp)
 
             raise _Stop(*await run_live_call(self))

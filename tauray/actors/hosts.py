@@ -136,7 +136,7 @@ class SideHost:
         # a user without phone tools (airline, retail) has no state of its own
         state = dom.side_from_db(self.side, db) if db is not None else None
         spec = r.spec
-        if spec.is_phone:  # the bot on the line speaks for this side; only its tool calls run here
+        if spec.is_live:  # the live agent on the line speaks for this side; only its tool calls run here
             policy: Any = LiveAgent(spec.model)
         else:
             policy = (r.voice and make_voice_policy(self.side, spec.model, scenario)) or \

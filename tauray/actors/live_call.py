@@ -33,11 +33,17 @@ from typing import Any
 
 from tauray.actors.duplex_call import ENDED, DuplexCall, bridge, caller_side
 from tauray.actors.hosts import RunToolRequest
+from tauray.actors.quota.book import gate as quota_gate
+from tauray.actors.quota.book import quota_key
+from tauray.actors.quota.model import Limits, Settlement
 from tauray.actors.records import Termination
 from tauray.actors.session import StepResult
 from tauray.actors.voice.live.agent import phone_agent
 from tauray.actors.voice.live.call_loop import LiveResult, run_live_sync
+from tauray.actors.voice.live.realtime_agent import realtime_agent
+from tauray.actors.voice.live.realtime_call import RealtimeCall
 from tauray.actors.voice.live.tool_server import ToolReply, ToolServer
+from tauray.actors.voice.rules import voice_prompt
 from tauray.results.tables.records import INFRA, MODEL
 
 __all__ = ["LiveCall", "live_ending", "run_live_call", "tool_server"]
@@ -162,25 +168,71 @@ def live_ending(result: LiveResult, ended: Termination | None) -> tuple[Terminat
     return ENDED.get(result.ended, Termination.CALLER_HUNG_UP), None, None
 
 
+def _realtime_dial(conv: Any, call: LiveCall, loop: asyncio.AbstractEventLoop) -> tuple[Any, Any]:
+    """A realtime model's session opener (run on the call's thread) and its spec: the scenario's agent
+    prompt with the voice rules, as the text agent of a voice cell gets it, and its agent tools, run
+    on the coordinator's loop as a bot's MCP calls are."""
+    agent = realtime_agent(conv.unit.agent)
+    instructions = conv.scenario.agent_prompt + "\n\n" + voice_prompt("agent").text
+    tools = [{"name": t.name, "description": t.description, "parameters": t.parameters}
+             for t in conv.scenario.agent_tools]
+    run_tool = bridge(lambda args: call.tool(*args), loop)
+    url, header = agent.url()
+
+    async def dial() -> RealtimeCall:
+        return await RealtimeCall.open(url, protocol=agent.protocol(instructions, tools), key_header=header,
+                                       key=agent.key(), conversation_id=conv.unit.unit_id,
+                                       run_tool=lambda name, arguments: run_tool((name, arguments)),
+                                       settings=agent.call)
+    return dial, agent
+
+
+async def _admit(spec: Any, agent: Any) -> Any:
+    """A realtime session admitted against the model's quota (its ``rpm``: sessions opened a minute;
+    ``tpm``: tokens, audio and text, a session admitted with ``session_tokens`` and settled to its
+    usage), waiting in the quota book as any call of the model does; None when it has no quota.
+    Sessions in flight are bounded by the spec's ``concurrency``, as a model's conversations are."""
+    limits = Limits(rpm=spec.rpm, tpm=spec.tpm)
+    if not limits.any:
+        return None
+    return await quota_gate().acquire(quota_key(spec.model, spec.api_base), limits, 0, agent.quota.session_tokens)
+
+
 async def run_live_call(conv: Any) -> tuple[Termination, str | None, str | None]:
-    """Call ``conv``'s phone bot (a duplex cell's conversation whose agent is a phone spec); the
-    call's :class:`LiveResult` stays on ``conv.duplex``. Returns how it ended (see
-    :func:`live_ending`); a host's failure raises as in half duplex."""
+    """Call ``conv``'s live agent (a duplex cell's conversation whose agent is a phone bot or a
+    realtime model); the call's :class:`LiveResult` stays on ``conv.duplex`` (a realtime model's cost
+    on ``conv.live_cost_usd``). Returns how it ended (see :func:`live_ending`); a host's failure
+    raises as in half duplex."""
     await conv.initialise()
-    unit, settings = conv.unit, conv.voice.duplex
-    bot, caller = phone_agent(unit.agent), caller_side(conv)
+    unit, settings, caller = conv.unit, conv.voice.duplex, caller_side(conv)
     call, loop = LiveCall(conv), asyncio.get_running_loop()
-    server = await tool_server()
-    url = server.register(unit.unit_id, conv.scenario.agent_tools, call.tool)
+    server = realtime = ticket = None
+    if unit.agent.realtime is not None:  # the tools go through the protocol: no tool server
+        dial, realtime = _realtime_dial(conv, call, loop)
+        ticket = await _admit(unit.agent, realtime)
+        if ticket is not None and ticket.stopped:
+            return Termination.INFRA_ERROR, INFRA, ticket.stopped
+        where = dict(url=realtime.url()[0], dial=dial, agent=realtime.line, phone=realtime.call)
+    else:
+        bot, server = phone_agent(unit.agent), await tool_server()
+        where = dict(url=bot.url, tool_server_url=server.register(unit.unit_id, conv.scenario.agent_tools, call.tool),
+                     agent=bot.line, phone=bot.call, parameters=bot.parameters)
     try:
         result: LiveResult = await _on_own_thread(
-            f"live-call-{unit.unit_id[:8]}", run_live_sync, url=bot.url, caller_policy=bridge(call.caller, loop),
-            tts=caller.tts, asr=caller.asr, tool_server_url=url, conversation_id=unit.unit_id, rules=settings.rules,
-            clock=settings.clock, agent=bot.line, phone=bot.call, caller_voice=caller.voice, unit_id=unit.unit_id,
-            attempt=unit.attempt, seed=unit.seed, caller_effects=caller.effects, parameters=bot.parameters)
+            f"live-call-{unit.unit_id[:8]}", run_live_sync, caller_policy=bridge(call.caller, loop),
+            tts=caller.tts, asr=caller.asr, conversation_id=unit.unit_id, rules=settings.rules,
+            clock=settings.clock, caller_voice=caller.voice, unit_id=unit.unit_id,
+            attempt=unit.attempt, seed=unit.seed, caller_effects=caller.effects, **where)
     finally:
-        server.unregister(unit.unit_id)
+        if server is not None:
+            server.unregister(unit.unit_id)
         await call.close()
+    conv.live_cost_usd = realtime.cost(result.usage) if realtime is not None else None
+    if ticket is not None:  # the session's real usage against the quota
+        quota_gate().settle(ticket, Settlement(
+            prompt_tokens=sum(result.usage.get(k, 0) for k in ("input_text_tokens", "input_audio_tokens")),
+            completion_tokens=sum(result.usage.get(k, 0) for k in ("output_text_tokens", "output_audio_tokens")),
+            replied=result.protocol is not None))
     call.hear_bot(result.caller_history)  # what the bot said after the caller's last turn
     conv.duplex = result
     conv.clock_s = result.duration_s

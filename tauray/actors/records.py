@@ -49,6 +49,7 @@ class Termination(str, Enum):
 
 REASONS = {INFRA: Termination.INFRA_ERROR, MODEL: Termination.MODEL_ERROR}
 LIVE_PIPELINE = "live phone bot"  # a live call's duplex_pipeline: the bot is its own pipeline
+REALTIME_PIPELINE = "live realtime model"  # ... and a realtime model is its own
 
 
 def build_result(conv: Conversation, reason: Termination, error_kind: str | None, error_message: str | None,
@@ -79,7 +80,7 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
         **common, sweep_id=unit.sweep_id, cell_id=unit.cell_id,
         domain=scenario.domain, upstream_id=scenario.upstream_id, policy_variant=scenario.policy_variant,
         issue_type=scenario.issue_type, persona=scenario.persona,
-        agent_model=unit.agent.model, agent_kind=_kind(unit.agent.model, unit.agent.is_phone),
+        agent_model=unit.agent.model, agent_kind=_kind(unit.agent.model, unit.agent.is_phone, unit.agent.is_realtime),
         user_model=unit.user.model, user_kind=_kind(unit.user.model),
         judge_model=None, trial=unit.trial, seed=unit.seed,
         seed_applied=seed_applied(count("agent", "seed_applied", None), count("user", "seed_applied", None)),
@@ -115,9 +116,9 @@ def build_result(conv: Conversation, reason: Termination, error_kind: str | None
         sync_events=conv.sync_events,
         agent_llm_calls=count("agent", "llm_calls"), user_llm_calls=count("user", "llm_calls"),
         agent_llm_retries=count("agent", "llm_retries"), user_llm_retries=count("user", "llm_retries"),
-        agent_prompt_tokens=count("agent", "prompt_tokens"),
-        agent_completion_tokens=count("agent", "completion_tokens"),
-        agent_cost_usd=count("agent", "cost_usd", None),
+        **(_realtime_usage(conv) or dict(agent_prompt_tokens=count("agent", "prompt_tokens"),
+                                         agent_completion_tokens=count("agent", "completion_tokens"),
+                                         agent_cost_usd=count("agent", "cost_usd", None))),
         user_prompt_tokens=count("user", "prompt_tokens"),
         user_completion_tokens=count("user", "completion_tokens"),
         user_cost_usd=count("user", "cost_usd", None),
@@ -191,11 +192,12 @@ def _duplex_columns(conv: Conversation) -> dict[str, Any]:
     if voice is None:
         return {}
     unit = getattr(conv, "unit", None)
-    live = unit is not None and unit.agent.is_phone
+    live = unit is not None and unit.agent.is_live
     if result is None:  # the call never ran (an infra row): the cell's pipeline still says which arm it is
         settings = getattr(voice, "duplex", None)
         if settings is not None and live:
-            return dict(turn_taking=voice.turn_taking, duplex_pipeline=LIVE_PIPELINE)
+            return dict(turn_taking=voice.turn_taking,
+                        duplex_pipeline=REALTIME_PIPELINE if unit.agent.is_realtime else LIVE_PIPELINE)
         return dict(turn_taking=voice.turn_taking) if settings is None else dict(
             turn_taking=voice.turn_taking, duplex_pipeline_id=settings.pipeline.identity(),
             duplex_pipeline=settings.pipeline.label())
@@ -221,12 +223,35 @@ def _live_columns(result: Any) -> dict[str, Any]:
     """A live call's own columns (its LiveResult): the harness's lateness on the wall clock, the
     caller's moves and lags, and who ended it."""
     lateness = result.lateness
-    return dict(duplex_pipeline=LIVE_PIPELINE, duplex_timing="live",
+    return dict(duplex_pipeline=REALTIME_PIPELINE if result.protocol else LIVE_PIPELINE, duplex_timing="live",
                 live_ended_by=result.ended_by, live_fault_kind=result.fault_kind, live_frames=lateness.frames,
                 live_lateness_p50_ms=lateness.p50_ms, live_lateness_p99_ms=lateness.p99_ms,
                 live_lateness_max_ms=lateness.max_ms, live_longest_gap_ms=lateness.longest_gap_ms,
                 live_caller_moves=result.caller_moves, live_caller_move_max_s=result.caller_move_max_s,
-                live_tick_lag_p50_s=result.tick_lag_p50_s, live_tick_lag_max_s=result.tick_lag_max_s)
+                live_tick_lag_p50_s=result.tick_lag_p50_s, live_tick_lag_max_s=result.tick_lag_max_s,
+                **_realtime_columns(result))
+
+
+def _realtime_columns(result: Any) -> dict[str, Any]:
+    """A realtime model's own columns: its protocol, its tokens, the caller's cuts."""
+    if result.protocol is None:
+        return {}
+    usage = result.usage
+    return dict(live_protocol=result.protocol, live_truncations=result.truncations,
+                **{f"live_{name}": usage.get(name, 0) for name in (
+                    "input_audio_tokens", "input_text_tokens", "output_audio_tokens", "output_text_tokens")})
+
+
+def _realtime_usage(conv: Any) -> dict[str, Any] | None:
+    """A realtime model's tokens and cost as the agent's (None for any other agent)."""
+    result = getattr(conv, "duplex", None)
+    if getattr(result, "protocol", None) is None:
+        return None
+    usage = result.usage
+    inputs = ("input_audio_tokens", "input_text_tokens")  # cached tokens are counted among these
+    return dict(agent_prompt_tokens=sum(usage.get(k, 0) for k in inputs),
+                agent_completion_tokens=sum(v for k, v in usage.items() if k.startswith("output_")),
+                agent_cost_usd=getattr(conv, "live_cost_usd", None))
 
 
 def speech_engines(voice: Any) -> str:
@@ -241,8 +266,8 @@ def _speech_cost(said: list[Any]) -> float | None:
     return None if any(c is None for c in costs) else round(sum(costs), 8)
 
 
-def _kind(model: str, phone: bool = False) -> str:
-    return "phone" if phone else "reference" if is_reference(model) else "llm"
+def _kind(model: str, phone: bool = False, realtime: bool = False) -> str:
+    return "phone" if phone else "realtime" if realtime else "reference" if is_reference(model) else "llm"
 
 
 def _score(conv: Conversation, finals: dict[str, SideFinal | None]):

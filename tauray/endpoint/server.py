@@ -42,6 +42,7 @@ from tauray.endpoint.behaviours import (
 )
 from tauray.endpoint.phone_bot import add_phone_bot_routes
 from tauray.endpoint.quota import Accounting, EndpointQuota, prompt_tokens_of
+from tauray.endpoint.realtime_bot import add_realtime_routes
 from tauray.endpoint.wire import add_wire_routes
 
 FaultKind = Literal["429", "500", "timeout", "malformed_tool_json", "empty"]
@@ -359,6 +360,7 @@ def create_app(config: EndpointConfig) -> web.Application:
         add_audio_routes(app.router, prefix, lambda request: request.app[_STATE])  # /audio/speech, /transcriptions
     add_wire_routes(app, _chat_completions)  # Anthropic's, Gemini's and Azure's own routes
     add_phone_bot_routes(app)  # /phone-bot: the scripted phone bot on the media-stream protocol
+    add_realtime_routes(app)  # /v1/realtime: the scripted agent on OpenAI's Realtime protocol
     return app
 
 

@@ -27,6 +27,7 @@ from tauray.actors.unit import WorkUnit
 from tauray.actors.voice.config import TEXT_PROFILE, VoiceSettings
 from tauray.actors.voice.duplex.config import HALF
 from tauray.actors.voice.live.agent import phone_agent, phone_voice
+from tauray.actors.voice.live.realtime_agent import realtime_agent
 from tauray.actors.voice.rules import prompt_labels
 from tauray.pipeline.config import SweepConfig
 from tauray.pipeline.files import ConfigFileError
@@ -44,8 +45,11 @@ def model_identity(spec: ModelSpec | Mapping[str, Any]) -> dict[str, Any]:
     model = spec if isinstance(spec, ModelSpec) else ModelSpec.model_validate(dict(spec))
     if model.phone is not None:  # a phone bot: its name and call settings, never its address
         return {"model": model.model, "phone": phone_agent(model).identity()}
+    if model.realtime is not None:  # a realtime model: its name and settings, never its address or key
+        return {"model": model.model, "realtime": realtime_agent(model).identity()}
     full = model.model_dump()
     full.pop("phone", None)  # ids of models that are not phone bots stay what they were
+    full.pop("realtime", None)
     if model.serve is None:  # ids of models that are not served stay what they were
         full.pop("serve", None)
     else:  # replicas, placement and timeouts do not change the answers either
@@ -113,7 +117,7 @@ class SweepPlan:
             if profile == TEXT_PROFILE and turns != HALF:  # a text cell has no turn-taking of its own
                 continue
             agent, user = specs[a], specs[u]
-            if agent.phone is not None and turns != HALF and settings is not duplex[0]:  # its own pipeline: one cell
+            if agent.is_live and turns != HALF and settings is not duplex[0]:  # its own pipeline: one cell
                 continue
             identity = {"agent": _identity(agent), "user": _identity(user), "judges": judge_ids,
                         "max_steps": cfg.max_steps, "max_errors": cfg.max_errors, "seed": cfg.seed}
@@ -123,10 +127,10 @@ class SweepPlan:
             voice = _voice(cfg, a, profile, text_cell)
             if voice is not None and turns != HALF:
                 voice = voice.model_copy(update={"turn_taking": turns, "duplex": settings})
-                if agent.phone is not None:  # heard through the line; it answers the call
+                if agent.is_live:  # heard through the line; it answers the call
                     voice = phone_voice(voice, cfg.voice.duplex_rules)
             if voice is not None:  # text cells carry no speech key: their ids stay what they were
-                identity["speech"] = _voice_identity(cfg, voice, live=agent.phone is not None)
+                identity["speech"] = _voice_identity(cfg, voice, live=agent.is_live)
             self.cells.append(Cell(cell_id=cell_id(identity), agent_name=a, user_name=u, agent=agent, user=user,
                                    judge_configs=judges, judge_labels=self.judge_labels,
                                    judge_gates=cfg.judge_gates, profile=profile, voice=voice))

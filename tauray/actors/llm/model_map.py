@@ -143,10 +143,24 @@ def litellm_price(model: str) -> tuple[float, float] | None:
     return float(prompt), float(completion)
 
 
+def realtime_prices(model: str) -> dict[str, float] | None:
+    """USD per token of a realtime model (``openai/gpt-realtime``) by litellm's table: input and
+    output text and audio, cached input; None when it has no audio price."""
+    provider = model.split("/", 1)[0]
+    key = map_key(model, provider)
+    info = litellm_module().model_cost.get(key) if key else None
+    if not isinstance(info, dict) or not info.get("input_cost_per_audio_token"):
+        return None
+    read = {"input_text_tokens": "input_cost_per_token", "input_audio_tokens": "input_cost_per_audio_token",
+            "input_cached_tokens": "cache_read_input_token_cost", "output_text_tokens": "output_cost_per_token",
+            "output_audio_tokens": "output_cost_per_audio_token"}
+    return {name: float(info.get(field) or 0.0) for name, field in read.items()}
+
+
 def is_priced(model: str) -> bool:
     """Whether litellm prices ``model`` (see the module note on $0)."""
     return litellm_price(model) is not None
 
 
 __all__ = ["NameCheck", "check_name", "is_priced", "known_names", "litellm_price", "map_key", "nearest_names",
-           "unchecked_because"]
+           "realtime_prices", "unchecked_because"]

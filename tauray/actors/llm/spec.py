@@ -66,6 +66,24 @@ class PhoneSpec(BaseModel):
         return dict(self.model_extra or {})
 
 
+REALTIME_PROVIDERS = ("openai", "azure", "gemini")  # the protocols spoken: tauray/actors/voice/live/realtime_*.py
+
+
+class RealtimeSpec(BaseModel):
+    """A realtime speech model as the agent (docs/live-agents.md): its session's settings (voice,
+    transcription model, the protocol's shape, Azure's api_version, prices per million tokens) and
+    the call's, written flat. The model, api_base and api_key_env are the spec's own; the settings
+    are checked, one line naming the field, by the voice room when a sweep loads
+    (``tauray.actors.voice.live.realtime_agent``)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", hide_input_in_errors=True)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings as written."""
+        return dict(self.model_extra or {})
+
+
 class ModelSpec(BaseModel):
     """How to reach one model role (agent, user or judge); safe to log and to store."""
 
@@ -131,6 +149,12 @@ class ModelSpec(BaseModel):
         "(duplex voice cells only); model must then read 'phone/<name>'. See docs/live-agents.md.",
     )
 
+    realtime: RealtimeSpec | None = Field(
+        None, description="A realtime speech model as the agent (OpenAI's Realtime protocol, Azure's deployment "
+        "of it, Gemini Live), streamed the line's audio on the wall clock (duplex voice cells only); model must then "
+        "read 'openai/<model>', 'azure/<deployment>' or 'gemini/<model>'. See docs/live-agents.md.",
+    )
+
     @field_validator("model")
     @classmethod
     def _strip_model(cls, value: str) -> str:
@@ -178,6 +202,8 @@ class ModelSpec(BaseModel):
             raise ValueError(f"model {self.model!r} is listed among its own fallbacks")
         if self.serve is not None:
             served_name(self.model)
+        if self.phone is not None and self.realtime is not None:
+            raise ValueError("a model is a phone bot or a realtime model, not both: drop phone or realtime")
         if self.phone is not None:
             name = self.model.removeprefix(PHONE_PREFIX)
             if not self.model.startswith(PHONE_PREFIX) or not _PHONE_NAME.match(name):
@@ -185,6 +211,13 @@ class ModelSpec(BaseModel):
                                  f"'_', '-'), got {self.model!r}")
             if self.serve is not None or self.fallbacks:
                 raise ValueError("a phone bot is called, not served, and has no fallbacks: drop serve and fallbacks")
+        elif self.realtime is not None:
+            if self.model.split("/", 1)[0] not in REALTIME_PROVIDERS or "/" not in self.model:
+                raise ValueError(f"a realtime model must be written 'openai/<model>', 'azure/<deployment>' or "
+                                 f"'gemini/<model>', got {self.model!r}")
+            if self.serve is not None or self.fallbacks:
+                raise ValueError("a realtime model is called over its websocket, not served, and has no fallbacks: "
+                                 "drop serve and fallbacks")
         elif self.model.startswith(PHONE_PREFIX):
             raise ValueError(f"model {self.model!r} names a phone bot: give its phone = {{url = \"ws://...\"}}")
         return self
@@ -198,6 +231,16 @@ class ModelSpec(BaseModel):
     def is_phone(self) -> bool:
         """True for a live phone bot, which tauray calls instead of a model."""
         return self.phone is not None
+
+    @property
+    def is_realtime(self) -> bool:
+        """True for a realtime speech model, which tauray streams the call to over its websocket."""
+        return self.realtime is not None
+
+    @property
+    def is_live(self) -> bool:
+        """True for an agent on the wall clock: a phone bot or a realtime model."""
+        return self.phone is not None or self.realtime is not None
 
     @property
     def label(self) -> str:
@@ -217,4 +260,4 @@ class ModelSpec(BaseModel):
         return cls(model=text)
 
 
-__all__ = ["PHONE_PREFIX", "REFERENCE_POLICIES", "ModelSpec", "PhoneSpec"]
+__all__ = ["PHONE_PREFIX", "REALTIME_PROVIDERS", "REFERENCE_POLICIES", "ModelSpec", "PhoneSpec", "RealtimeSpec"]

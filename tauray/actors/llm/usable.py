@@ -45,7 +45,7 @@ def check_model_ready(spec: ModelSpec) -> None:
     needs a key can find one. It never calls the
     provider, so it costs nothing and is safe offline.
     """
-    if spec.is_reference or spec.is_phone:  # a phone bot makes no model call (its checks: actors/voice/live)
+    if spec.is_reference or spec.is_live:  # a live agent makes no model call (its checks: actors/voice/live)
         return
     if spec.serve is not None and spec.api_base is None:  # not deployed yet: tauray brings it up
         lifecycle.check_backend(spec.serve)
@@ -116,7 +116,7 @@ def _distinct(specs: Mapping[str, ModelSpec | Mapping[str, Any] | str]) -> list[
     groups: dict[str, tuple[ModelSpec, list[str]]] = {}
     for role, value in specs.items():
         spec = ModelSpec.parse(value)
-        if spec.is_reference or spec.is_phone:  # a phone bot's probe opens its socket (actors/voice/live/phone.py)
+        if spec.is_reference or spec.is_live:  # a live agent's probe opens its socket (actors/voice/live/agent.py)
             continue
         key = spec.model_dump_json()
         groups.setdefault(key, (spec, []))[1].append(role)

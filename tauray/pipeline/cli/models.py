@@ -3,7 +3,8 @@
 litellm's model map does not have (unless a server of yours answers it), a setting or
 combination the provider refuses. A phone bot (a spec with ``phone``) is probed instead: its
 websocket opened and closed, no call placed; one line, ``unreachable`` or ``wrong_protocol``
-when it cannot be called."""
+when it cannot be called. So is a realtime model (a spec with ``realtime``): a session opened and
+closed at ``session.created``, no audio sent, with its audio prices."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     c.add_argument("models", nargs="+", metavar="MODEL",
                    help='litellm model string (e.g. "openai/gpt-5") or a JSON model spec; a spec with '
                    '"role": "tts" or "asr" is a speech model; one with "phone" is a phone bot, probed (its '
-                   'websocket opened and closed, no call)')
+                   'websocket opened and closed, no call); one with "realtime" a realtime model, probed (a session '
+                   'opened and closed)')
     c.add_argument("--json", action="store_true", help="print one JSON document")
     c.add_argument("--offline", action="store_true",
                    help="do not deploy `serve:` models for one generation each (by default they are: "
@@ -76,7 +78,7 @@ def _described(model: str, check: Any) -> str:
 
 
 def _phone(value: str) -> Any:
-    """The model spec of ``value`` when it is a phone bot's, else None."""
+    """The model spec of ``value`` when it is a live agent's (a phone bot, a realtime model), else None."""
     from tauray.actors.llm.spec import ModelSpec
 
     if not value.lstrip().startswith("{"):
@@ -85,7 +87,7 @@ def _phone(value: str) -> Any:
         spec = ModelSpec.parse(value)
     except Exception:
         return None
-    return spec if spec.is_phone else None
+    return spec if spec.is_live else None
 
 
 def _served(value: str) -> bool:

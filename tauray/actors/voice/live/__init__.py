@@ -14,6 +14,14 @@ clock (issue 50). One concept per module:
 * :mod:`.settings`: a live call's waits and lateness limit (no websocket client needed).
 * :mod:`.agent`: a phone bot as a sweep's agent: its ``[models]`` entry parsed, what of it makes a
   cell, its checks at load and its probe (``tauray models check``).
+* :mod:`.realtime_openai`: OpenAI's Realtime event protocol (and Azure's), the client's side.
+* :mod:`.realtime_gemini`: Gemini Live's protocol (``BidiGenerateContent``), the client's side, read
+  into the same events (tested against a loopback fake; not yet a sweep's agent).
+* :mod:`.realtime_call`: a realtime model's session on the call's line (a :class:`~.phone.PhoneCall`
+  speaking that protocol): tools, barge-in by truncation, the provider's transcripts and usage
+  (imported by name: it needs ``tauray[live]``).
+* :mod:`.realtime_agent`: a realtime model as a sweep's agent: its entry, identity, URL and key,
+  cost, and probe.
 * :mod:`.errors`: a call's faults and bad messages, one line each.
 """
 

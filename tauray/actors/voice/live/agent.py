@@ -1,5 +1,7 @@
 """A live phone bot as a sweep's agent: its ``[models]`` entry parsed once (:class:`PhoneAgentSpec`),
 what of it makes a cell, the cell's voice settings, and the checks a sweep with one gets at load.
+A realtime model (:mod:`.realtime_agent`) is a live agent too: the same checks, voice settings and
+probe here cover it.
 
 A sweep names a phone bot like a model (docs/live-agents.md, "A phone bot in a sweep")::
 
@@ -38,6 +40,7 @@ from tauray.actors.voice.duplex.config import HALF
 from tauray.actors.voice.duplex.errors import DuplexConfigError, load_settings
 from tauray.actors.voice.live.bot_stream import PhoneAgentSettings
 from tauray.actors.voice.live.errors import CallFault
+from tauray.actors.voice.live.realtime_agent import probe_realtime, realtime_agent
 from tauray.actors.voice.live.settings import PhoneSettings
 
 __all__ = ["PhoneAgentSpec", "PhoneCheck", "check_phone_agents", "phone_agent", "phone_names", "phone_voice",
@@ -83,40 +86,51 @@ def phone_agent(spec: ModelSpec | PhoneSpec) -> PhoneAgentSpec:
 
 
 def phone_names(cfg: Any) -> dict[str, ModelSpec]:
-    """The ``[models]`` entries of ``cfg`` (a SweepConfig) that are phone bots, by name."""
+    """The ``[models]`` entries of ``cfg`` (a SweepConfig) that are live agents (phone bots and
+    realtime models), by name."""
     return {name: entry.model_spec for name, entry in cfg.models.items()
-            if entry.model_spec is not None and entry.model_spec.phone is not None}
+            if entry.model_spec is not None and entry.model_spec.is_live}
+
+
+def _what(spec: ModelSpec) -> str:
+    return "a realtime model" if spec.realtime is not None else "a phone bot"
 
 
 def check_phone_agents(cfg: Any) -> None:
-    """A sweep's phone bots can run as configured (``cfg``: the SweepConfig), checked at load; a
-    ValueError of one line naming the field otherwise."""
+    """A sweep's live agents (phone bots, realtime models) can run as configured (``cfg``: the
+    SweepConfig), checked at load; a ValueError of one line naming the field otherwise."""
     phones = phone_names(cfg)
     for name, spec in phones.items():
+        no_key = None
         try:
-            phone_agent(spec)
+            if spec.realtime is not None:
+                no_key = realtime_agent(spec).missing_key()
+            else:
+                phone_agent(spec)
         except DuplexConfigError as exc:
             raise ValueError(f"models.{name}.{exc}") from None
+        if no_key is not None:
+            raise ValueError(f"models.{name}: {no_key}")
     for field, names in (("users", cfg.users), ("judges", [j.model for j in cfg.judge_list])):
         for i, name in enumerate(names):
             if name in phones:
-                raise ValueError(f"{field}[{i}]: {name!r} is a phone bot ({phones[name].model}): it can only be "
-                                 "an agent")
+                raise ValueError(f"{field}[{i}]: {name!r} is {_what(phones[name])} ({phones[name].model}): it can "
+                                 "only be an agent")
     called = [(i, name) for i, name in enumerate(cfg.agents) if name in phones]
     if not called:
         return
     i, name = called[0]
-    voice = cfg.voice
+    voice, what = cfg.voice, _what(phones[name])
     if HALF in voice.turn_taking:
-        raise ValueError(f"agents[{i}]: {name!r} is a phone bot: it runs in duplex only, and voice.turn_taking "
+        raise ValueError(f"agents[{i}]: {name!r} is {what}: it runs in duplex only, and voice.turn_taking "
                          "has 'half' (write turn_taking = [\"duplex\"] and a speech profile)")
     if voice.duplex_rules.get("hears") == "text":
-        raise ValueError(f"voice.duplex_rules.hears: 'text', but agents[{i}] {name!r} is a phone bot, whose words "
-                         "are known only as audio: its caller hears it through the line (drop hears, or write "
-                         "'channel')")
+        words = "reach its caller as audio" if phones[name].realtime is not None else "are known only as audio"
+        raise ValueError(f"voice.duplex_rules.hears: 'text', but agents[{i}] {name!r} is {what}, whose words "
+                         f"{words}: its caller hears it through the line (drop hears, or write 'channel')")
     missing = [p for p in LIVE_PACKAGES if importlib.util.find_spec(p) is None]
     if missing:
-        raise ValueError(f"agents[{i}]: {name!r} is a phone bot, which needs the optional extra tauray[live] "
+        raise ValueError(f"agents[{i}]: {name!r} is {what}, which needs the optional extra tauray[live] "
                          f"({', '.join(missing)} missing): pip install 'tauray[live]'")
 
 
@@ -124,7 +138,7 @@ def phone_voice(voice: Any, written_rules: Mapping[str, Any]) -> Any:
     """A phone agent's duplex cell settings (``voice``: its VoiceSettings): the caller hears the
     bot through the line, and waits for the bot's greeting unless ``written_rules`` (the sweep's
     duplex_rules) say who opens."""
-    update: dict[str, Any] = {"hears": "channel"}
+    update: dict[str, Any] = {"hears": "channel"}  # a realtime model too: its transcript comes after its audio
     if "opening" not in written_rules:
         update["opening"] = "agent"
     duplex = voice.duplex.model_copy(update={"rules": voice.duplex.rules.model_copy(update=update)})
@@ -165,6 +179,8 @@ def probe_phones(specs: Sequence[ModelSpec]) -> list[PhoneCheck]:
 
 
 async def _probe(spec: ModelSpec) -> PhoneCheck:
+    if spec.realtime is not None:
+        return await _probe_realtime(spec)
     try:
         agent = phone_agent(spec)
     except DuplexConfigError as exc:
@@ -182,3 +198,26 @@ async def _probe(spec: ModelSpec) -> PhoneCheck:
     return PhoneCheck(model=spec.model, ok=True, seconds=round(seconds, 3),
                       line=f"{spec.model}: reachable: a websocket at {shown_url(agent.url)} opened and closed in "
                       f"{seconds:.2f} s (no call placed)")
+
+
+async def _probe_realtime(spec: ModelSpec) -> PhoneCheck:
+    try:
+        agent = realtime_agent(spec)
+    except DuplexConfigError as exc:
+        return PhoneCheck(model=spec.model, ok=False, kind="config", line=f"{spec.model}: {exc}")
+    missing = [p for p in LIVE_PACKAGES if importlib.util.find_spec(p) is None] + \
+        [k for k in [agent.missing_key()] if k is not None]
+    if missing:
+        return PhoneCheck(model=spec.model, ok=False, kind="config", line=f"{spec.model}: cannot open a session: "
+                          f"{'; '.join(missing)}")
+    try:
+        seconds = await probe_realtime(agent)
+    except CallFault as fault:
+        return PhoneCheck(model=spec.model, ok=False, kind=fault.kind, line=f"{spec.model}: {fault.kind}: {fault}")
+    shown = agent.url()[0].split("?", 1)[0]
+    prices = agent.prices_per_token()
+    priced = (f"audio ${prices['input_audio_tokens'] * 1e6:g}/${prices['output_audio_tokens'] * 1e6:g} per million "
+              f"tokens in/out ({'the spec' if agent.prices else 'litellm'})") if prices else "not priced"
+    return PhoneCheck(model=spec.model, ok=True, seconds=round(seconds, 3),
+                      line=f"{spec.model}: reachable: a realtime session at {shown} opened (session.created) and "
+                      f"closed in {seconds:.2f} s (no audio sent); {priced}")

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -41,8 +41,15 @@ from tauray.actors.voice.duplex.caller import CallerRules, DecisionHook, DuplexC
 from tauray.actors.voice.duplex.clock import Clock, ClockSettings, ComputeLedger
 from tauray.actors.voice.duplex.errors import DuplexConfigError, load_settings
 from tauray.actors.voice.duplex.metrics import InteractionEvent, InteractionMetrics
-from tauray.actors.voice.duplex.segments import Segment, from_frames
-from tauray.actors.voice.duplex.session import Concluded, Remembered, caller_end_reason, conclude, default_voice
+from tauray.actors.voice.duplex.segments import Segment, from_frames, label_track
+from tauray.actors.voice.duplex.session import (
+    Concluded,
+    Remembered,
+    caller_end_reason,
+    conclude,
+    default_voice,
+    segments_sha256,
+)
 from tauray.actors.voice.duplex.stream import Chunk, Stream, line_samples, to_float
 from tauray.actors.voice.duplex.talk import CallerPolicy, Message
 from tauray.actors.voice.line import LINE_RATE
@@ -50,6 +57,7 @@ from tauray.actors.voice.live.bot_stream import PhoneAgent, PhoneAgentSettings
 from tauray.actors.voice.live.errors import INFRA_FAULTS, CallFault, FaultKind
 from tauray.actors.voice.live.lateness import Lateness
 from tauray.actors.voice.live.phone import CallRecord, PhoneCall, PhoneSettings, shown_url
+from tauray.actors.voice.live.realtime_call import ProviderTranscript, place_transcripts
 from tauray.actors.voice.live.ulaw import FRAME_BYTES, decode_samples, encode_samples
 from tauray.actors.voice.profiles import DrawnVoice
 
@@ -102,6 +110,13 @@ class LiveResult(BaseModel):
     tick_lag_p50_s: float = Field(0.0, description="Median of how far the call had run past a tick when the "
                                   "caller's decision at that tick reached the line, seconds.")
     tick_lag_max_s: float = Field(0.0, description="The largest such lag, seconds.")
+    protocol: str | None = Field(None, description="A realtime model's protocol ('openai-realtime'); None: a bot.")
+    transcripts: tuple[ProviderTranscript, ...] = Field((), description="A realtime model's transcripts of the "
+                                                        "caller and of itself, placed on the call.")
+    usage: dict[str, int] = Field(default_factory=dict, description="A realtime model's tokens: input/output × "
+                                  "text/audio, cached input.")
+    provider_tool_calls: int = Field(0, description="Function calls a realtime model made.")
+    truncations: int = Field(0, description="Times the caller cut a realtime model's audio (truncate sent).")
 
 
 # --- the caller's stream onto the line -----------------------------------------------------------
@@ -259,6 +274,11 @@ class _Live:
                             ledger=self.ledger, lines=(decode_samples(lines[0]), decode_samples(lines[1])))
 
         done = await self.worker.run(conclude_there(), max(60.0, self.step_timeout_s))
+        realtime = _realtime_fields(record)
+        if realtime.get("transcripts"):  # the provider's words beside what the caller said and heard
+            placed = place_transcripts(done.segments, realtime["transcripts"])
+            done = replace(done, segments=placed, segments_sha256=segments_sha256(list(placed)),
+                           labels=label_track(list(placed), list(done.events)))
         kind = fault.kind if fault is not None else record.fault_kind if record is not None else None
         late = record.late if record is not None else None
         lags = [from_frames(n) for n in self.lags] or [0.0]
@@ -276,7 +296,15 @@ class _Live:
             marks_answered=record.marks_answered if record is not None else (),
             clears=record.clears if record is not None else 0, caller_moves=len(self.moves),
             caller_move_max_s=from_frames(max(self.moves, default=0)), tick_lag_p50_s=float(np.median(lags)),
-            tick_lag_max_s=max(lags))
+            tick_lag_max_s=max(lags), **realtime)
+
+
+def _realtime_fields(record: CallRecord | None) -> dict[str, Any]:
+    """What a realtime session's record adds to the result (nothing for a phone call's)."""
+    if record is None or not hasattr(record, "transcripts"):
+        return {}
+    return dict(protocol=record.protocol, transcripts=record.transcripts, usage=dict(record.usage),
+                provider_tool_calls=record.tool_calls, truncations=record.truncations)
 
 
 async def _warm_up(asr: Any) -> None:
@@ -294,11 +322,13 @@ async def run_live(url: str, *, caller_policy: CallerPolicy, tts: Any, asr: Any,
                    agent: PhoneAgentSettings | dict[str, Any] | None = None, phone: PhoneSettings | None = None,
                    decide: DecisionHook | None = None, caller_voice: DrawnVoice | None = None, unit_id: str = "unit",
                    attempt: int = 0, seed: int = 0, caller_effects: SourceEffects | None = None,
-                   parameters: dict[str, str] | None = None, step_timeout_s: float = 60.0) -> LiveResult:
+                   parameters: dict[str, str] | None = None, step_timeout_s: float = 60.0,
+                   dial: Callable[[], Awaitable[PhoneCall]] | None = None) -> LiveResult:
     """Call the bot at ``url`` and hold one duplex conversation with it on the wall clock.
 
     ``tts``/``asr`` are the caller's engines; ``tool_server_url`` (a :class:`~.tool_server.ToolServer`
-    URL) and ``parameters`` go to the bot in start's custom parameters. Bad settings, and a caller
+    URL) and ``parameters`` go to the bot in start's custom parameters. ``dial``, when given, opens
+    the call instead (a realtime session: :meth:`~.realtime_call.RealtimeCall.open`). Bad settings, and a caller
     that would read the bot's words (``hears='text'``: a live bot's words are not known), raise
     :class:`~tauray.actors.voice.duplex.errors.DuplexConfigError` (one line) before dialling."""
     rules = CallerRules.parse(rules)
@@ -319,8 +349,9 @@ async def run_live(url: str, *, caller_policy: CallerPolicy, tts: Any, asr: Any,
     try:
         await worker.run(_warm_up(asr), max(60.0, step_timeout_s))
         try:
-            call = await PhoneCall.dial(url, conversation_id=conversation_id, tool_server_url=tool_server_url,
-                                        parameters=parameters, settings=phone or PhoneSettings())
+            call = await dial() if dial is not None else await PhoneCall.dial(
+                url, conversation_id=conversation_id, tool_server_url=tool_server_url, parameters=parameters,
+                settings=phone or PhoneSettings())
         except CallFault as fault:
             return await live.result(None, shown_url(url), fault)
         live.attach(call)

@@ -7,11 +7,13 @@ from typing import Literal
 
 __all__ = ["CallFault", "FaultKind", "MediaStreamError", "ToolServerError"]
 
-FaultKind = Literal["unreachable", "wrong_protocol", "no_answer", "hung_up", "timeout", "harness_late"]
-"""Why a live call failed. ``unreachable`` and ``harness_late`` are the harness's side (an
+FaultKind = Literal["unreachable", "wrong_protocol", "no_answer", "hung_up", "timeout", "harness_late",
+                    "provider_error"]
+"""Why a live call failed. ``unreachable``, ``harness_late`` and ``provider_error`` (a realtime
+provider's ``error`` event: a refused key, a quota, its server's fault) are the harness's side (an
 infrastructure row, rerun by ``--retry-errors``); the others are the bot's."""
 
-INFRA_FAULTS: frozenset[str] = frozenset({"unreachable", "harness_late"})
+INFRA_FAULTS: frozenset[str] = frozenset({"unreachable", "harness_late", "provider_error"})
 
 
 class MediaStreamError(ValueError):

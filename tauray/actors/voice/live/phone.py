@@ -74,6 +74,8 @@ class PhoneCall:
     """One call in progress. Use :meth:`dial`; then :meth:`say`, :meth:`wait_bot_turn`,
     :meth:`hang_up` or :meth:`wait_ended`."""
 
+    PEER, CALL = "phone: the bot at", "phone: the call to"  # how faults name the peer (a realtime session's differ)
+
     def __init__(self, ws: ClientConnection, url: str, conversation_id: str, stream_sid: str, call_sid: str,
                  settings: PhoneSettings):
         self._ws, self.url, self.conversation_id = ws, url, conversation_id
@@ -199,11 +201,11 @@ class PhoneCall:
                 if spoke and (self.ended or (self.frames - (spoke[-1] + 1) >= quiet and not self._queue)):
                     return spoke[0], spoke[-1] + 1  # a turn the bot ended by hanging up is still its turn
                 if self.ended:
-                    raise CallFault("hung_up", f"phone: the bot at {self.url} hung up while the caller waited for it")
+                    raise CallFault("hung_up", f"{self.PEER} {self.url} hung up while the caller waited for it")
             elif self.ended:
-                raise CallFault("hung_up", f"phone: the bot at {self.url} hung up while the caller was speaking")
+                raise CallFault("hung_up", f"{self.PEER} {self.url} hung up while the caller was speaking")
             if self._loop.time() > deadline:
-                raise CallFault("no_answer", f"phone: the bot at {self.url} did not finish a turn within {timeout_s:g} s")
+                raise CallFault("no_answer", f"{self.PEER} {self.url} did not finish a turn within {timeout_s:g} s")
             self._frame_sent.clear()
             try:
                 await asyncio.wait_for(self._frame_sent.wait(), max(0.1, 5 * FRAME_S))
@@ -218,10 +220,9 @@ class PhoneCall:
             sender.cancel()  # stop is the last message of the stream: no frame may follow it
             await asyncio.gather(sender, return_exceptions=True)
             try:
-                self._sequence += 1
-                await asyncio.wait_for(self._ws.send(ms.encode(ms.stop(self.stream_sid, self.call_sid,
-                                                                      sequence=self._sequence))),
-                                       self.settings.send_timeout_s)
+                goodbye = self._stop_message()
+                if goodbye is not None:
+                    await asyncio.wait_for(self._ws.send(goodbye), self.settings.send_timeout_s)
             except (ConnectionClosed, TimeoutError):
                 pass
         return await self._shut()
@@ -231,7 +232,7 @@ class PhoneCall:
         try:
             await asyncio.wait_for(self._ended.wait(), timeout_s or self.settings.max_call_s)
         except TimeoutError:
-            self._fail("timeout", f"phone: the call to {self.url} went on past {timeout_s or self.settings.max_call_s:g} s")
+            self._fail("timeout", f"{self.CALL} {self.url} went on past {timeout_s or self.settings.max_call_s:g} s")
         record = await self._shut()
         self._raise_if_failed()
         return record
@@ -264,14 +265,12 @@ class PhoneCall:
                 if speech:
                     self._caller_bytes += speech
                     self._speech_end_frame = k + 1
-                self._sequence += 1
-                message = ms.encode(ms.media(self.stream_sid, frame, sequence=self._sequence, chunk=k + 1,
-                                             timestamp_ms=k * FRAME_MS))
+                message = self._frame_message(frame, k)
                 at = self._loop.time() - self._t0  # when it went out; counted once the send is done
                 try:
                     await asyncio.wait_for(self._ws.send(message), self.settings.send_timeout_s)
                 except TimeoutError:
-                    self._fail("no_answer", f"phone: the bot at {self.url} stopped taking the call's audio "
+                    self._fail("no_answer", f"{self.PEER} {self.url} stopped taking the call's audio "
                                f"(a frame waited {self.settings.send_timeout_s:g} s)")
                     return
                 except ConnectionClosed:
@@ -286,11 +285,21 @@ class PhoneCall:
                 now = self._loop.time()
                 if self._heard_first is None and now > self._answer_by:
                     waited = self.settings.answer_timeout_s
-                    self._fail("no_answer", f"phone: the bot at {self.url} said nothing within {waited:g} s")
+                    self._fail("no_answer", f"{self.PEER} {self.url} said nothing within {waited:g} s")
                 elif now - self._t0 > self.settings.max_call_s:
-                    self._fail("timeout", f"phone: the call to {self.url} went on past {self.settings.max_call_s:g} s")
+                    self._fail("timeout", f"{self.CALL} {self.url} went on past {self.settings.max_call_s:g} s")
         except asyncio.CancelledError:
             raise
+
+    def _stop_message(self) -> str | None:
+        """The caller's last message as it hangs up (``stop``), if the protocol has one."""
+        self._sequence += 1
+        return ms.encode(ms.stop(self.stream_sid, self.call_sid, sequence=self._sequence))
+
+    def _frame_message(self, frame: bytes, k: int) -> str:
+        """The message carrying the caller's frame ``k`` (a media-stream ``media`` here)."""
+        self._sequence += 1
+        return ms.encode(ms.media(self.stream_sid, frame, sequence=self._sequence, chunk=k + 1, timestamp_ms=k * FRAME_MS))
 
     def _play_one(self) -> None:
         chunk = bytes(self._queue[:FRAME_BYTES])
@@ -321,21 +330,21 @@ class PhoneCall:
                 if self.ended:
                     return
                 if isinstance(text, bytes):
-                    self._fail("wrong_protocol", f"phone: the bot at {self.url} does not speak the media-stream "
+                    self._fail("wrong_protocol", f"{self.PEER} {self.url} does not speak the media-stream "
                                "protocol: it sent a binary frame")
                     return
                 try:
                     message = ms.decode(text)
                 except MediaStreamError as exc:
-                    self._fail("wrong_protocol", f"phone: the bot at {self.url} does not speak the media-stream "
+                    self._fail("wrong_protocol", f"{self.PEER} {self.url} does not speak the media-stream "
                                f"protocol: {exc}")
                     return
                 if not isinstance(message, (ms.Media, ms.Mark, ms.Clear)):
-                    self._fail("wrong_protocol", f"phone: the bot at {self.url} does not speak the media-stream "
+                    self._fail("wrong_protocol", f"{self.PEER} {self.url} does not speak the media-stream "
                                f"protocol: a bot does not send '{message.event}'")
                     return
                 if message.stream_sid != self.stream_sid:
-                    self._fail("wrong_protocol", f"phone: the bot at {self.url} sent '{message.event}' for another "
+                    self._fail("wrong_protocol", f"{self.PEER} {self.url} sent '{message.event}' for another "
                                "stream than this call's")
                     return
                 if isinstance(message, ms.Media):
@@ -361,7 +370,7 @@ class PhoneCall:
             return
         if self._heard_first is None:
             after = self._loop.time() - self._t0
-            self._fail("hung_up", f"phone: the bot at {self.url} hung up before saying anything ({after:.2f} s into "
+            self._fail("hung_up", f"{self.PEER} {self.url} hung up before saying anything ({after:.2f} s into "
                        "the call)")
         else:
             self._finish("bot")
@@ -391,29 +400,31 @@ class PhoneCall:
         return self.record()
 
 
-async def open_socket(url: str, settings: PhoneSettings) -> ClientConnection:
+async def open_socket(url: str, settings: PhoneSettings, *, headers: dict[str, str] | None = None,
+                      words: tuple[str, str, str] = ("phone", "the bot", "the media-stream protocol")) -> ClientConnection:
     """The bot's websocket, open (nothing sent on it yet); a :class:`CallFault` of kind
-    ``unreachable`` or ``wrong_protocol`` when it cannot be opened."""
-    shown = shown_url(url)
+    ``unreachable`` or ``wrong_protocol`` when it cannot be opened. ``headers`` (a realtime model's
+    key) never reach a fault's line; ``words`` name the caller, the peer and its protocol there."""
+    shown, (who, peer, protocol) = shown_url(url), words
     try:
         # No permessage-deflate: phone providers send plain frames, and compressing 50 frames a second
         # per call costs the pacing loop CPU for nothing.
         ws = await connect(url, open_timeout=settings.connect_timeout_s, close_timeout=settings.close_timeout_s,
-                           max_size=2 ** 22, compression=None)
+                           max_size=2 ** 22, compression=None, additional_headers=headers)
     except InvalidURI:
-        raise CallFault("unreachable", f"phone: {shown} is not a websocket URL (ws:// or wss://)") from None
+        raise CallFault("unreachable", f"{who}: {shown} is not a websocket URL (ws:// or wss://)") from None
     except InvalidStatus as exc:
-        raise CallFault("wrong_protocol", f"phone: the peer at {shown} does not speak the media-stream protocol: "
+        raise CallFault("wrong_protocol", f"{who}: the peer at {shown} does not speak {protocol}: "
                         f"it answered HTTP {exc.response.status_code}, not a websocket upgrade") from None
     except InvalidHandshake as exc:
-        raise CallFault("wrong_protocol", f"phone: the peer at {shown} does not speak the media-stream protocol: "
+        raise CallFault("wrong_protocol", f"{who}: the peer at {shown} does not speak {protocol}: "
                         f"the websocket handshake failed ({type(exc).__name__})") from None
     except TimeoutError:
-        raise CallFault("unreachable", f"phone: cannot reach the bot at {shown}: no websocket within "
+        raise CallFault("unreachable", f"{who}: cannot reach {peer} at {shown}: no websocket within "
                         f"{settings.connect_timeout_s:g} s") from None
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise CallFault("unreachable", f"phone: cannot reach the bot at {shown}: {reason}") from None
+        raise CallFault("unreachable", f"{who}: cannot reach {peer} at {shown}: {reason}") from None
     return ws
 
 

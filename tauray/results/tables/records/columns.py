@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 Side = Literal["agent", "user"]
-AgentKind = Literal["llm", "reference", "phone"]
+AgentKind = Literal["llm", "reference", "phone", "realtime"]
 # Why a conversation failed, when it did (``results.outcomes`` says how each kind counts;
 # ``actors.failures`` sorts exceptions into them): the one definition of the kinds.
 ErrorKind = Literal["infra", "model", "internal"]

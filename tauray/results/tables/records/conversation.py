@@ -39,7 +39,7 @@ class ConversationRecord(BaseModel):
     issue_type: str | None = Field(description="Issue category of the scenario, if known.")
     persona: str | None = Field(description="User persona, if the scenario has one.")
     agent_model: str = Field(description="Model bound to the agent role.")
-    agent_kind: AgentKind = Field(description="'llm', 'reference' (oracle policy) or 'phone' (a live phone bot).")
+    agent_kind: AgentKind = Field(description="'llm', 'reference' (oracle policy), 'phone' (a live phone bot) or 'realtime' (a realtime speech model).")
     user_model: str = Field(description="Model bound to the user role.")
     user_kind: str = Field(description="Kind of user simulator (LLM or scripted).")
     judge_model: str | None = Field(description="Model bound to the judge role, if judged.")
@@ -221,6 +221,18 @@ class ConversationRecord(BaseModel):
                                               "seconds; null otherwise.")
     live_tick_lag_max_s: float | None = Field(None, ge=0, description="Live call: the largest such lag, seconds; null "
                                               "otherwise.")
+    live_protocol: str | None = Field(None, description="Live call with a realtime model: the protocol spoken "
+                                      "('openai-realtime'); null for a phone bot and otherwise.")
+    live_input_audio_tokens: int | None = Field(None, ge=0, description="Realtime model: input audio tokens over the "
+                                                "session's responses (its usage); null otherwise.")
+    live_input_text_tokens: int | None = Field(None, ge=0, description="Realtime model: input text tokens; null "
+                                               "otherwise.")
+    live_output_audio_tokens: int | None = Field(None, ge=0, description="Realtime model: output audio tokens; null "
+                                                 "otherwise.")
+    live_output_text_tokens: int | None = Field(None, ge=0, description="Realtime model: output text tokens; null "
+                                                "otherwise.")
+    live_truncations: int | None = Field(None, ge=0, description="Realtime model: times the caller cut its audio "
+                                         "(conversation.item.truncate sent at the ms played); null otherwise.")
 
     @model_validator(mode="before")
     @classmethod
