@@ -1,16 +1,27 @@
-"""A phone bot as the agent of a duplex sweep, end to end through the real CLI: the endpoint's
-phone bot (a child process: espeak-ng, Whisper, the scripted agent) called by the scripted
-caller on the wall clock, its tool call landing in the tables as a model's would, the call's
-segments, recording and lateness on its row; and a bot that cannot be reached (the sweep's probe
-skipped), an infrastructure row that --retry-errors reruns.
+"""Live agents as the agents of one duplex sweep, end to end through the real CLI, on the wall clock:
 
-Slow: Ray, child processes, and a real call of about 15 s. The lateness limit is relaxed, as in
-tests/voice/test_live_call_loop_calls.py: this machine is shared, so whether the harness kept the
-default limit is recorded, not asserted.
+* the endpoint's phone bot (Twilio Media Streams; espeak-ng, Whisper, the scripted agent), its tool
+  call over MCP landing in the tables as a model's would, the call's segments, recording and
+  lateness on its row;
+* the endpoint's scripted realtime model (OpenAI's Realtime events over a websocket; Whisper hears,
+  espeak-ng speaks), its function call in the tables, the provider's transcripts on the segments
+  beside what the caller heard, its tokens and cost on the row;
+* a bot and a realtime model nobody answers (the sweep's probe skipped): infrastructure rows that
+  --retry-errors reruns.
+
+One sweep holds all four cells (the two calls run at once): one CLI start, one Ray, one endpoint.
+And the endpoint's side of the realtime protocol: truncation, cancel, and bad events answered as
+OpenAI does.
+
+Slow: Ray, child processes, and two real calls of about 15-20 s each. The lateness limit is relaxed,
+as in tests/voice/test_live_call_loop_calls.py: this machine is shared, so whether the harness kept
+the default limit is recorded, not asserted.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import socket
 import subprocess
 import sys
@@ -33,7 +44,7 @@ pytestmark = pytest.mark.slow
 
 SWEEP = """
     name = "live-e2e"
-    agents = ["bot", "gone"]
+    agents = ["bot", "rt", "gone", "rt-gone"]
     users = ["scripted"]
 
     [models.bot]
@@ -43,6 +54,16 @@ SWEEP = """
     [models.gone]
     model = "phone/gone"
     phone = {{url = "ws://127.0.0.1:{closed}/phone-bot", connect_timeout_s = 2}}
+
+    [models.rt]
+    model = "openai/gpt-realtime"
+    api_base = "http://127.0.0.1:{port}/v1"
+    realtime = {{answer_timeout_s = 30, lateness_limit = {{p99_ms = 5000, longest_gap_ms = 5000}}}}
+
+    [models.rt-gone]
+    model = "openai/gpt-realtime-mini"
+    api_base = "http://127.0.0.1:{closed}/v1"
+    realtime = {{connect_timeout_s = 2}}
 
     [[scenarios]]
     domain = "mock"
@@ -67,24 +88,26 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def _sweep(path: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tauray", "sweep", str(path), "--out", str(out), "--json",
-                           "--no-progress", *flags], capture_output=True, text=True, timeout=300)
-
-
-def test_a_phone_bot_is_an_agent_of_a_duplex_sweep(tmp_path: Path, endpoint) -> None:
-    path = tmp_path / "live.toml"
+@pytest.fixture(scope="module")
+def live_sweep(tmp_path_factory: pytest.TempPathFactory, endpoint) -> tuple[Path, pd.DataFrame]:
+    """The sweep, run once: its folder and its conversations by agent model."""
+    tmp = tmp_path_factory.mktemp("live")
+    path = tmp / "live.toml"
     path.write_text(textwrap.dedent(SWEEP).format(port=endpoint.port, closed=_closed_port()))
-
     started = time.perf_counter()
-    done = _sweep(path, tmp_path / "out", "--no-probe")  # the probe would refuse 'gone' (tests/voice/test_live_agent.py)
-    wall = time.perf_counter() - started
-    assert done.returncode == 1 and "1 infra and 0 internal error rows" in done.stderr, \
+    # --no-probe: the probe would refuse the two nobody answers (tests/voice/test_live_agent.py)
+    done = subprocess.run([sys.executable, "-m", "tauray", "sweep", str(path), "--out", str(tmp / "out"), "--json",
+                           "--no-progress", "--no-probe"], capture_output=True, text=True, timeout=300)
+    print(f"\nsweep {time.perf_counter() - started:.1f} s")
+    assert done.returncode == 1 and "2 infra and 0 internal error rows" in done.stderr, \
         done.stdout[-2000:] + done.stderr[-4000:]
-    out = tmp_path / "out"
-    conv = conversations_df(out).set_index("agent_model")
+    return tmp / "out", conversations_df(tmp / "out").set_index("agent_model")
+
+
+def test_a_phone_bot_is_an_agent_of_a_duplex_sweep(live_sweep) -> None:
+    out, conv = live_sweep
     bot, gone = conv.loc["phone/endpoint-bot"], conv.loc["phone/gone"]
-    print(f"\nsweep {wall:.1f} s; call {bot['duplex_duration_s']:.1f} s, {bot['termination_reason']}, ended by "
+    print(f"\ncall {bot['duplex_duration_s']:.1f} s, {bot['termination_reason']}, ended by "
           f"{bot['live_ended_by']}; lateness p50 {bot['live_lateness_p50_ms']} ms, p99 {bot['live_lateness_p99_ms']} "
           f"ms, max {bot['live_lateness_max_ms']} ms, gap {bot['live_longest_gap_ms']} ms; caller moves "
           f"{bot['live_caller_moves']} (max {bot['live_caller_move_max_s']} s); tick lag p50 "
@@ -125,3 +148,93 @@ def test_a_phone_bot_is_an_agent_of_a_duplex_sweep(tmp_path: Path, endpoint) -> 
     assert gone["live_fault_kind"] == "unreachable" and gone["live_ended_by"] == "none" and gone["segments"] == 0
     assert pd.isna(gone["recording_sha256"]) and pd.isna(gone["labels_sha256"])  # no call, no file named
     assert gone["unit_id"] in resume_state(out, "live-e2e", retry_errors=True).to_retry
+
+
+def test_a_realtime_model_is_an_agent_of_a_duplex_sweep(live_sweep) -> None:
+    out, conv = live_sweep
+    rt, gone = conv.loc["openai/gpt-realtime"], conv.loc["openai/gpt-realtime-mini"]
+    print(f"\ncall {rt['duplex_duration_s']:.1f} s, {rt['termination_reason']}; lateness p99 "
+          f"{rt['live_lateness_p99_ms']} ms, gap {rt['live_longest_gap_ms']} ms; response latency "
+          f"{rt['duplex_response_latency_s']}; tokens in {rt['agent_prompt_tokens']} out {rt['agent_completion_tokens']},"
+          f" ${rt['agent_cost_usd']}")
+
+    # The call: a realtime agent on the wall clock, scored as any agent's.
+    assert rt["agent_kind"] == "realtime" and rt["duplex_pipeline"] == "live realtime model"
+    assert rt["live_protocol"] == "openai-realtime" and rt["duplex_timing"] == "live"
+    assert pd.isna(rt["error_kind"]) and rt["termination_reason"] in ("user_stop", "caller_hung_up")
+    assert rt["live_frames"] > 250 and rt["live_truncations"] == 0
+    # Its usage: the endpoint counts 10 input audio tokens a second heard, 20 output a second spoken.
+    assert rt["live_input_audio_tokens"] > 0 and rt["live_output_audio_tokens"] >= 20 * 3  # a greeting and a reply
+    assert rt["agent_completion_tokens"] == rt["live_output_audio_tokens"] + rt["live_output_text_tokens"]
+    assert rt["agent_cost_usd"] > 0  # litellm prices gpt-realtime's audio tokens
+    # Its function call, answered through the protocol, in actions and messages as a model's would be.
+    actions = actions_df(out)
+    calls = actions[(actions["unit_id"] == rt["unit_id"]) & (actions["kind"] == "tool_call")]
+    assert list(calls["tool"]) == ["get_users"] and "user_1" in calls["result"].iloc[0]
+    said = messages_df(out)
+    said = said[said["unit_id"] == rt["unit_id"]]
+    assert (said["role"] == "tool").sum() == 1
+    # The provider's transcripts beside what the caller said and heard.
+    mine = segments_df(out)
+    mine = mine[mine["unit_id"] == rt["unit_id"]]
+    agent, user = mine[mine["side"] == "agent"], mine[mine["side"] == "user"]
+    greeting = ("help", "assist", "service", "support")
+    assert any(w in agent["text"].iloc[0].lower() for w in greeting)  # its own words (the greeting's transcript)
+    assert any(w in h.lower() for h in agent["heard_text"] for w in greeting)  # the caller's recogniser heard it
+    assert any(h for h in user["heard_text"])  # the provider's transcription of the caller
+    assert any(u and any(w in u.lower() for w in ("task", "help", "need")) for u in user["heard_text"])
+
+    # A realtime model nobody answers: an infrastructure row, its line without a key.
+    assert gone["error_kind"] == "infra" and gone["live_fault_kind"] == "unreachable"
+    assert gone["error_message"].startswith("realtime: cannot reach the model at ws://127.0.0.1:")
+
+
+def test_the_endpoints_realtime_model_honours_truncate_and_cancel_and_answers_bad_events(endpoint) -> None:
+    from websockets.asyncio.client import connect
+
+    async def main() -> dict[str, list[dict]]:
+        seen: dict[str, list[dict]] = {}
+
+        async def until(ws, kind: str) -> dict:
+            while True:
+                event = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                seen.setdefault(event["type"], []).append(event)
+                if event["type"] == kind:
+                    return event
+
+        async with connect(f"ws://127.0.0.1:{endpoint.port}/v1/realtime?model=gpt-realtime") as ws:
+            await until(ws, "session.created")
+            await ws.send(json.dumps({"type": "session.update", "session": {"input_audio_format": "pcm16"}}))
+            await until(ws, "error")
+            await ws.send(json.dumps({"type": "session.update", "session": {
+                "instructions": "Be brief.", "input_audio_format": "g711_ulaw", "output_audio_format": "g711_ulaw",
+                "tools": []}}))
+            await until(ws, "session.updated")
+            await ws.send(json.dumps({"type": "response.create"}))
+            done = await until(ws, "response.done")
+            item = seen["response.audio.delta"][0]["item_id"]
+            await ws.send(json.dumps({"type": "conversation.item.truncate", "item_id": item, "content_index": 0,
+                                      "audio_end_ms": 500}))
+            await until(ws, "conversation.item.truncated")
+            await ws.send(json.dumps({"type": "conversation.item.truncate", "item_id": item, "content_index": 0,
+                                      "audio_end_ms": 10 ** 7}))
+            await until(ws, "error")
+            await ws.send(json.dumps({"type": "response.cancel"}))
+            await until(ws, "error")
+            await ws.send(json.dumps({"type": "response.create"}))  # a second response, cancelled while it speaks
+            await until(ws, "response.audio.delta")  # it has begun to speak (audio comes at 4x real time)
+            await ws.send(json.dumps({"type": "response.cancel"}))
+            cancelled = await until(ws, "response.done")
+            await ws.send(json.dumps({"type": "no.such.event"}))
+            await until(ws, "error")
+            seen["first_done"], seen["cancelled"] = [done], [cancelled]
+        return seen
+
+    seen = asyncio.run(main())
+    codes = [e["error"]["code"] for e in seen["error"]]
+    assert codes == ["invalid_value", "invalid_value", "response_cancel_not_active", "unknown_event"]
+    assert seen["first_done"][0]["response"]["status"] == "completed"
+    assert seen["first_done"][0]["response"]["usage"]["output_token_details"]["audio_tokens"] > 0
+    assert seen["conversation.item.truncated"][0]["audio_end_ms"] == 500
+    assert seen["response.audio_transcript.done"][0]["transcript"].strip() != ""  # the greeting (its words vary with the digest)
+    assert seen["cancelled"][0]["response"]["status"] == "cancelled"
