@@ -161,6 +161,10 @@ class Selection(BaseModel):
     limit: int | None = Field(default=None, ge=1, description="Keep the first N scenarios of this selection.")
 
 
+LIVE_CALLS_PER_NODE = 2
+"""Live calls a node runs at once by default (docs/live-agents.md, "How many live calls a node holds")."""
+
+
 class ClusterConfig(BaseModel):
     """How many actors to start and where."""
 
@@ -173,6 +177,10 @@ class ClusterConfig(BaseModel):
     actor_cpus: float = Field(default=0.25, ge=0.0, description="CPUs each host and coordinator reserves, so Ray "
                               "places them where there is room and an autoscaler sees the demand.")
     spread: bool = Field(default=True, description="SPREAD scheduling: put actors on different nodes.")
+    live_calls_per_node: int = Field(default=LIVE_CALLS_PER_NODE, ge=1, description="Live calls (a phone bot or a "
+                                     "realtime model as the agent) in flight at once on one node: each paces its "
+                                     "audio on the node's wall clock. Default: what a 2-core node held within the "
+                                     "lateness limit (docs/live-agents.md).")
     ship_project: bool = Field(default=True, description="On a cluster, ship this project with py_modules.")
     runtime_env: dict[str, Any] = Field(default_factory=dict, description="Extra Ray runtime_env (e.g. pip).")
 

@@ -285,7 +285,8 @@ def _drive(cfg: SweepConfig, scenarios: list[str], out: Path, opts: DriveOptions
     display = SweepProgress(cfg.name, to_run, sorted(set(agents) | set(users)), already=skipped,
                             enabled=drive_kw.pop("progress"), label="run" if cfg.source == COMMAND_LINE else "sweep")
     limits = SchedulerBounds(max_in_flight=cfg.max_in_flight, max_attempts=cfg.max_attempts, budget_usd=cfg.budget_usd,
-                    per_model={name: cfg.models[name].concurrency for name in cfg.models})
+                    per_model={name: cfg.models[name].concurrency for name in cfg.models},
+                    live_per_node=cfg.cluster.live_calls_per_node)
     sched, generations = None, 0
     t0 = time.perf_counter()
     speech = None

@@ -52,18 +52,22 @@ def _on_node(node: str) -> dict[str, Any]:
     return {"scheduling_strategy": NodeAffinitySchedulingStrategy(node, soft=False)}
 
 
-def _placement(spread: bool) -> Callable[[int], dict[str, Any]]:
-    """Actor options that put the i-th actor of each role on the i-th live node (round
-    robin over the nodes alive when the generation starts). Ray's SPREAD strategy, and
-    soft node affinity, left zero-CPU actors on one node in tests here, so nodes are
-    assigned explicitly; with one node this is a no-op."""
+def _spread_nodes(spread: bool) -> list[str]:
+    """The nodes a spread group's actors go to, round robin (the nodes alive when the group
+    starts); none when there is one node or no spreading: Ray places the actors."""
     import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive")) if spread else []
-    if len(nodes) < 2:
+    return nodes if len(nodes) >= 2 else []
+
+
+def _placement(nodes: list[str]) -> Callable[[int], dict[str, Any]]:
+    """Actor options that put the i-th actor of each role on the i-th of ``nodes`` (round
+    robin). Ray's SPREAD strategy, and soft node affinity, left zero-CPU actors on one node
+    in tests here, so nodes are assigned explicitly; with no nodes this is a no-op."""
+    if not nodes:
         return lambda i: {}
-    return lambda i: {"scheduling_strategy": NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=False)}
+    return lambda i: _on_node(nodes[i % len(nodes)])
 
 
 def default_classes(replaced: Mapping[str, type] | None = None) -> dict[str, Any]:
@@ -83,7 +87,10 @@ class ActorGeneration:
                  classes: dict[str, Any], node: str | None = None, actor_cpus: float = 0.0):
         self.number = number
         self.node = node
-        spread_place = _placement(spread) if node is None else (lambda i: _on_node(node))
+        nodes = _spread_nodes(spread) if node is None else [node]
+        spread_place = _placement(nodes)
+        # the node each coordinator runs on, for the live calls per node ("" where Ray placed it)
+        self.coordinator_nodes = [nodes[i % len(nodes)] if nodes else "" for i in range(coordinators)]
         cpus = {"num_cpus": actor_cpus} if actor_cpus else {}
 
         def place(i: int) -> dict[str, Any]:
@@ -97,11 +104,13 @@ class ActorGeneration:
         self.load = [0] * coordinators  # conversations in flight per coordinator
         self._turn = itertools.cycle(range(coordinators))
 
-    def pick(self) -> int:
-        """The least-loaded coordinator; among equals, the next in turn."""
+    def pick(self, allowed: Callable[[str], bool] | None = None) -> int | None:
+        """The least-loaded coordinator (among equals, the next in turn) whose node is
+        ``allowed``; None when no node is."""
         start = next(self._turn)
         n = len(self.load)
-        return min(((start + k) % n for k in range(n)), key=lambda i: self.load[i])
+        ok = [i for i in ((start + k) % n for k in range(n)) if allowed is None or allowed(self.coordinator_nodes[i])]
+        return min(ok, key=lambda i: self.load[i]) if ok else None
 
     def actors(self) -> dict[str, list[Any]]:
         return {"coordinator": self.coordinators, "agent": self.agents, "user": self.users}
@@ -183,10 +192,11 @@ class ActorPool:
                 "agent_hosts": sum(len(g.agents) for g in self.groups),
                 "user_hosts": sum(len(g.users) for g in self.groups)}
 
-    def pick(self) -> tuple[ActorGeneration, int]:
-        """The least-loaded coordinator of all live groups."""
-        best = [(g, g.pick()) for g in self.groups]
-        return min(best, key=lambda gi: gi[0].load[gi[1]])
+    def pick(self, allowed: Callable[[str], bool] | None = None) -> tuple[ActorGeneration, int] | None:
+        """The least-loaded coordinator of all live groups whose node is ``allowed`` (a node id,
+        or "" where Ray placed the group's actors); None when no node is."""
+        best = [(g, i) for g in self.groups if (i := g.pick(allowed)) is not None]
+        return min(best, key=lambda gi: gi[0].load[gi[1]]) if best else None
 
     def replace(self, dead: ActorGeneration) -> None:
         """Retire ``dead``'s group; a fresh one takes its place (on its node, if the node lives)."""

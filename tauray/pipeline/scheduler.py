@@ -16,7 +16,11 @@ nothing more is submitted, what is in flight is written, and the error is
 raised.
 
 Coordinators get work least-loaded (ties in turn), so a refill goes to the
-coordinator with the fewest conversations in flight.
+coordinator with the fewest conversations in flight. A live call (a phone bot or a realtime
+model as the agent) goes only to a coordinator on a node with fewer than
+``live_per_node`` live calls in flight: its caller paces frames on that node's wall clock, and
+past what a node sustains the harness falls behind (an infrastructure row). So live calls
+spread over the nodes, and wait when every node is full.
 
 Memory stays flat: units are generated per cell as they are submitted, at most
 ``max_in_flight`` are held, and results go straight to the writer.
@@ -96,6 +100,8 @@ class SchedulerBounds(BaseModel):
     max_attempts: int = Field(default=3, ge=1, description="Tries per unit when an actor dies under it.")
     budget_usd: float | None = Field(default=None, description="Stop submitting once this much is spent.")
     per_model: dict[str, int] = Field(default_factory=dict, description="Conversations in flight per model name.")
+    live_per_node: int | None = Field(default=None, ge=1, description="Live calls (a phone bot or a realtime "
+                                      "model as the agent) in flight per node; None: no bound.")
 
 
 class Scheduler:
@@ -108,6 +114,7 @@ class Scheduler:
         self.finish = finish
         self.spent = spent_usd
         self.model_in_flight: dict[str, int] = defaultdict(int)
+        self.live_on: Counter[str] = Counter()  # live calls in flight per node ("": where Ray placed the actors)
         self.pending: dict[Any, tuple[WorkUnit, Cell, ActorGeneration, int]] = {}
         self.submitted = 0
         self.retried = 0
@@ -132,7 +139,17 @@ class Scheduler:
             limit = self.limits.per_model.get(name)
             if limit is not None and self.model_in_flight[name] >= limit:
                 return f"models.{name}.concurrency={limit}"
+        if cell.agent.is_live and self.pool.pick(self._live_room(cell)) is None:
+            return f"cluster.live_calls_per_node={self.limits.live_per_node}"
         return None
+
+    def _live_room(self, cell: Cell) -> Callable[[str], bool] | None:
+        """Which nodes may take a conversation of ``cell``: for a live call, those under the
+        per-node bound (a live call paces its frames on the node's wall clock); else any."""
+        cap = self.limits.live_per_node
+        if cap is None or not cell.agent.is_live:
+            return None
+        return lambda node: self.live_on[node] < cap
 
     def _fill(self) -> None:
         if self.config_error is not None:
@@ -171,10 +188,14 @@ class Scheduler:
         return cap if count >= self.fills / 2 else None
 
     def _submit(self, unit: WorkUnit, cell: Cell) -> None:
-        gen, i = self.pool.pick()
+        picked = self.pool.pick(self._live_room(cell))
+        assert picked is not None, "a unit is submitted only when _room found a coordinator"
+        gen, i = picked
         ref = gen.coordinators[i].run.remote(unit)
         gen.in_flight += 1
         gen.load[i] += 1
+        if cell.agent.is_live:
+            self.live_on[gen.coordinator_nodes[i]] += 1
         self.pending[ref] = (unit, cell, gen, i)
         for name in self._models(cell):
             self.model_in_flight[name] += 1
@@ -190,6 +211,8 @@ class Scheduler:
         unit, cell, gen, i = self.pending.pop(ref)
         gen.in_flight -= 1
         gen.load[i] -= 1
+        if cell.agent.is_live:
+            self.live_on[gen.coordinator_nodes[i]] -= 1
         for name in self._models(cell):
             self.model_in_flight[name] -= 1
         died = None
