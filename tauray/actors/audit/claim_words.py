@@ -111,8 +111,8 @@ past, not what the phone shows."""
 IN_MODE = re.compile(r"\bin\s+(?:the\s+)?$", _I)
 """The phone "in" a mode ("in airplane mode"): the mode is on (off when negated)."""
 
-SIM_UNREAD = re.compile(r"\b(?:can'?t|cannot|can not|won'?t|doesn'?t|does not|didn'?t|isn'?t able to|unable to|fails? to)\s+"
-                        r"(?:even\s+)?(?:detect|read|find|see|recogni[sz]e|pick up|register)\s+(?:the\s+|my\s+|a\s+)?$", _I)
+SIM_UNREAD = re.compile(r"\b(?:can'?t|cannot|can not|won'?t|doesn'?t|does not|didn'?t|isn'?t able to|unable to|fails? to|isn'?t|is not)\s+"
+                        r"(?:even\s+)?(?:detect(?:ing)?|reading|read|find|see|recogni[sz]e|pick up|register)\s+(?:the\s+|my\s+|a\s+)?$", _I)
 """The phone not reading the SIM, said before it ("It doesn't detect the SIM"): missing."""
 
 VERB_BEFORE = re.compile(r"\b(?:(?:turned|switched|toggled|flipped|shut)\s+(?P<v>on|off)|(?P<w>enabled|disabled|activated|"
@@ -244,7 +244,7 @@ SIGNAL_LEVELS = ("none", "poor", "fair", "good", "excellent")
 BARS = {"one": 1, "a single": 1, "single": 1, "1": 1, "two": 2, "2": 2, "a couple of": 2, "couple of": 2, "three": 3,
         "3": 3, "four": 4, "4": 4, "five": 4, "5": 4}
 """Bars in the status bar and their level (the phone's own: 📶¹ Poor, 📶² Fair, 📶³ Good, 📶⁴ Excellent)."""
-SIGNAL_NONE = re.compile(r"\b(?:no|zero|0|not a single|not one|without)\s+(?:\w+\s+)?(?:signal|bars?|service|reception|"
+SIGNAL_NONE = re.compile(r"\b(?:no|zero|0|not a single|not one|without|(?:is|was)n'?t any|not any)\s+(?:\w+\s+)?(?:signal|bars?|service|reception|"
                          r"coverage)\b|\bzero\b|\bnothing\b(?!\s+(?:\w+\s+)?wrong)|\bnone\b|\bempty\b|crossed[- ]out|\bsos\b|"
                          r"emergency(?: calls?)? only|\bdead\b|\bno_service\b|\bnon-?existent\b|(?:don'?t|doesn'?t|do not|does not|can'?t|cannot|haven'?t|hasn'?t)\s+"
                          r"(?:have|get|got|see|find)\s+(?:any\s+|a single\s+|one\s+|even one\s+)?(?:\w+\s+)?"

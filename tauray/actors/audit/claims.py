@@ -62,6 +62,15 @@ def _habit_dropped(clause: str) -> str:
     return ",".join(x for x in parts if not w.HABIT.search(x))
 
 
+ASSURANCE = re.compile(r"\b(?:unless i(?:'m| am) (?:\w+ ){0,3}?mistaken|if (?:my )?memory serves(?: me)?(?: right| correctly| well)?|"
+                       r"i (?:could|would|can)? ?swear(?: to it| that)?|i'd swear(?: that)?|i'?ll tell you that for free|"
+                       r"i can tell you that(?: much)?|i(?:'m| am) (?:certain|sure|positive) of (?:it|that)|take it from me|"
+                       r"i checked(?: that| it)?(?: myself)?(?=\s*[,.;:])|mark my words|believe me|trust me)\b[,:]?", re.IGNORECASE)
+"""The caller's assurance framing a claim ("Unless I'm very much mistaken, ...", "If memory serves, ...", "I could
+swear ...", "..., I'll tell you that for free"): it asserts what it frames (issue 51, fourth pass; before, the frame's
+"unless" or "if" made the claim a supposition, its "could" a possibility, its "'ll" a plan)."""
+
+
 def clauses(text: str | None, hedged: bool = False) -> list[str]:
     """The clauses of a text that can claim something (see the module doc): each sentence and
     contrast; a question, a supposition, an ability, a habit and what follows a plan, a wish, a need
@@ -70,7 +79,7 @@ def clauses(text: str | None, hedged: bool = False) -> list[str]:
     as a report after a check means it."""
     out, topic = [], ""
     for sentence in re.split(r"(?<=[.!?;:])\s+|\n+", text or ""):
-        sentence = f"{topic}{sentence.strip()}"
+        sentence = ASSURANCE.sub(" ", f"{topic}{sentence.strip()}").strip(" ,")
         topic = ""
         if fixes := list(w.CORRECTION.finditer(sentence)):
             sentence = sentence[fixes[-1].end():].lstrip(" ,-—–")  # what it said before correcting itself is taken back
