@@ -36,8 +36,8 @@ def _found(reply: str, tool: str = "toggle_airplane_mode") -> list[tuple[str, in
 
 @pytest.mark.parametrize("reply", [
     "Pardon me, but I'd as soon leave airplane mode, the church livestream needs it kept steady.",
-    "Is there some other route than airplane mode? The one time I tried it my texts were all lost, so let's not.",
-    "I'm going to give airplane mode a wide berth, I think; my grandson set everything up and said hands off.",
+    "Is there some other route than airplane mode? The one time I tried it my texts were all lost.",
+    "I'm going to give airplane mode a wide berth, I think; my grandson set everything up with big icons.",
     "Airplane mode? Hmm, nope, my insurer's app falls over without a connection.",
     "Would it be awful if we skipped airplane mode? I'm halfway up a ladder cleaning gutters.",
     "I'm a touch wary of airplane mode, a colleague's phone never came back from it.",
@@ -115,7 +115,7 @@ NO_DATA = "the phone has no data. "
 
 
 @pytest.mark.parametrize("said", [
-    "The earpiece has turned crackly since Tuesday.",
+    "The earpiece has turned tinny since Tuesday.",
     "Oh, and the loudspeaker's come over all tinny lately.",
     "If the torch carries on like this, I'll have to buy a lantern.",
     "My neighbour noticed the screen's brightness has gone peculiar in the evenings.",
@@ -143,10 +143,18 @@ def test_a_part_reporting_neutral_an_object_or_a_story_is_no_new_problem(said) -
 @pytest.mark.parametrize(("said", "expected"), [
     ("Unless I'm badly mistaken, roaming is switched on.", {"roaming": "on"}),
     ("If memory serves me right, data saver is off.", {"data_saver": "off"}),
-    ("I'd swear the VPN is connected.", {"vpn": "on"}),
-    ("Mobile data is off, I'll tell you that for free.", {"mobile_data": "off"}),
+    ("I could swear blind the VPN is connected.", {"vpn": "on"}),
+    ("Data saver is on, I can tell you that much.", {"data_saver": "on"}),
     ("The handset isn't detecting my SIM.", {"sim": "missing"}),
     ("There wasn't any signal in the kitchen.", {"signal": "none"}),
+    ("The handset's out of flight mode now.", {"airplane_mode": "off"}),
+    ("The APN settings are just as they came in the box.", {"apn": "ok"}),
+    ("Nothing has been billed to me for payment.", {"payment": "none"}),
+    ("The network has gone and cut off my line.", {"line": "suspended"}),
+    ("Nobody has cut off my line, I hope.", {}),
+    ("The texting app is having its SMS permission.", {"sms_permission": "granted"}),
+    ("The messaging app isn't short of storage permission.", {"storage_permission": "granted"}),
+    ("Honestly the phone is able to send picture messages again.", {"mms": "can"}),
     ("If roaming is on, I'd like to know.", {}),  # a supposition is still none
     ("Unless you tell me otherwise, I'll leave it.", {}),
 ])
@@ -162,7 +170,7 @@ def test_a_step_seen_to_is_claimed_done() -> None:
 
 @pytest.mark.parametrize("said", [
     "Lovely, everything's back to how it was. Bye now. ###STOP###",
-    "Right, that's got it working again, ta. Bye! ###STOP###",
+    "Right, that's got it going again, ta. Bye! ###STOP###",
     "Brilliant, it's all right again. Cheers, bye. ###STOP###",
 ])
 def test_a_fix_said_as_a_state_back_after_an_unchecked_write_is_a_premature_stop(said) -> None:

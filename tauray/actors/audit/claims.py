@@ -168,8 +168,8 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
         return None  # "no wifi here" is a situation; "no data saver option" is a control not found
     if absent:
         return "off"  # "no VPN", "no plane icon"
-    if setting == "airplane_mode" and w.IN_MODE.search(before):
-        return "off" if re.search(w.NEG, before, re.IGNORECASE) else "on"  # "(not) in flight mode"
+    if setting == "airplane_mode" and (mode := w.IN_MODE.search(before)):
+        return "off" if re.search(w.NEG, before, re.IGNORECASE) or mode.group("out") else "on"  # "(not) in flight mode"
     v = w.VERB_BEFORE.search(before)
     if v:
         word = (v.group("v") or v.group("w")).lower()
@@ -224,7 +224,7 @@ def _permissions(clause: str) -> dict[str, str]:
     named = [k for k, p in w.PERMISSION_NAMES.items() if re.search(p, clause, re.IGNORECASE)] or ["sms", "storage"]
     if w.PERMISSION_MISSING.search(clause):
         value = "missing"
-    elif w.PERMISSION_GRANTED.search(clause):
+    elif w.PERMISSION_GRANTED.search(clause) or re.search(r"(?:n't|\bnot) short of\b", clause, re.IGNORECASE):
         value = "granted"
     else:
         return {}
@@ -271,7 +271,9 @@ def _read(setting: str, clause: str, before: str, name: str, after: str) -> dict
     elif setting == "payment":
         value = "paid" if w.PAYMENT_PAID.search(name + after) else _payment(window)  # "..., the bill's been paid"
     elif setting == "line":
-        value = _first(w.LINE_STATES, name + after)
+        value = _first(w.LINE_STATES, name + after) or ("suspended" if re.search(
+            r"\b(?:suspended|cut off|blocked|barred|deactivated|terminated)\s+(?:(?:my|the)\s+)?$", before, re.IGNORECASE)
+            and not re.search(rf"{w.NEG}|\b(?:nobody|no one|never)\b", before, re.IGNORECASE) else None)  # "they've suspended my line"
     else:  # speed
         value = _first(w.SPEED_STATES, name + after) or _first(w.SPEED_STATES, window)
     return {setting: value} if value else {}

@@ -22,7 +22,8 @@ CANNOT_FIND = re.compile(r"\b(?:can'?t|cannot|couldn'?t|unable to) (?:find|see|l
 """Not finding the option or asking how to reach it: no refusal."""
 AVOIDS = re.compile(
     r"\b(?:leav(?:e|ing)|left|let (?:it|that|this) (?:be|lie)|skip\w*|(?:a|the) miss|avoid\w*|rather|sooner|prefer\w*|"
-    r"instead|other than|anything but|another way|other way|some ?thing else|(?:a )?way (?:round|around)|alternative\w*|"
+    r"instead|(?:an)?other (?:[\w-]+ )?than|anything but|another way|other way|(?:an)?other (?:route|option|approach|idea)|"
+    r"(?:a )?wide berth|steer clear|(?:keep|stay) (?:away|clear)|hands off|not go near|some ?thing else|(?:a )?way (?:round|around)|alternative\w*|"
     r"hold off|pass on|alone|as (?:it|they) (?:is|are)|(?:just )?(?:the )?way it is|scared|afraid|frighten\w*|nervous|worried|"
     r"wary|reluctant|hesitant|unable|mustn'?t|forbid\w*|(?:not|never) to (?:\w+ )?(?:touch|change|modify|alter|mess|fiddle|"
     r"switch|turn|reset|do)\w*|swear|no puedo|no can do)\b", _I)
