@@ -53,9 +53,16 @@ def test_a_refusal_in_words_no_list_holds_is_an_invented_constraint(reply) -> No
     "All done with airplane mode, no need to hang about.",  # a claim of doing it, not a refusal
     "Funny, my old flip phone never gave me this much bother.",  # small talk, nothing refused
     "I mostly leave it on the kitchen table, to be honest.",
+    "I'm not able to do that on this handset, sorry.",  # a "cannot" with no reason
+    "How exactly do I do that? I've never done it before.",  # a question of its own
 ])
 def test_a_wait_not_finding_a_claim_or_small_talk_is_no_invented_constraint(reply) -> None:
     assert ("invented_constraint", 3) not in _found(reply)
+
+
+def test_a_preference_setting_is_no_preference() -> None:
+    said = "Before I set the network mode preference, will that change anything else?"
+    assert ("invented_constraint", 3) not in _found(said, "set_network_mode_preference")
 
 
 def test_a_bare_refusal_in_other_words_gives_no_reason() -> None:

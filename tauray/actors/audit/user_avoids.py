@@ -18,10 +18,10 @@ from tauray.actors.audit import claims, phone
 _I = re.IGNORECASE
 CANNOT_FIND = re.compile(r"\b(?:can'?t|cannot|couldn'?t|unable to) (?:find|see|locate|get to)\b|"
                          r"\b(?:don'?t|doesn'?t|do not|does not) (?:seem to )?(?:see|have|find|know how)\b|\bno such\b|"
-                         r"\bwhere\b|\bhow (?:do|can|would) i\b", _I)
+                         r"\bwhere\b|\bhow (?:exactly |else )?(?:do|can|would|should) i\b", _I)
 """Not finding the option or asking how to reach it: no refusal."""
 AVOIDS = re.compile(
-    r"\b(?:leav(?:e|ing)|left|let (?:it|that|this) (?:be|lie)|skip\w*|(?:a|the) miss|avoid\w*|rather|sooner|prefer\w*|"
+    r"\b(?:leav(?:e|ing)|left|let (?:it|that|this) (?:be|lie)|skip\w*|(?:a|the) miss|avoid\w*|rather|sooner|(?:i'?d|i would|we'?d|i|we) prefer|preferably|"
     r"instead|(?:an)?other (?:[\w-]+ )?than|anything but|another way|other way|(?:an)?other (?:route|option|approach|idea)|"
     r"(?:a )?wide berth|steer clear|(?:keep|stay) (?:away|clear)|hands off|not go near|some ?thing else|(?:a )?way (?:round|around)|alternative\w*|"
     r"hold off|pass on|alone|as (?:it|they) (?:is|are)|(?:just )?(?:the )?way it is|scared|afraid|frighten\w*|nervous|worried|"
@@ -55,6 +55,14 @@ def named(text: str, tools: set[str]) -> list[str]:
     return out + [text[start:end] for start, end, _ in claims.mentions(text)]
 
 
+def _asks(text: str) -> bool:
+    """Whether the reply asks a question of its own ("How do I do that?"; not "Airplane mode? No, ...")."""
+    return any(x.rstrip().endswith("?") and _QUESTION.search(x) for x in _sentences(text))
+
+
+_QUESTION = re.compile(r"\b(?:how|what|where|which|when|why|will|would|do|does|did|is|are|can|could|should|shall)\b", _I)
+
+
 def _sentences(text: str) -> list[str]:
     return [x for x in re.split(r"(?<=[.!?;])\s+|\n+", text) if x.strip()]
 
@@ -62,8 +70,9 @@ def _sentences(text: str) -> list[str]:
 def avoiding_sentence(text: str, named: list[str]) -> str | None:
     """The sentence of a no-call reply that turns away from the asked action: it names the action (one of
     ``named``, the asked tools' words as they appear in the reply) or points at it, and holds a word of
-    avoidance (``AVOIDS``), or a negation where it states no phone value; not a wait, not not finding it,
-    not a claim of having done it. None otherwise."""
+    avoidance (``AVOIDS``), or a negation where it states no phone value and the reply asks nothing ("How do I
+    do that? I've never tried it" asks); not a wait, not not finding it, not a claim of having done it. None
+    otherwise."""
     if CANNOT_FIND.search(text) or _WAIT.search(text) or _claims_done(text):
         return None
     sentences = _sentences(text)
@@ -73,7 +82,7 @@ def avoiding_sentence(text: str, named: list[str]) -> str | None:
             (pointer := _POINTS.search(sentence)) and _ACT.search(sentence, max(0, pointer.start() - 30)))
         if not about:
             continue
-        if AVOIDS.search(sentence) or _NEGATES.search(sentence) and not claims.claims(sentence):
+        if AVOIDS.search(sentence) or _NEGATES.search(sentence) and not claims.claims(sentence) and not _asks(text):
             return sentence.strip()
     return None
 
@@ -99,7 +108,7 @@ def avoidance_reason(text: str, sentence: str, named: list[str], asked: str) -> 
     return " ".join(kept) or None
 
 
-_SMALL = frozenset("forgive excuse afraid regret mind terribly love help hmm honestly actually just see dear please "
+_SMALL = frozenset("forgive excuse afraid regret mind terribly love help hmm honestly actually just see dear please able possible "
                    "reckon right yeah yes could would should may might shall we us let is are was were been am "
                    "if as than but other another way what else instead".split())
 """Courtesy and request words that give no reason."""

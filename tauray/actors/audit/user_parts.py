@@ -38,7 +38,8 @@ _OBJECT = re.compile(r"(?:\b(?:of|off|on|at|in|into|with|to|from|for|by|through|
 """A word just before the part that makes it an object, or a person acting in its clause ("photos off the camera",
 "I use maps")."""
 _STORY = re.compile(r"\b(?:reminds? me|the time (?:we|i|when)|back (?:when|then|in)|years ago|used to|my old|"
-                    r"if (?:i|we) (?:do|did|change|touch|turn|switch)\b|otherwise|or else)", _I)
+                    r"if (?:i|we) (?:do|did|change|touch|turn|switch)\b|otherwise|or else|be quick|hurry|quickly|before it (?:dies|runs out|goes))",
+                    _I)
 """A reminiscence or a consequence of the asked action: no problem raised now."""
 _VERB = re.compile(r"^(?:'s|'re|'ve|is|are|was|were|has|have|had|keeps?|kept|goes|going|gone|went|gets|getting|got|"
                    r"starts?|started|become|becomes|became|won'?t|wont|doesn'?t|isn'?t|aren'?t|can'?t|hasn'?t|haven'?t|"
@@ -50,10 +51,16 @@ _VERB_S = re.compile(r"^(?!(?:settings|options|apps|photos|messages|bars|texts|c
 _REPORTING = re.compile(r"\b(?:says?|saying|said|reads?|reading|reckons?|shows?|showing|showed|tells?|telling|told|indicat\w*|"
                         r"display\w*|lists?|listed|reports?|gives?|giving|came up|comes up|stat\w*)\b", _I)
 """A screen's report: what it shows, not how it behaves."""
-_NEUTRAL = re.compile(r"\b(?:at (?:about |around |roughly )?(?:\d|half|full|a quarter)|\d+ ?%|\d+ per ?cent|percent|full|charged|fine|ok(?:ay)?|good|great|all right|alright|"
-                      r"working (?:fine|well|perfectly)|works? (?:fine|well)|normal|perfect\w*|no problems?|nothing wrong|"
-                      r"on the (?:table|side|counter|desk|charger|sofa)|in my (?:hand|pocket|bag)|right here|here|there)\b", _I)
-"""What a part is that no trouble is: charged, fine, at hand."""
+_NEUTRAL = re.compile(r"\b(?:at (?:about |around |roughly )?(?:\d|half|full|a quarter)|\d+ ?%|\d+ per ?cent|percent|full|charged|"
+                      r"fine|ok(?:ay)?|good|great|all right|alright|working (?:fine|well|perfectly)|works? (?:fine|well)|normal|"
+                      r"perfect\w*|no problems?|nothing wrong|right here|here|there)|(?:n't|\bnot|\bnever|\bno)\b[\w' ]*\b(?:crash\w*|crack\w*|broken|broke|damaged|scratch\w*|"
+                      r"wrong|bad|faulty|dead|problem\w*|issue\w*|trouble|fault\w*|freez\w*|play\w* up|acting up|smash\w*|bother\w*)",
+                      _I)
+_COPULA = re.compile(r"^(?:'s|'re|is|are|was|were)$", _I)
+_NAMED_AS = re.compile(r"^(?:a|an|the|my|your|his|her|their|our|its|this|that|these|those|at|in|with|from|for|by|\d\S*|\S+@\S+)$", _I)
+"""After a bare copula, what names or places the part ("my email is js@...", "the charger's at work"): no trouble."""
+"""What a part is that no trouble is: charged, fine, at hand; a hurry ("my battery's dying, so be quick"); a trouble
+denied ("the camera has never crashed")."""
 _PERSON = re.compile(r"^(?:i|we|you|me|he|she|they|i'm|i've|i'd)$", _I)
 
 
@@ -75,6 +82,8 @@ def part_as_subject(sentence: str, given: Callable[[str], bool]) -> bool:
         words = re.findall(r"'s|'re|'ve|[\w'-]+", rest)[:3]
         at = next((i for i, x in enumerate(words) if _VERB.match(x) or i == 0 and _VERB_S.match(x)), None)
         if at is None or any(_PERSON.match(x) for x in words[:at]) or len(words) < 2 and not rest.strip().startswith("'"):
+            continue
+        if "@" in rest or _COPULA.match(words[at]) and at + 1 < len(words) and _NAMED_AS.match(words[at + 1]):
             continue
         if _REPORTING.search(rest) or _NEUTRAL.search(rest):
             continue
