@@ -109,6 +109,7 @@ def avoidance_reason(text: str, sentence: str, named: list[str], asked: str) -> 
 
 
 _SMALL = frozenset("forgive excuse afraid regret mind terribly love help hmm honestly actually just see dear please able possible "
+                   "handset mobile device mine "
                    "reckon right yeah yes could would should may might shall we us let is are was were been am "
                    "if as than but other another way what else instead".split())
 """Courtesy and request words that give no reason."""
