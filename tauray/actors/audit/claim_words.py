@@ -384,7 +384,7 @@ EMPTY = frozenset(
     "change changing touch touching turn turning switch switching toggle toggling reset resetting restart restarting "
     "reboot rebooting grant granting disable disabling enable enabling mess messing try trying run running fiddle "
     "fiddling adjust adjusting let letting play playing pay paying connect connecting disconnect disconnecting "
-    "have to want would will be can could app apps device mode".split())
+    "have to want would will be can could app apps device mode handset mobile mine".split())
 """Words that say nothing beyond the refusal: pronouns, articles, fillers, the action's own verbs."""
 
 LEAD = r"^\W*(?:(?:oh|ah|and|also|plus|um+|uh+|actually|oh and|so|sorry|dear|love|mate|ok(?:ay)?|right|well)[,!.]?\s+)*"
