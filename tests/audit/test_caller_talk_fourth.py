@@ -187,3 +187,21 @@ def test_a_fix_said_as_a_state_back_after_an_unchecked_write_is_a_premature_stop
                (4, "agent", "assistant", "Great. Anything else I can help with?"), (5, "user", "user", said)],
               scenario=ABROAD, success=False)
     assert [f.turn for f in PS.detect(t)] == [5]
+
+
+# --- a step claimed done read by the turn's structure ----------------------------------------------
+
+@pytest.mark.parametrize("said", [
+    "I've worked my way through airplane mode as asked.",
+    "Airplane mode: all squared away, as per your instructions.",
+])
+def test_a_reply_naming_the_asked_step_with_no_call_claims_it_done(said) -> None:
+    assert _found(said) == [("done_without_call", 3)]
+
+
+@pytest.mark.parametrize("said", [
+    "I'll get to airplane mode in a minute.",  # announced, not done
+    "Airplane mode, is that the one with the little plane?",  # a question
+])
+def test_a_step_announced_or_asked_about_is_not_claimed_done(said) -> None:
+    assert ("done_without_call", 3) not in _found(said)

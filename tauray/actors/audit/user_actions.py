@@ -90,6 +90,13 @@ _DONE_WORDS = re.compile(rf"\b(?:done|finish(?:ed)?|complete(?:d)?|all set|sorte
                          rf"^(?:{_ACTED})(?:\s+(?:on|off|over|up))?\s+(?:it|that|this|them|the|my))\b", re.IGNORECASE)
 
 
+_ACTION_LATER = re.compile(r"\b(?:will|'ll|going to|gonna|about to|let me|shall|in a (?:sec|second|minute|moment))\b|"
+                           r"\b(?:doing|trying|opening|looking|checking|toggling|turning|switching)\b", re.IGNORECASE)
+"""The action announced or under way, not claimed done ("I'll do airplane mode", "doing it now")."""
+_COMPLETED = re.compile(r"\b(?:i'?ve|i have|we'?ve|has been|have been|'s been|is now|are now|did|done|[a-z]{3,}ed)\b", re.IGNORECASE)
+"""A completed form (the perfect, the past, a participle): what claims a step done, not an answer ("Yes, I use a VPN")."""
+
+
 def claims_done(text: str | None) -> bool:
     """Whether the text claims a phone step done, in any words ("Sorted", "took care of it", "I've
     flipped that switch", "I have change it"): a clause that states it (``claims.clauses``: no
@@ -100,7 +107,9 @@ def claims_done(text: str | None) -> bool:
 
 class DoneWithoutCall(Detector):
     """The customer says it did the asked phone action, but made no phone call in that turn
-    (v11: a step said to have "been seen to" or "dealt with" in any subject's words claims it done; a reply that
+    (v11: by the turn's structure too: a reply with no call that names the asked action, neither refuses it
+    (``user_avoids``), asks, waits, says it cannot find it, announces it ("I'll do airplane mode now") nor states a
+    phone value, and has a completed form (``_COMPLETED``), says it done in whatever words ("I've gone through airplane mode like you said"); a step said to have "been seen to" or "dealt with" in any subject's words claims it done; a reply that
     refuses the step (``user_reasons.refuses``, ``user_avoids``: "the one time I tried it I lost my texts, so let's
     not") claims nothing done; v10: the claim reader's third pass of issue 51 (``claims.clauses``, ``claims._switch``, ``claims._read``): a self-correction takes back what came before it ("data's on - no wait, it's roaming"), a counterfactual or a thought about a topic ("I wouldn't have thought of the app permissions") and a demand ("won't settle for") claim nothing, "showing off" is off, a purpose or an ability between a setting and its value word ("no wireless to connect to", "no Wi-Fi I can get on") is no state, a negative subject denies picture messaging ("Nothing I attach a photo to gets sent"), a confident bet claims ("I'd put money on it that Wi-Fi is off"), another's word of the caller's own phone is its claim, relayed ("my son told me roaming is disabled"; of their own phone it is still not), a signal that "couldn't be better" is excellent; v9: as ``state_without_tool@15``; v8: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v7: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v6: also said of the step, "that's been toggled", "that's switched now", "I went into settings and
     turned it off"; v5: "The last time I restarted it, ..." is the past, no claim; v4: read in the clauses of issue 51's reader, ``claims.clauses``: a sentence whose verb comes
@@ -119,8 +128,13 @@ class DoneWithoutCall(Detector):
                 continue
             if any(c.turn == m.turn for c, _ in t.user_calls(asked.seq, m.seq + 1)):
                 continue
-            if claims_done(m.content) and not refuses(m.content) and not user_avoids.avoiding_sentence(
-                    text := strip_tokens(m.content or ""), user_avoids.named(text, phone.requested_tools(asked.content, t.task.user_tools))):
+            text = strip_tokens(m.content or "")
+            named = user_avoids.named(text, phone.requested_tools(asked.content, t.task.user_tools))
+            if refuses(text) or user_avoids.avoiding_sentence(text, named):
+                continue  # a refusal claims nothing done
+            if claims_done(text) or (named and "?" not in text and not user_avoids.CANNOT_FIND.search(text)
+                                     and not user_avoids.waits(text) and not _ACTION_LATER.search(text)
+                                     and _COMPLETED.search(text) and not claims.claims(text) and not phone.claim_spans(text)):
                 out.append(self.finding(m, f"claims done without a phone call: {m.content!r}"))
         return out
 

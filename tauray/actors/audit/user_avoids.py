@@ -43,6 +43,11 @@ _ACT = re.compile(r"\b(?:do|doing|touch\w*|chang\w*|modif\w*|alter\w*|mess\w*|fi
 """An action verb: a pointer ("that", "it") with one near it points at the asked action ("touch that")."""
 
 
+def waits(text: str) -> bool:
+    """A wait, or not understanding the request (``_WAIT``)."""
+    return bool(_WAIT.search(text))
+
+
 def _claims_done(text: str) -> bool:
     """A done-word not negated just before it ("all done", not "haven't done it")."""
     return any(not _NEGATED.search(text[:m.start()]) for m in _DONE.finditer(text))
@@ -114,4 +119,4 @@ _SMALL = frozenset("forgive excuse afraid regret mind terribly love help hmm hon
                    "if as than but other another way what else instead".split())
 """Courtesy and request words that give no reason."""
 
-__all__ = ["AVOIDS", "CANNOT_FIND", "avoidance_reason", "avoiding_sentence", "named"]
+__all__ = ["AVOIDS", "CANNOT_FIND", "avoidance_reason", "avoiding_sentence", "named", "waits"]
