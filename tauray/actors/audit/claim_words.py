@@ -108,11 +108,11 @@ BEFORE_CHANGE = re.compile(r"^[^.;]*?\b(?:was|were|had been)\b[^.;]*?[,;]?\s*(?:
 """A state told as it was before the caller changed it ("airplane mode was on, I've turned it off now"): the
 past, not what the phone shows."""
 
-IN_MODE = re.compile(r"\bin\s+(?:the\s+)?$", _I)
+IN_MODE = re.compile(r"\b(?:in|(?P<out>(?:is|'s|was|are|now|still)\s+(?:\w+\s+)?out of))\s+(?:the\s+)?$", _I)
 """The phone "in" a mode ("in airplane mode"): the mode is on (off when negated)."""
 
-SIM_UNREAD = re.compile(r"\b(?:can'?t|cannot|can not|won'?t|doesn'?t|does not|didn'?t|isn'?t able to|unable to|fails? to)\s+"
-                        r"(?:even\s+)?(?:detect|read|find|see|recogni[sz]e|pick up|register)\s+(?:the\s+|my\s+|a\s+)?$", _I)
+SIM_UNREAD = re.compile(r"\b(?:can'?t|cannot|can not|won'?t|doesn'?t|does not|didn'?t|isn'?t able to|unable to|fails? to|isn'?t|is not)\s+"
+                        r"(?:even\s+)?(?:detect(?:ing)?|reading|read|find|see|recogni[sz]e|pick up|register)\s+(?:the\s+|my\s+|a\s+)?$", _I)
 """The phone not reading the SIM, said before it ("It doesn't detect the SIM"): missing."""
 
 VERB_BEFORE = re.compile(r"\b(?:(?:turned|switched|toggled|flipped|shut)\s+(?P<v>on|off)|(?P<w>enabled|disabled|activated|"
@@ -244,7 +244,7 @@ SIGNAL_LEVELS = ("none", "poor", "fair", "good", "excellent")
 BARS = {"one": 1, "a single": 1, "single": 1, "1": 1, "two": 2, "2": 2, "a couple of": 2, "couple of": 2, "three": 3,
         "3": 3, "four": 4, "4": 4, "five": 4, "5": 4}
 """Bars in the status bar and their level (the phone's own: 📶¹ Poor, 📶² Fair, 📶³ Good, 📶⁴ Excellent)."""
-SIGNAL_NONE = re.compile(r"\b(?:no|zero|0|not a single|not one|without)\s+(?:\w+\s+)?(?:signal|bars?|service|reception|"
+SIGNAL_NONE = re.compile(r"\b(?:no|zero|0|not a single|not one|without|(?:is|was)n'?t any|not any)\s+(?:\w+\s+)?(?:signal|bars?|service|reception|"
                          r"coverage)\b|\bzero\b|\bnothing\b(?!\s+(?:\w+\s+)?wrong)|\bnone\b|\bempty\b|crossed[- ]out|\bsos\b|"
                          r"emergency(?: calls?)? only|\bdead\b|\bno_service\b|\bnon-?existent\b|(?:don'?t|doesn'?t|do not|does not|can'?t|cannot|haven'?t|hasn'?t)\s+"
                          r"(?:have|get|got|see|find)\s+(?:any\s+|a single\s+|one\s+|even one\s+)?(?:\w+\s+)?"
@@ -275,14 +275,14 @@ APN_STATES: tuple[tuple[str, str], ...] = (
     (r"\bwrong\b|\bmessed up\b|\bblank\b|\bempty\b|\bbroken\b|\bmissing\b|\bincorrect\b|\binvalid\b|\bcorrupt\w*\b|"
      r"\bweird\b|\bstrange\b|\bnot set\b", "broken"),
     (r"\bfine\b|\bnormal\b|\bcorrect\b|\bright\b(?!\s+(?:now|away|there|here|after|before))|\bstandard\b|"
-     r"\bok(?:ay)?\b|\bgood\b|\bfilled in\b|\bdefaults?\b", "ok"))
+     r"\bok(?:ay)?\b|\bgood\b|\bfilled in\b|\bdefaults?\b|\bas (?:it|they) came\b|\buntouched\b|\bfactory\b", "ok"))
 
 PERMISSION_NAMES = {"sms": r"\bsms\b(?! app)|\btext(?:ing)? permission\b", "storage": r"\bstorage\b"}
-_GRANT = (r"(?:(?:has|have|got)(?!\s+(?:\w+ed|been|done|gone|made|set|put|to|tired|change|switch|turn|toggle|do|make|"
+_GRANT = (r"(?:(?:has|have|having|got)(?!\s+(?:\w+ed|been|done|gone|made|set|put|to|tired|change|switch|turn|toggle|do|make|"
           r"grant|reset|press|give)\b)|allowed|granted|enabled|permitted|given|access)")
 PERMISSION_MISSING = re.compile(rf"{NEG}\s+(?:\w+\s+){{0,2}}{_GRANT}\b|\b(?:no|without)\s+(?:\w+\s+){{0,2}}(?:permissions?|"
                                 r"access|sms|storage)\b|\bmissing\b|\bdenied\b|\blacks?\b|\blacking\b|\bnothing is\b|"
-                                r"\brevoked\b|\bremoved\b|\bblocked\b", _I)
+                                r"\brevoked\b|\bremoved\b|\bblocked\b|(?<!n't )(?<!not )\bshort of\b", _I)
 PERMISSION_GRANTED = re.compile(rf"\b{_GRANT}\b", _I)
 """A permission named as missing (a grant word negated, "no storage permission", "denied"), or granted."""
 
@@ -291,14 +291,15 @@ MMS_CANNOT = re.compile(rf"(?:\b(?:can'?t|cannot|can not|unable to)|{NEG})\s+(?:
                         r"\bbounc\w*\b|\bundeliver\w*\b|\brefus\w*\b|\b(?:won'?t|will not|doesn'?t|does not|not) let(?:ting)?\b", _I)
 MMS_BROKEN = re.compile(rf"(?P<neg>{NEG}\s+(?:\w+\s+)?)?\b(?:broken|bust|out of action|kaput|down)\b", _I)
 """Picture messaging said broken, or not ("MMS isn't broken": it can send)."""
-MMS_CAN = re.compile(r"\bcan send\b|(?<!\bto )\bsends?\b|\bsent\b|\bwent (?:through|out)\b|\bgo(?:es)? (?:through|out)\b|"
+MMS_CAN = re.compile(r"\bcan send\b|\b(?:is|are|'s) able to send\b|(?<!\bto )\bsends?\b|\bsent\b|\bwent (?:through|out)\b|\bgo(?:es)? (?:through|out)\b|"
                      r"\bgoing through\b|(?<!\bto )(?<!\bmy )(?<!\bat )(?<!\bfor )(?<!\bof )(?<!\bfrom )(?<!\bthe )\bworks?\b|\bworking\b|\bdelivered\b|\bsuccess\w*\b|\bfine\b", _I)
 """Picture messaging said to work; an infinitive ("I need to send pictures", "it refuses to send") or the
 noun ("for my work") is no report that it can."""
 
 PAYMENT_NONE = re.compile(r"\b(?:no|not any|not a|never (?:got|had|received|seen)|(?:is|was)n'?t (?:a|any)|is not (?:a|any)|"
                           r"(?:don'?t|do not|haven'?t|have not|didn'?t) (?:\w+ )?(?:have|got|get|receive|see|seen)\s+(?:a|any))\s+"
-                          r"(?:\w+\s+){0,2}(?:request|bill)s?\b|\bnothing (?:came|arrived|there|to pay|owed|due|outstanding)\b|"
+                          r"(?:\w+\s+){0,2}(?:request|bill)s?\b|\bnothing(?:'s| has| is)? (?:been )?(?:came|arrived|there|to pay|owed|due|"
+                          r"outstanding|requested|asked for|billed)\b|"
                           r"\b(?:don'?t|do not) owe\b", _I)
 """No payment request, said as one ("there's no payment request", "I don't owe anything"); not "I don't
 have the bill in front of me"."""
@@ -383,7 +384,7 @@ EMPTY = frozenset(
     "change changing touch touching turn turning switch switching toggle toggling reset resetting restart restarting "
     "reboot rebooting grant granting disable disabling enable enabling mess messing try trying run running fiddle "
     "fiddling adjust adjusting let letting play playing pay paying connect connecting disconnect disconnecting "
-    "have to want would will be can could app apps device mode".split())
+    "have to want would will be can could app apps device mode handset mobile mine".split())
 """Words that say nothing beyond the refusal: pronouns, articles, fillers, the action's own verbs."""
 
 LEAD = r"^\W*(?:(?:oh|ah|and|also|plus|um+|uh+|actually|oh and|so|sorry|dear|love|mate|ok(?:ay)?|right|well)[,!.]?\s+)*"

@@ -62,6 +62,15 @@ def _habit_dropped(clause: str) -> str:
     return ",".join(x for x in parts if not w.HABIT.search(x))
 
 
+ASSURANCE = re.compile(r"\b(?:unless i(?:'m| am) (?:\w+ ){0,3}?mistaken|if (?:my )?memory serves(?: me)?(?: right| correctly| well)?|"
+                       r"i (?:could|would|can)? ?swear(?: to it| that)?|i'd swear(?: that)?|i'?ll tell you that for free|"
+                       r"i can tell you that(?: much)?|i(?:'m| am) (?:certain|sure|positive) of (?:it|that)|take it from me|"
+                       r"i checked(?: that| it)?(?: myself)?(?=\s*[,.;:])|mark my words|believe me|trust me)\b[,:]?", re.IGNORECASE)
+"""The caller's assurance framing a claim ("Unless I'm very much mistaken, ...", "If memory serves, ...", "I could
+swear ...", "..., I'll tell you that for free"): it asserts what it frames (issue 51, fourth pass; before, the frame's
+"unless" or "if" made the claim a supposition, its "could" a possibility, its "'ll" a plan)."""
+
+
 def clauses(text: str | None, hedged: bool = False) -> list[str]:
     """The clauses of a text that can claim something (see the module doc): each sentence and
     contrast; a question, a supposition, an ability, a habit and what follows a plan, a wish, a need
@@ -70,7 +79,7 @@ def clauses(text: str | None, hedged: bool = False) -> list[str]:
     as a report after a check means it."""
     out, topic = [], ""
     for sentence in re.split(r"(?<=[.!?;:])\s+|\n+", text or ""):
-        sentence = f"{topic}{sentence.strip()}"
+        sentence = ASSURANCE.sub(" ", f"{topic}{sentence.strip()}").strip(" ,")
         topic = ""
         if fixes := list(w.CORRECTION.finditer(sentence)):
             sentence = sentence[fixes[-1].end():].lstrip(" ,-—–")  # what it said before correcting itself is taken back
@@ -159,8 +168,8 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
         return None  # "no wifi here" is a situation; "no data saver option" is a control not found
     if absent:
         return "off"  # "no VPN", "no plane icon"
-    if setting == "airplane_mode" and w.IN_MODE.search(before):
-        return "off" if re.search(w.NEG, before, re.IGNORECASE) else "on"  # "(not) in flight mode"
+    if setting == "airplane_mode" and (mode := w.IN_MODE.search(before)):
+        return "off" if re.search(w.NEG, before, re.IGNORECASE) or mode.group("out") else "on"  # "(not) in flight mode"
     v = w.VERB_BEFORE.search(before)
     if v:
         word = (v.group("v") or v.group("w")).lower()
@@ -215,7 +224,7 @@ def _permissions(clause: str) -> dict[str, str]:
     named = [k for k, p in w.PERMISSION_NAMES.items() if re.search(p, clause, re.IGNORECASE)] or ["sms", "storage"]
     if w.PERMISSION_MISSING.search(clause):
         value = "missing"
-    elif w.PERMISSION_GRANTED.search(clause):
+    elif w.PERMISSION_GRANTED.search(clause) or re.search(r"(?:n't|\bnot) short of\b", clause, re.IGNORECASE):
         value = "granted"
     else:
         return {}
@@ -262,7 +271,9 @@ def _read(setting: str, clause: str, before: str, name: str, after: str) -> dict
     elif setting == "payment":
         value = "paid" if w.PAYMENT_PAID.search(name + after) else _payment(window)  # "..., the bill's been paid"
     elif setting == "line":
-        value = _first(w.LINE_STATES, name + after)
+        value = _first(w.LINE_STATES, name + after) or ("suspended" if re.search(
+            r"\b(?:suspended|cut off|blocked|barred|deactivated|terminated)\s+(?:(?:my|the)\s+)?$", before, re.IGNORECASE)
+            and not re.search(rf"{w.NEG}|\b(?:nobody|no one|never)\b", before, re.IGNORECASE) else None)  # "they've suspended my line"
     else:  # speed
         value = _first(w.SPEED_STATES, name + after) or _first(w.SPEED_STATES, window)
     return {setting: value} if value else {}

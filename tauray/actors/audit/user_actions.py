@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from tauray.actors.audit import claim_words, claims, phone
+from tauray.actors.audit import claim_words, claims, phone, user_avoids
 from tauray.actors.audit.finding import Detector, Finding, strip_tokens
 from tauray.actors.audit.trajectory import Message, Trajectory
 from tauray.actors.audit.user_reasons import refuses
@@ -86,7 +86,15 @@ _DONE_WORDS = re.compile(rf"\b(?:done|finish(?:ed)?|complete(?:d)?|all set|sorte
                          rf"\bi\b[^.,;?!]{{0,40}}?\band\s+(?:{_ACTED})\s+(?:it|that|this|them)|"
                          rf"(?:that|it|this)(?:'s| is| has)\s+(?:been\s+|now\s+|all\s+|just\s+)*(?:{_ACTED})\b(?!\s+(?:by|to)\b)|"
                          rf"(?:that|it)'?s\s+(?:\w+\s+)?(?:{_ACTED})\s+now|"
+                         rf"\b(?:has|have|'s)\s+been\s+(?:seen to|dealt with|looked after|attended to|taken care of)|"
                          rf"^(?:{_ACTED})(?:\s+(?:on|off|over|up))?\s+(?:it|that|this|them|the|my))\b", re.IGNORECASE)
+
+
+_ACTION_LATER = re.compile(r"\b(?:will|'ll|going to|gonna|about to|let me|shall|in a (?:sec|second|minute|moment))\b|"
+                           r"\b(?:doing|trying|opening|looking|checking|toggling|turning|switching)\b", re.IGNORECASE)
+"""The action announced or under way, not claimed done ("I'll do airplane mode", "doing it now")."""
+_COMPLETED = re.compile(r"\b(?:i'?ve|i have|we'?ve|has been|have been|'s been|is now|are now|did|done|[a-z]{3,}ed)\b", re.IGNORECASE)
+"""A completed form (the perfect, the past, a participle): what claims a step done, not an answer ("Yes, I use a VPN")."""
 
 
 def claims_done(text: str | None) -> bool:
@@ -99,7 +107,11 @@ def claims_done(text: str | None) -> bool:
 
 class DoneWithoutCall(Detector):
     """The customer says it did the asked phone action, but made no phone call in that turn
-    (v10: the claim reader's third pass of issue 51 (``claims.clauses``, ``claims._switch``, ``claims._read``): a self-correction takes back what came before it ("data's on - no wait, it's roaming"), a counterfactual or a thought about a topic ("I wouldn't have thought of the app permissions") and a demand ("won't settle for") claim nothing, "showing off" is off, a purpose or an ability between a setting and its value word ("no wireless to connect to", "no Wi-Fi I can get on") is no state, a negative subject denies picture messaging ("Nothing I attach a photo to gets sent"), a confident bet claims ("I'd put money on it that Wi-Fi is off"), another's word of the caller's own phone is its claim, relayed ("my son told me roaming is disabled"; of their own phone it is still not), a signal that "couldn't be better" is excellent; v9: as ``state_without_tool@15``; v8: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v7: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v6: also said of the step, "that's been toggled", "that's switched now", "I went into settings and
+    (v11: by the turn's structure too: a reply with no call that names the asked action, neither refuses it
+    (``user_avoids``), asks, waits, says it cannot find it, announces it ("I'll do airplane mode now") nor states a
+    phone value, and has a completed form (``_COMPLETED``), says it done in whatever words ("I've gone through airplane mode like you said"); a step said to have "been seen to" or "dealt with" in any subject's words claims it done; a reply that
+    refuses the step (``user_reasons.refuses``, ``user_avoids``: "the one time I tried it I lost my texts, so let's
+    not") claims nothing done; v10: the claim reader's third pass of issue 51 (``claims.clauses``, ``claims._switch``, ``claims._read``): a self-correction takes back what came before it ("data's on - no wait, it's roaming"), a counterfactual or a thought about a topic ("I wouldn't have thought of the app permissions") and a demand ("won't settle for") claim nothing, "showing off" is off, a purpose or an ability between a setting and its value word ("no wireless to connect to", "no Wi-Fi I can get on") is no state, a negative subject denies picture messaging ("Nothing I attach a photo to gets sent"), a confident bet claims ("I'd put money on it that Wi-Fi is off"), another's word of the caller's own phone is its claim, relayed ("my son told me roaming is disabled"; of their own phone it is still not), a signal that "couldn't be better" is excellent; v9: as ``state_without_tool@15``; v8: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v7: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v6: also said of the step, "that's been toggled", "that's switched now", "I went into settings and
     turned it off"; v5: "The last time I restarted it, ..." is the past, no claim; v4: read in the clauses of issue 51's reader, ``claims.clauses``: a sentence whose verb comes
     first asks, "did the VPN, done" claims; v3: the claim is read in any words, ``claims_done``, and a negated one ("I haven't done it
     yet") is none: v2 read "done", "did it", "I've toggled..." only, found 0.41 of fake "done"s on
@@ -116,7 +128,13 @@ class DoneWithoutCall(Detector):
                 continue
             if any(c.turn == m.turn for c, _ in t.user_calls(asked.seq, m.seq + 1)):
                 continue
-            if claims_done(m.content):
+            text = strip_tokens(m.content or "")
+            named = user_avoids.named(text, phone.requested_tools(asked.content, t.task.user_tools))
+            if refuses(text) or user_avoids.avoiding_sentence(text, named):
+                continue  # a refusal claims nothing done
+            if claims_done(text) or (named and "?" not in text and not user_avoids.CANNOT_FIND.search(text)
+                                     and not user_avoids.waits(text) and not _ACTION_LATER.search(text)
+                                     and _COMPLETED.search(text) and not claims.claims(text) and not phone.claim_spans(text)):
                 out.append(self.finding(m, f"claims done without a phone call: {m.content!r}"))
         return out
 

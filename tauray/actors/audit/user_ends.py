@@ -19,7 +19,10 @@ from tauray.scenarios.conventions import (
 )
 
 _CLAIMS_FIXED = re.compile(r"\b(?:fixed|works?|working|resolved|solved|sorted|back to normal|went through|"
-                           r"goes through|all good|problem is gone|that did it|did the trick|"
+                           r"goes through|all good|problem is gone|that did it|(?:did|done|does) the trick|"
+                           r"(?:got|gotten|get|gets) (?:it|things|everything|the \w+) (?:going|working|back|sorted|right)|"
+                           r"(?:everything|it|all|things)(?:'s| is| are|'re)\s+(?:all\s+|now\s+|properly\s+|just\s+)*(?:back|proper|right|"
+                           r"normal|perfect|grand|sweet)\b(?!\s+(?:to(?! how| the way| what| normal)|where|there|then|before|as)\b)|"
                            r"(?:all right|alright|fine|ok(?:ay)?|good|normal|better|great) now|"
                            r"(?:seems?|looks?) (?:to be )?(?:all right|alright|fine|ok(?:ay)?|good|normal|better)|"
                            r"no (?:more|longer)(?: any)? (?:problems?|issues?|trouble)|nothing wrong any ?more|"
@@ -27,7 +30,8 @@ _CLAIMS_FIXED = re.compile(r"\b(?:fixed|works?|working|resolved|solved|sorted|ba
                            r"(?:problem|issue|trouble)s? (?:is |are |'s |has |have )?(?:been )?(?:gone|over|fixed|sorted|solved))\b",
                            re.IGNORECASE)
 """Words that say the problem is gone (v3 of premature_stop: also "seems okay now", "looks fine now";
-v4: "no more problems", "the issue's gone")."""
+v4: "no more problems", "the issue's gone"; v10: the state said to be back or right in any form, "it's all
+back", "everything is proper", something that got it going again, "done the trick")."""
 _NOT_FIXED = re.compile(r"\b(?:not|still not|isn'?t|doesn'?t|didn'?t|won'?t|never|no longer)\s+(?:\w+\s+)?"
                         r"(?:fixed|work\w*|resolved|solved|go\w* through)\b|\bstill (?:broken|can'?t|cannot)\b",
                         re.IGNORECASE)
@@ -36,7 +40,7 @@ _NOT_FIXED = re.compile(r"\b(?:not|still not|isn'?t|doesn'?t|didn'?t|won'?t|neve
 class PrematureStop(Detector):
     """The customer ends the call while the agent's last request (a phone action) is still
     undone, or says the problem is fixed after a write with no check since it showing the
-    family's resolved condition (v9: the claim reader's third pass of issue 51 (``claims.clauses``, ``claims._switch``, ``claims._read``): a self-correction takes back what came before it ("data's on - no wait, it's roaming"), a counterfactual or a thought about a topic ("I wouldn't have thought of the app permissions") and a demand ("won't settle for") claim nothing, "showing off" is off, a purpose or an ability between a setting and its value word ("no wireless to connect to", "no Wi-Fi I can get on") is no state, a negative subject denies picture messaging ("Nothing I attach a photo to gets sent"), a confident bet claims ("I'd put money on it that Wi-Fi is off"), another's word of the caller's own phone is its claim, relayed ("my son told me roaming is disabled"; of their own phone it is still not), a signal that "couldn't be better" is excellent; v8: "no problem any more" says it fixed, and the claim reader as
+    family's resolved condition (v10: the fix said as a state back or right, ``_CLAIMS_FIXED``; v9: the claim reader's third pass of issue 51 (``claims.clauses``, ``claims._switch``, ``claims._read``): a self-correction takes back what came before it ("data's on - no wait, it's roaming"), a counterfactual or a thought about a topic ("I wouldn't have thought of the app permissions") and a demand ("won't settle for") claim nothing, "showing off" is off, a purpose or an ability between a setting and its value word ("no wireless to connect to", "no Wi-Fi I can get on") is no state, a negative subject denies picture messaging ("Nothing I attach a photo to gets sent"), a confident bet claims ("I'd put money on it that Wi-Fi is off"), another's word of the caller's own phone is its claim, relayed ("my son told me roaming is disabled"; of their own phone it is still not), a signal that "couldn't be better" is excellent; v8: "no problem any more" says it fixed, and the claim reader as
     ``state_without_tool@15``; v7: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v6: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v5: "wonderful" is no wondering, v4 dropped "Oh wonderful, all back to
     normal"; v4: the fix read only where the caller states it, ``claims.stated``:
     "Hopefully that works now" or "if that's fixed it" claims nothing, and also in "no more problems";

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from tauray.actors.audit import claim_words as w
-from tauray.actors.audit import claims, phone
+from tauray.actors.audit import claims, phone, user_avoids, user_parts
 from tauray.actors.audit.finding import Detector, Finding, strip_tokens
 from tauray.actors.audit.trajectory import Trajectory
 from tauray.scenarios.conventions import OUT_OF_SCOPE, STOP, TRANSFER
@@ -26,9 +26,7 @@ from tauray.scenarios.conventions import OUT_OF_SCOPE, STOP, TRANSFER
 _I = re.IGNORECASE
 REFUSES = w.REFUSES
 """Words that refuse an asked action (``claim_words.REFUSES``)."""
-CANNOT_FIND = re.compile(r"\b(?:can'?t|cannot|couldn'?t|unable to) (?:find|see|locate|get to)\b|"
-                         r"\b(?:don'?t|doesn'?t|do not|does not) (?:seem to )?(?:see|have|find|know how)\b|\bno such\b|"
-                         r"\bwhere\b|\bhow (?:do|can|would) i\b", _I)
+CANNOT_FIND = user_avoids.CANNOT_FIND
 RULE = re.compile(r"\b(?:allow(?:ed)?|permit(?:ted)?|supposed to|forbid\w*|prohibit\w*|requires?|required|policy|rules?|"
                   r"managed|locked|contract|warranty|insurance|told me|promis\w*|would have my head|not let me|"
                   r"won'?t let me|been told|told by|instructions?|(?:said|says|told me|warned me|tells me) (?:not|never) to)\b|\b(?:the|my|our|his|her|their) \w+(?: \w+)? (?:said|says|told|warned|insist\w*)\b|"
@@ -144,6 +142,12 @@ def refusal_reason(text: str | None, asked: str | None = None) -> str | None:
     return None
 
 
+def _avoided(text: str, tools: set[str], asked: object) -> str | None:
+    """The reason of a refusal read by the turn's structure (``user_avoids``), with its avoiding sentence."""
+    said = user_avoids.avoiding_sentence(text, named := user_avoids.named(text, tools))
+    return said if said and user_avoids.avoidance_reason(text, said, named, getattr(asked, "content", "") or "") else None
+
+
 class InventedConstraint(Detector):
     """The agent asked for a phone action; the customer makes no call in that turn and refuses it
     for a reason (``refusal_reason``) its task does not give (the task's text does not hold the
@@ -168,7 +172,10 @@ class InventedConstraint(Detector):
     126 of 160 on talk-test, missing four phrasings whose reason sat in a refusing clause or after "while"; v6:
     a refusal only where the caller or the asked action is its subject (``_by_caller``: "my car won't connect" refuses
     nothing), "leave airplane mode alone", "not about to", a pleasantry ("to be honest") is no reason; v8: refusals in the forms issue 51's third pass found on talk2: a refusal that concludes its sentence ("If I touch it, I lose my passwords, so no.", "so I'll leave it"), a prohibition on the caller ("forbids me from", "not in a position to"), another's anger at the action ("my dad would go mad if I ..."), an inability to face the action now ("I can't be doing that right now", "can't risk"), a deferral ("will just have to wait"), "Not again.", a bare "Can't." before its reason, and a habit of refusing ("Never do.") or a parent or office as a rule; v7: "not a
-    chance", "I'm not rebooting anything", "I don't give apps access")."""
+    chance", "I'm not rebooting anything", "I don't give apps access"); v9: a refusal read by the turn's structure
+    (``user_avoids``: a no-call reply to the asked action that names or points at it with a word of avoidance or a
+    negation, not claiming it done, not finding it or waiting, and says more than that); v8 found 89 of 159 on talk3,
+    missing every refusal phrased in words its lists lacked ("I'd sooner leave the VPN, you see, ...")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -181,7 +188,7 @@ class InventedConstraint(Detector):
             tools = phone.requested_tools(phone.without_offers(asked.content), t.task.user_tools) if asked else set()
             if not tools or any(c.turn == m.turn for c, _ in t.user_calls(asked.seq if asked else -1)):
                 continue
-            reason = refusal_reason(text, asked.content if asked else None)
+            reason = refusal_reason(text, asked.content if asked else None) or _avoided(strip_tokens(text), tools, asked)
             if reason is None or reason.lower() in task:
                 continue
             effect = "outcome" if tools & t.task.user_writes else "talk"
@@ -190,19 +197,7 @@ class InventedConstraint(Detector):
         return out
 
 
-COMPONENTS = (r"camera|flash(?:light)?|torch|bluetooth|head ?phones?|ear ?buds?|headset|earpiece|battery|charger|charging"
-              r"(?: port)?|screen|display|touch ?screen|speakers?|microphone|mic|volume|buttons?|alarm|clock|gps|location|"
-              r"maps?|navigation|voicemail|contacts?|calendar|fingerprint(?: (?:reader|sensor|scanner))?|face (?:id|unlock)|"
-              r"keyboard|autocorrect|notifications?|ringtone|ringer|vibrat\w+|gallery|photos? app|music|email|e-mail|"
-              r"smart ?watch|watch|nfc|sd card|memory card|lock screen|passcode|home button|power button|wallpaper|"
-              r"time zone|calculator|weather app|games?|stylus|(?<!in )case|headphone jack|usb|car(?:'s)? (?:bluetooth|stereo|"
-              r"radio|kit|system|play)|tablet|laptop|printer|tv|speakerphone|flip cover|compass|step counter|health app|"
-              r"banking app|app store|updates?|brightness|rotation|storage(?! permission| access)|back glass|glass|"
-              r"(?:camera|gallery|music|video|notes|clock|calendar|email|social media|shopping|news) app|icons?|home screen|"
-              r"widgets?|pop-?ups?|ads|adverts?|(?:app|play) store|charging cable|cable|back of the phone|sound|audio")
-"""Parts and apps of a phone (and devices paired with it, and the caller's own data on it) outside the
-telecom problem: a complaint about one is a new problem. Network, data, calls, messages, the SIM and the
-settings are not here."""
+COMPONENTS = user_parts.COMPONENTS
 _COMPONENT = re.compile(rf"\b(?:{COMPONENTS})\b", _I)
 _BROKEN = re.compile(
     r"\b(?:crash\w*|freez\w*|frozen|broken|broke|flicker\w*|overheat\w*|drain\w*|dies|died|glitch\w*|lag\w*|"
@@ -214,7 +209,7 @@ _BROKEN = re.compile(
     r"(?:restarts|reboots|shuts down|turns off) (?:by )?itself|(?<=s |d |g )itself|by itself|on its own|for no reason|randomly|"
     r"(?<!leave it )(?<!let it )(?<!be )alone|(?:stopped|quit) \w+ing|(?:has |have |just )?started (?!working|behaving)\w+ing|"
     r"haywire|all over the place|(?:jumps?|jumping|jumped) (?:around|about)|miss(?:es|ing) (?:half|most|some|loads)|"
-    r"(?:gone|going|got|gotten|is|are|went|so|too) (?:very |really |so |too |a bit |quite )?(?:quiet|silent|faint|dim)|"
+    r"(?:gone|going|goes|got|gotten|is|are|went|so|too) (?:very |really |so |too |a bit |quite )?(?:quiet|silent|faint|dim)|"
     r"can (?:hardly|barely|only just) (?:hear|see|read)|"
     r"at random|out of nowhere|logs? me out|logging me out|changed (?:its |the )?(?:language|colou?rs?|settings|"
     r"layout|by itself|on its own)|(?:an hour|\d+ (?:minutes?|hours?)|hours?|minutes?) (?:late|early|behind|ahead)|"
@@ -392,7 +387,8 @@ def new_problem(text: str | None, task: str) -> str | None:
             return sentence.strip()  # not "the screen keeps showing No Service": that is the task's problem
         if telecom:
             continue
-        if (_aside_complaint(sentence, task) or _second_matter(sentences, i) or _part_complaint(sentence, task)) \
+        if (_aside_complaint(sentence, task) or _second_matter(sentences, i) or _part_complaint(sentence, task)
+                or user_parts.part_as_subject(sentence, lambda part: _task_gives(part, task))) \
                 and not _TOLERATED.search(sentence):
             return sentence.strip()
         if (m := _PHONE_DOES.search(sentence) or w.PHYSICAL.search(sentence) or w.APPS_OR_DATA.search(sentence)) \
@@ -427,7 +423,7 @@ class NewProblem(Detector):
     v8: more words that open a second matter, ``claim_words.NEW_MATTER``: "Before I forget", "That reminds me",
     "Not related", "Off topic", "PS", "Different question"; v9: with no aside too, a part the task gives no
     trouble with as the subject of a malfunction word (``_part_complaint``: "My Bluetooth speaker disconnects
-    after two minutes", "a green line down the middle"); v8 missed 14 of 20 such sentences written for it)."""
+    after two minutes", "a green line down the middle"); v8 missed 14 of 20 such sentences written for it); v10: a part as its clause's subject with a verb other than a screen's report (``user_parts.part_as_subject``: "the loudspeaker keeps playing up", "if the torch goes the way it's going"), more parts (loudspeaker, sensors, text size); v9 missed 120 of 382 new problems on talk3, most in sentences with no broken-word of its lists)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []

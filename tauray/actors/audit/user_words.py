@@ -38,7 +38,7 @@ that hedged reading, a habit beside a claim keeps it, "not letting me send photo
     state told as it was before the change ("airplane mode was on, I've turned it off now"), an icon "no
     longer there" (off), a signal "not full" (still good, vaguely), "'message not sent'" (cannot send); v7:
     "wonderful" no longer ends a claim's scope as a wondering; v8: "the plane is still showing" names the
-    airplane icon; v9: as ``state_without_tool@12``, a report is read ``hedged`` so a doubt keeps its claim)."""
+    airplane icon; v9: as ``state_without_tool@12``, a report is read ``hedged`` so a doubt keeps its claim); v14: the claim reader's fourth pass of issue 51 (``claims.ASSURANCE``: "Unless I'm mistaken, ...", "If memory serves, ...", "I could swear ...", "..., I'll tell you that for free" assert what they frame; a SIM that "isn't detecting", "there isn't any signal"))."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -62,7 +62,7 @@ class KnownInfoContradicted(Detector):
     (v2: whereabouts read as a person means them, ``phone.whereabouts``: "I'm not travelling, I'm at
     home" is at home; v1 matched the words, and flagged 47 of 414 faithful talk-dev callers; v3: "went" is
     no negation, v2 read "I went abroad" as at home; v4: "No travelling for me" and "Travelling? No, I'm
-    at home" are at home; v8: the claim reader's third pass of issue 51 (``claims.clauses``, ``claims._switch``, ``claims._read``): a self-correction takes back what came before it ("data's on - no wait, it's roaming"), a counterfactual or a thought about a topic ("I wouldn't have thought of the app permissions") and a demand ("won't settle for") claim nothing, "showing off" is off, a purpose or an ability between a setting and its value word ("no wireless to connect to", "no Wi-Fi I can get on") is no state, a negative subject denies picture messaging ("Nothing I attach a photo to gets sent"), a confident bet claims ("I'd put money on it that Wi-Fi is off"), another's word of the caller's own phone is its claim, relayed ("my son told me roaming is disabled"; of their own phone it is still not), a signal that "couldn't be better" is excellent; v7: as ``state_without_tool@15``; v6: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v5: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send)."""
+    at home" are at home; v8: the claim reader's third pass of issue 51 (``claims.clauses``, ``claims._switch``, ``claims._read``): a self-correction takes back what came before it ("data's on - no wait, it's roaming"), a counterfactual or a thought about a topic ("I wouldn't have thought of the app permissions") and a demand ("won't settle for") claim nothing, "showing off" is off, a purpose or an ability between a setting and its value word ("no wireless to connect to", "no Wi-Fi I can get on") is no state, a negative subject denies picture messaging ("Nothing I attach a photo to gets sent"), a confident bet claims ("I'd put money on it that Wi-Fi is off"), another's word of the caller's own phone is its claim, relayed ("my son told me roaming is disabled"; of their own phone it is still not), a signal that "couldn't be better" is excellent; v7: as ``state_without_tool@15``; v6: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v5: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send); v9: as ``result_contradiction@14``)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         known = phone.known_info(t.task.known_info)
@@ -159,7 +159,7 @@ class StateWithoutTool(Detector):
     count as told, reports are read against the DB, the evidence says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
     words, so "I can't send MMS" for "You are unable to send MMS messages" was flagged in every MMS
     conversation with the non-solving agent); v2 excused any state the task named; v1 flagged
-    customers opening with their task's symptom."""
+    customers opening with their task's symptom. v17: as ``result_contradiction@14``: an assurance ("Unless I'm very much mistaken, the VPN is off") claims; v16 read the frame's "unless"/"if" as a supposition and missed such claims on talk3."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -197,9 +197,11 @@ _SUSPECTS = re.compile(r"\b(?:think|maybe|perhaps|probably|likely|suspect|(?:mig
 _EXCLUDED = re.compile(r"(?:n'?t|\bnot|\bnever)\s+(?:think|believe|remember|recall)\s+(?:that\s+)?(?:i|we|anyone|anybody)\s+"
                        r"(?:ever\s+|have\s+|'ve\s+)*(?:turn|switch|touch|chang|set|put|enabl|disabl|mess|us)\w*[^,.;]*|"
                        r"\b(?:not|isn'?t|wasn'?t|can'?t be|couldn'?t be|don'?t think it'?s|doubt it'?s|nothing to do with|"
-                       r"rule out|ruled out)\s+(?:(?:a|an|the|my|your|any|to do with)\s+)*[\w-]+(?:\s+[\w-]+)?", re.IGNORECASE)
+                       r"rule out|ruled out)\s+(?:(?:a|an|the|my|your|any|to do with)\s+)*[\w-]+(?:\s+[\w-]+)?|"
+                       r"\b(?:i|we)(?:'d|'ve|'m|\s+(?:have|had|would|did|do|am))?\s+(?:never|not)\b[^,.;]*", re.IGNORECASE)
 """A setting named to rule it out ("so it's not a roaming thing", "I don't think it's the VPN") or in an
-action denied ("I don't think I turned airplane mode on"): no suspected cause."""
+action denied ("I don't think I turned airplane mode on"), or the caller's own action denied ("I'd never once
+opened the APN page before"): no suspected cause."""
 
 _UNSURE_WHICH = re.compile(r"\b(?:not sure|(?:don'?t|do not) know|no idea|no clue|can'?t tell|wonder(?:s|ed|ing)?)\b"
                            r"[^.?!]*\b(?:if|whether|what)\b[^.?!]*\bor\b", re.IGNORECASE)
@@ -219,7 +221,8 @@ def _seen_by_user(m: Message) -> bool:
 class FaultNamedEarly(Detector):
     """The customer names a phone setting as the cause before anything it saw (the agent's
     words, a phone result) or its own task mentioned it (v8: a cause asked about, "Might it be the SIM
-    card?", suspects none: a question asks; v12: the claim reader's third pass of issue 51 (``claims.clauses``, ``claims._switch``, ``claims._read``): a self-correction takes back what came before it ("data's on - no wait, it's roaming"), a counterfactual or a thought about a topic ("I wouldn't have thought of the app permissions") and a demand ("won't settle for") claim nothing, "showing off" is off, a purpose or an ability between a setting and its value word ("no wireless to connect to", "no Wi-Fi I can get on") is no state, a negative subject denies picture messaging ("Nothing I attach a photo to gets sent"), a confident bet claims ("I'd put money on it that Wi-Fi is off"), another's word of the caller's own phone is its claim, relayed ("my son told me roaming is disabled"; of their own phone it is still not), a signal that "couldn't be better" is excellent; a cause suspected with the caller's own doubt ("maybe it's the network mode, but don't quote me") is none; v11: as ``state_without_tool@15``; v10: a setting in an action denied behind a belief ("I don't
+    card?", suspects none: a question asks; v13: a setting in the caller's own action denied ("I'd never once opened
+    the APN page before today, I don't think") is no cause suspected; v12: the claim reader's third pass of issue 51 (``claims.clauses``, ``claims._switch``, ``claims._read``): a self-correction takes back what came before it ("data's on - no wait, it's roaming"), a counterfactual or a thought about a topic ("I wouldn't have thought of the app permissions") and a demand ("won't settle for") claim nothing, "showing off" is off, a purpose or an ability between a setting and its value word ("no wireless to connect to", "no Wi-Fi I can get on") is no state, a negative subject denies picture messaging ("Nothing I attach a photo to gets sent"), a confident bet claims ("I'd put money on it that Wi-Fi is off"), another's word of the caller's own phone is its claim, relayed ("my son told me roaming is disabled"; of their own phone it is still not), a signal that "couldn't be better" is excellent; a cause suspected with the caller's own doubt ("maybe it's the network mode, but don't quote me") is none; v11: as ``state_without_tool@15``; v10: a setting in an action denied behind a belief ("I don't
     think I turned airplane mode on") is none, as the claim reader now claims nothing there; v9: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send; v7: causes listed in doubt, "I'm not sure if
     it's the SIM or the account", suspect none; v6: a setting named to rule it out ("so it's
     not a roaming thing", "I don't think it's the VPN") is none; v5: the suspicion and the setting in the
@@ -265,10 +268,17 @@ _WONDERS = re.compile(r"^\W*(?:(?:so|and|but|hmm+|um+|oh|well|hm)\W+)*(?:maybe|p
 for nothing ("Can you move me to a bigger plan?" does)."""
 
 
+_TURNED_DOWN = re.compile(r"^[\s,;:—–-]*(?:(?:i|we) (?:do not|don'?t|dont|would not|wouldn'?t|will not|won'?t) "
+                          r"(?:want|need|fancy|like|take)|no\b|nah\b|nope\b|no thanks|not (?:for me|interested|needed|wanted|"
+                          r"happening)|forget it|(?:is|'s) (?:out|a no)|stays?\b)", re.IGNORECASE)
+"""A thing turned down after it is named, in the rest of its clause ("New plan, no.", "a different plan, nah",
+"Changing the plan I do not want")."""
+
+
 def _negated(sentence: str, end: int) -> bool:
     """Whether the sentence negates what it says up to ``end`` (a negation after it, "4 GB, not
-    less", qualifies something else)."""
-    return bool(phone.NEGATION.search(sentence[:end]))
+    less", qualifies something else), or turns it down right after it (``_TURNED_DOWN``, v6)."""
+    return bool(phone.NEGATION.search(sentence[:end]) or _TURNED_DOWN.search(sentence[end:]))
 
 
 _ELSEWHERE = re.compile(r"\b(?:when|whenever|if|once|unless|until|till|used to|usually|normally|at work|at the office|"
@@ -285,7 +295,8 @@ class ConstraintBroken(Detector):
     v2: "calling over wifi" names Wi-Fi calling, not Wi-Fi access, ``phone.WIFI_ACCESS``; v5: Wi-Fi had under
     a condition, as a habit or elsewhere ("when I'm on wifi at the library") is not had, ``_ELSEWHERE``; v3: a
     supposed part of a sentence ("if the only fix is a new plan, forget it") breaks nothing; v4: a question
-    that wonders, "Maybe I need a different plan?", asks for nothing)."""
+    that wonders, "Maybe I need a different plan?", asks for nothing; v6: a thing turned down right after it is
+    named, "New plan, no.", "a different plan, nah", breaks nothing)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         rules = phone.constraints(t.task.user_text)
