@@ -12,7 +12,8 @@ set, ``holdout/``), or ``talk``, ``talk-dev``, ``talk-test`` (the talk set, ``ta
 frozen dev or test split; served by :class:`TalkCustomer`, which mixes faithful talk into every mode), or
 ``talk2`` (the second talk set, ``talk2/``, all test; the same :class:`TalkCustomer` in its words), or ``talk3``
 (the third talk set, ``talk3/``, all test; the same :class:`TalkCustomer` in its words), or ``talk4`` (the fourth,
-``talk4/``, all test; the same :class:`TalkCustomer` in its words).
+``talk4/``, all test; the same :class:`TalkCustomer` in its words), or ``talk5`` (the fifth, ``talk5/``, all test;
+the same :class:`TalkCustomer` in its words).
 The holdout customer also paraphrases: in every mode, ``faithful`` included, it
 reports a tool result in holdout phrasings (true reports of what the result shows without doubt,
 :func:`shown`; word for word only when the result's own lines show nothing it can name), so the
@@ -60,6 +61,7 @@ from tests.audit_eval.eval_set import (
     TALK2_SPLITS,
     TALK3_SPLITS,
     TALK4_SPLITS,
+    TALK5_SPLITS,
     TALK_SPLITS,
     Phrasing,
     load,
@@ -230,8 +232,8 @@ class Customer:
         if split not in (*SPLITS, *ALL_TALK_SPLITS) or mode not in MODES:
             raise ValueError(f"model must be {NAME}:<{'|'.join(SPLITS)}>:<{'|'.join(MODES)}> or "
                              f"{NAME}:<{'|'.join(TALK_SPLITS)}>:<mode> or {NAME}:<{'|'.join(TALK2_SPLITS)}>:<mode> or "
-                             f"{NAME}:<{'|'.join(TALK3_SPLITS)}>:<mode> or {NAME}:<{'|'.join(TALK4_SPLITS)}>:<mode>, "
-                             f"got {body.get('model')!r}")
+                             f"{NAME}:<{'|'.join(TALK3_SPLITS)}>:<mode> or {NAME}:<{'|'.join(TALK4_SPLITS)}>:<mode> or "
+                             f"{NAME}:<{'|'.join(TALK5_SPLITS)}>:<mode>, got {body.get('model')!r}")
         self.split, self.body = split, body
         messages = request_messages(body)
         self.system = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
@@ -481,7 +483,7 @@ def talk_facts(system: str) -> frozenset[str]:
 
 
 class TalkCustomer(Customer):
-    """The talk sets' customer (``eval-user:talk|talk-dev|talk-test|talk2|talk3|talk4:<mode>``): the same play and the same
+    """The talk sets' customer (``eval-user:talk|talk-dev|talk-test|talk2|talk3|talk4|talk5:<mode>``): the same play and the same
     one fault as :class:`Customer`, in the talk set's words, and in every mode its opening and its ordinary turns
     mix in faithful talk that is true for its task (``talk/faithful.txt``): the opening is the task's
     symptom with a line or two on its situation or means (negations such as "I don't have Wi-Fi here",
@@ -764,6 +766,7 @@ __all__ = [
     "TALK2_SPLITS",
     "TALK3_SPLITS",
     "TALK4_SPLITS",
+    "TALK5_SPLITS",
     "TALK_SPLITS",
     "TRUTH_ENV",
     "Customer",

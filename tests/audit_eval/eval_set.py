@@ -34,6 +34,10 @@ for tuning) by someone who had not read the detectors, every item a test item: `
 The talk4 set (``talk4/``) is a sixth, independent set in the same formats, written after talk3 by someone who had not
 read the detectors, every item a test item: ``load("talk4")`` reads it; ``python -m tests.audit_eval.eval_set
 --freeze-talk4`` (re)writes its frozen files.
+
+The talk5 set (``talk5/``) is a seventh, independent set in the same formats, written after talk4 by someone who had
+not read the detectors, every item a test item: ``load("talk5")`` reads it; ``python -m tests.audit_eval.eval_set
+--freeze-talk5`` (re)writes its frozen files.
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ CAP_PER_TEMPLATE = 24
 """At most this many expansions of one template (per claim value), taken evenly over its products."""
 
 Split = Literal["dev", "test"]
-SetSplit = Literal["dev", "test", "holdout", "talk", "talk-dev", "talk-test", "talk2", "talk3", "talk4"]
+SetSplit = Literal["dev", "test", "holdout", "talk", "talk-dev", "talk-test", "talk2", "talk3", "talk4", "talk5"]
 RUNTIME_SLOTS = frozenset({"setting", "claim"})
 """Slots the customer fills during a conversation (the asked setting, a claim sentence)."""
 
@@ -207,7 +211,7 @@ def load(split: SetSplit | None = None) -> tuple[Phrasing, ...]:
         return load_talk(split)
     if split not in (None, "dev", "test"):
         raise ValueError(f"split must be 'dev', 'test', 'holdout' or one of {TALK_SPLITS}, {TALK2_SPLITS}, "
-                         f"{TALK3_SPLITS} or {TALK4_SPLITS}, got {split!r}")
+                         f"{TALK3_SPLITS}, {TALK4_SPLITS} or {TALK5_SPLITS}, got {split!r}")
     items: list[Phrasing] = []
     for name in FROZEN_FILES:
         for line in (FROZEN / name).read_text(encoding="utf-8").splitlines():
@@ -428,11 +432,29 @@ TALK4_CLAIM_FORMS = (*TALK3_CLAIM_FORMS, "passing", "presupposed", "pause", "emo
 TALK4_FAULT_FORMS = (*TALK3_FAULT_FORMS, "pause", "emotion", "complaint", "noise", "passing", "presupposed", "minimal",
                      "mishear", "activity", "interrupted")
 
+TALK5 = HERE / "talk5"
+TALK5_FROZEN = TALK5 / "frozen"
+TALK5_SPLITS = ("talk5",)
+"""``talk5``: the whole fifth talk set, every item a test item (it has no dev side)."""
+TALK5_VOICES = (*TALK4_VOICES, "welsh", "kiwi", "southafrican", "filipino", "german", "academic", "sarcastic")
+"""The talk4 voices, and: Welsh and New Zealand English, South African English, a Filipino caller's English, a German
+speaker's English, a wordy academic caller, a dry sarcastic caller."""
+TALK5_FORMS = (*TALK4_FORMS, "describe", "tried", "expect", "meaning", "aloud", "readout", "count", "repair", "humour",
+               "apology")
+"""The talk4 forms, and: what the caller sees and does not see, what it tried before calling, what it expected,
+asking what a word means, thinking aloud, reading something out, counting, a hesitation and repair, a joke, an
+apology."""
+TALK5_REPORT_FORMS = (*TALK4_REPORT_FORMS, "readout", "repair", "aloud")
+TALK5_CLAIM_FORMS = (*TALK4_CLAIM_FORMS, "readout", "repair", "tried", "aloud", "aside")
+"""A claim read out from a screen no tool showed, said with a repair, as something the caller did before calling, while
+thinking aloud, or as an aside in brackets still commits to its value."""
+TALK5_FAULT_FORMS = (*TALK4_FAULT_FORMS, "readout", "repair", "aloud", "aside", "tried", "expect", "humour", "apology")
+
 
 @dataclass(frozen=True)
 class TalkSet:
     """One talk set: its folder, the prefix of its ids, the splits it is loaded by, its forms and voices, and
-    whether it has the frozen sha256 dev / test split (the talk set) or is test only (talk2, talk3, talk4)."""
+    whether it has the frozen sha256 dev / test split (the talk set) or is test only (talk2, talk3, talk4, talk5)."""
 
     name: str
     folder: Path
@@ -462,6 +484,8 @@ TALK_SETS = {
                      TALK3_CLAIM_FORMS, TALK3_FAULT_FORMS),
     "talk4": TalkSet("talk4", TALK4, "t4", TALK4_SPLITS, False, TALK4_VOICES, TALK4_FORMS, TALK4_REPORT_FORMS,
                      TALK4_CLAIM_FORMS, TALK4_FAULT_FORMS),
+    "talk5": TalkSet("talk5", TALK5, "t5", TALK5_SPLITS, False, TALK5_VOICES, TALK5_FORMS, TALK5_REPORT_FORMS,
+                     TALK5_CLAIM_FORMS, TALK5_FAULT_FORMS),
 }
 """The talk sets by name. Each has the same file formats; the customer (``customer.TalkCustomer``) plays any."""
 ALL_TALK_SPLITS = tuple(s for ts in TALK_SETS.values() for s in ts.splits)
@@ -472,7 +496,7 @@ def talk_set_of(split: str) -> TalkSet:
     for ts in TALK_SETS.values():
         if split in ts.splits:
             return ts
-    raise ValueError(f"split must be one of {TALK_SPLITS}, {TALK2_SPLITS}, {TALK3_SPLITS} or {TALK4_SPLITS}, "
+    raise ValueError(f"split must be one of {TALK_SPLITS}, {TALK2_SPLITS}, {TALK3_SPLITS}, {TALK4_SPLITS} or {TALK5_SPLITS}, "
                      f"got {split!r}")
 
 
@@ -607,7 +631,7 @@ def _talk_grammar(path: Path, ts: TalkSet = TALK_SETS["talk"]) -> dict[str, list
 
 
 def build_talk(name: str = "talk") -> dict[str, list[TalkPhrasing]]:
-    """A whole talk set (``talk``, ``talk2``, ``talk3`` or ``talk4``) from its sources: file name -> items."""
+    """A whole talk set (``talk``, ``talk2``, ``talk3``, ``talk4`` or ``talk5``) from its sources: file name -> items."""
     ts = TALK_SETS[name]
     grammar = _talk_grammar(ts.folder / "grammar.json", ts)
     sources = {"talk": "faithful.txt", "report": "reports.txt", "claim": "claims.txt", "fault": "faults.txt"}
@@ -635,10 +659,10 @@ def freeze_talk(name: str = "talk") -> dict[str, str]:
 @cache
 def load_talk(split: str = "talk") -> tuple[TalkPhrasing, ...]:
     """A talk set's frozen items: the whole talk set (``talk``) or its dev or test split (``talk-dev``,
-    ``talk-test``), or the whole talk2, talk3 or talk4 set (``talk2``, ``talk3``, ``talk4``, all test). Reads the
+    ``talk-test``), or the whole talk2, talk3, talk4 or talk5 set (``talk2`` ... ``talk5``, all test). Reads the
     frozen files, never the sources."""
     if split not in ALL_TALK_SPLITS:
-        raise ValueError(f"split must be one of {TALK_SPLITS}, {TALK2_SPLITS}, {TALK3_SPLITS} or {TALK4_SPLITS}, "
+        raise ValueError(f"split must be one of {TALK_SPLITS}, {TALK2_SPLITS}, {TALK3_SPLITS}, {TALK4_SPLITS} or {TALK5_SPLITS}, "
                      f"got {split!r}")
     ts = talk_set_of(split)
     items = [TalkPhrasing.model_validate_json(line) for name in TALK_FILES
@@ -650,9 +674,9 @@ def load_talk(split: str = "talk") -> tuple[TalkPhrasing, ...]:
 if __name__ == "__main__":
     commands = {"--freeze": freeze, "--freeze-holdout": freeze_holdout, "--freeze-talk": freeze_talk,
                 "--freeze-talk2": lambda: freeze_talk("talk2"), "--freeze-talk3": lambda: freeze_talk("talk3"),
-                "--freeze-talk4": lambda: freeze_talk("talk4")}
+                "--freeze-talk4": lambda: freeze_talk("talk4"), "--freeze-talk5": lambda: freeze_talk("talk5")}
     if len(sys.argv) != 2 or sys.argv[1] not in commands:
         sys.exit("usage: python -m tests.audit_eval.eval_set --freeze | --freeze-holdout | --freeze-talk | "
-                 "--freeze-talk2 | --freeze-talk3 | --freeze-talk4")
+                 "--freeze-talk2 | --freeze-talk3 | --freeze-talk4 | --freeze-talk5")
     for path, digest in commands[sys.argv[1]]().items():
         print(f"| `{path}` | `{digest}` |")

@@ -15,7 +15,8 @@ variants, alternating), taken in order from the scenario lists of ``--telecom-sp
 is any split the evaluation set loads (``eval_set.load``): dev, test, holdout, or the talk set's
 ``talk-dev`` / ``talk-test`` (``talk/README.md``; tune on talk-dev, report on talk-test), or the
 second talk set's ``talk2`` (``talk2/README.md``; test only), or the third's ``talk3`` (``talk3/README.md``;
-test only), or the fourth's ``talk4`` (``talk4/README.md``; test only).
+test only), or the fourth's ``talk4`` (``talk4/README.md``; test only), or the fifth's ``talk5``
+(``talk5/README.md``; test only).
 
 It then reads the stored tables (``sim_findings``, ``sim_attributions``, ``conversations``,
 ``messages``; each conversation's newest audit, so ``tauray audit OUT/run --judge MODEL`` before
@@ -305,7 +306,7 @@ def _split(name: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tests.audit_eval.measure", description=__doc__.split("\n")[0])
     p.add_argument("--split", type=_split, required=True,
-                   help="the evaluation set's split (dev, test, holdout, talk-dev, talk-test, talk2, talk3, talk4)")
+                   help="the evaluation set's split (dev, test, holdout, talk-dev, talk-test, talk2, talk3, talk4, talk5)")
     p.add_argument("--families", default=",".join(FAMILIES))
     p.add_argument("--n", type=int, default=5, help="telecom tasks per family, each measured once (default 5)")
     p.add_argument("--agents", default="oracle,scripted")

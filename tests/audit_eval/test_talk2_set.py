@@ -45,9 +45,9 @@ from tests.audit_eval.test_talk_set import (
 )
 
 SPLIT = "talk2"
-LATER_SETS = ("talk2", "talk3", "talk4")
-"""The later talk sets (test only): the checks below hold for each (``test_talk3_set.py`` and ``test_talk4_set.py``
-have their own)."""
+LATER_SETS = ("talk2", "talk3", "talk4", "talk5")
+"""The later talk sets (test only): the checks below hold for each (``test_talk3_set.py``, ``test_talk4_set.py`` and
+``test_talk5_set.py`` have their own)."""
 SHARED_WITH_EARLIER: frozenset[str] = frozenset()
 """Ids of talk2 items whose words (lower case, punctuation dropped) are a sentence of an earlier set or of the
 customer's own constants. None at freezing: the few plain hand-written lines that matched were rewritten before
@@ -176,7 +176,7 @@ def test_the_measurement_takes_a_later_split(split: str) -> None:
     config = sweep("n", "http://x", split, {"mms_issue": ["a"]}, "oracle", ["new_problem"], 1, 1)
     assert config["models"]["u-faithful"]["model"] == f"openai/eval-user:{split}:faithful"
     with pytest.raises(ValueError, match=re.escape(f"eval-user:<{split}>:<mode>")):
-        cust.decide({"model": "eval-user:talk5:faithful", "messages": []})
+        cust.decide({"model": "eval-user:talk6:faithful", "messages": []})
 
 
 @pytest.mark.parametrize("split", LATER_SETS)
