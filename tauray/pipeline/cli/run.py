@@ -20,7 +20,8 @@ MODEL_FIELDS = ["model", "api_base", "api_key_env", "temperature", "seed", "max_
                 "token_accounting", "rate_limit_wait", "timeout", "num_retries", "strict", "cut_tool_calls"]
 MODEL_FLAGS = {"api_key_env": "key_env", "num_retries": "retries"}
 RUN_FIELDS = ["trials", "seed", "max_steps", "max_errors", "max_in_flight", "max_attempts", "budget_usd", "audit"]
-CLUSTER_FIELDS = ["coordinators", "agent_hosts", "user_hosts", "spread", "ship_project", "actor_cpus"]
+CLUSTER_FIELDS = ["coordinators", "agent_hosts", "user_hosts", "spread", "ship_project", "actor_cpus",
+                  "live_calls_per_node"]
 
 
 def add_selection_arguments(p: argparse.ArgumentParser, limit: bool = True) -> None:
