@@ -231,3 +231,13 @@ def test_the_endpoints_gemini_live_model_speaks_hears_calls_a_tool_is_interrupte
     assert interrupted["usageMetadata"]["promptTokensDetails"][1]["modality"] == "AUDIO"
     assert bad.rcvd.code == 1007 and bad.rcvd.reason == "Request contains an invalid argument: unknown message " \
         "'noSuchMessage'."
+
+
+def test_a_side_of_gemini_usage_without_details_is_counted_from_its_total():
+    from tauray.actors.voice.live.realtime_gemini import _usage
+
+    # a tool call's usageMetadata may give the response's count without its modalities: not lost
+    assert _usage({"promptTokenCount": 15, "responseTokenCount": 7, "promptTokensDetails": [
+        {"modality": "AUDIO", "tokenCount": 5}, {"modality": "TEXT", "tokenCount": 10}]}) == \
+        {"input_audio_tokens": 5, "input_text_tokens": 10, "output_text_tokens": 7}
+    assert _usage({"promptTokenCount": 3}) == {"input_text_tokens": 3}
