@@ -41,8 +41,8 @@ from aiohttp import WSMsgType, web
 
 from tauray.actors.voice.live.ulaw import from_ulaw, to_ulaw
 from tauray.endpoint.phone_bot import PhoneBotSettings
-from tauray.endpoint.realtime_gemini_bot import add_gemini_routes
 from tauray.endpoint.realtime_core import ScriptedVoice
+from tauray.endpoint.realtime_gemini_bot import add_gemini_routes
 
 REALTIME_PATHS = ("/v1/realtime", "/realtime", "/openai/realtime")
 DELTA_BYTES = 800  # 100 ms of μ-law
