@@ -2,7 +2,8 @@
 websocket at ``/v1/realtime`` (and Azure's ``/openai/realtime``), so a realtime model as the agent
 is tested without keys.
 
-It plays the server's side of the protocol:
+It plays the server's side of the protocol (hearing, the script and speaking are
+:mod:`.realtime_core`'s, shared with Gemini Live's server in :mod:`.realtime_gemini_bot`):
 
 * ``session.created`` first; ``session.update`` takes the instructions, the function tools and the
   audio formats (μ-law only: ``g711_ulaw``, or ``audio/pcmu`` in the GA shape), answered by
@@ -32,20 +33,16 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import itertools
 import json
 from typing import Any
 
-import numpy as np
 from aiohttp import WSMsgType, web
 
-from tauray.actors.voice.engines import ESPEAK, make_tts
-from tauray.actors.voice.line import resample
-from tauray.actors.voice.live.ulaw import FRAME_MS, from_ulaw, to_ulaw
-from tauray.endpoint.audio_agent import _recogniser
-from tauray.endpoint.phone_bot import PhoneBotSettings, _Turns
-from tauray.endpoint.scripted import scripted_agent
+from tauray.actors.voice.live.ulaw import from_ulaw, to_ulaw
+from tauray.endpoint.phone_bot import PhoneBotSettings
+from tauray.endpoint.realtime_core import ScriptedVoice
+from tauray.endpoint.realtime_gemini_bot import add_gemini_routes
 
 REALTIME_PATHS = ("/v1/realtime", "/realtime", "/openai/realtime")
 DELTA_BYTES = 800  # 100 ms of μ-law
@@ -53,20 +50,13 @@ DELTA_PACE_S = 0.025  # a delta every 25 ms: audio streamed at 4x real time
 ULAW_FORMATS = ("g711_ulaw", "audio/pcmu")
 
 
-class _Session:
+class _Session(ScriptedVoice):
     def __init__(self, ws: web.WebSocketResponse, settings: PhoneBotSettings) -> None:
-        self.ws, self.settings = ws, settings
+        super().__init__(settings)
+        self.ws = ws
         self.send_lock = asyncio.Lock()
         self.ids = itertools.count(1)
-        self.messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a phone support agent."}]
-        self.tools: list[dict[str, Any]] = []
-        self.said: dict[str, dict[str, Any]] = {}  # assistant item -> its message and audio length
-        self.response: asyncio.Task[None] | None = None
-        self.turns: asyncio.Queue[tuple[str, np.ndarray] | None] = asyncio.Queue()
-        self.heard: list[np.ndarray] = []
-        self.buffer_ms = self.speech_ms = self.silence_ms = 0
-        self.item = ""
-        self.heard_tokens = 0
+        self.said_items: dict[str, dict[str, Any]] = {}  # assistant item -> its message and audio length
 
     def new_id(self, kind: str) -> str:
         return f"{kind}_{next(self.ids):06d}"
@@ -82,7 +72,7 @@ class _Session:
 
     async def run(self) -> None:
         await self.send("session.created", session={"id": self.new_id("sess"), "object": "realtime.session"})
-        worker = asyncio.create_task(self._hear_turns())
+        worker = asyncio.create_task(self.hear_turns())
         try:
             while not self.ws.closed:
                 try:
@@ -99,12 +89,7 @@ class _Session:
                     continue
                 await self._on(kind, event)
         finally:
-            await self.turns.put(None)
-            for task in (worker, self.response):
-                if task is not None:
-                    task.cancel()
-                    with contextlib.suppress(BaseException):
-                        await task
+            await self.stop(worker)
 
     async def _on(self, kind: str, event: dict[str, Any]) -> None:
         if kind == "session.update":
@@ -115,14 +100,12 @@ class _Session:
             except (KeyError, ValueError, TypeError):
                 await self.error("input_audio_buffer.append: 'audio' is not base64", "invalid_value")
                 return
-            await self._hear(audio)
+            await self.hear(from_ulaw(audio), 8000)
         elif kind == "response.create":
-            if self.response is not None and not self.response.done():
+            if not self.start_response():
                 await self.error("a response is already in progress", "conversation_already_has_active_response")
-            else:
-                self.response = asyncio.create_task(self._respond())
         elif kind == "response.cancel":
-            if not await self._cancel():
+            if not await self.cancel():
                 await self.error("no response is in progress", "response_cancel_not_active")
         elif kind == "conversation.item.create":
             item = event.get("item") or {}
@@ -152,65 +135,25 @@ class _Session:
         await self.send("session.updated", session={"instructions": self.messages[0]["content"],
                                                     "tools": session.get("tools", [])})
 
-    async def _hear(self, frame: bytes) -> None:
-        audio = from_ulaw(frame)
-        at = self.buffer_ms
-        self.buffer_ms += len(frame) // 8
-        level = 20 * np.log10(max(float(np.sqrt(np.mean(audio ** 2))) if audio.size else 0.0, 1e-9))
-        if level >= self.settings.speech_dbfs:
-            if not self.speech_ms:
-                self.item = self.new_id("item")
-                await self.send("input_audio_buffer.speech_started", audio_start_ms=at, item_id=self.item)
-                await self._cancel()  # server VAD: the caller's speech interrupts the response
-            self.speech_ms += FRAME_MS
-            self.silence_ms = 0
-        elif self.speech_ms:
-            self.silence_ms += FRAME_MS
-        if self.speech_ms:
-            self.heard.append(audio)
-        if self.speech_ms and self.silence_ms >= self.settings.end_of_turn_ms:
-            await self.send("input_audio_buffer.speech_stopped", audio_end_ms=self.buffer_ms, item_id=self.item)
-            await self.send("input_audio_buffer.committed", item_id=self.item)
-            await self.send("conversation.item.created", item={"id": self.item, "type": "message", "role": "user",
-                                                               "content": [{"type": "input_audio"}]})
-            if self.speech_ms >= self.settings.min_speech_ms:
-                await self.turns.put((self.item, np.concatenate(self.heard)))
-            self.heard_tokens += self.speech_ms // 100
-            self.heard, self.speech_ms, self.silence_ms = [], 0, 0
+    async def on_speech_started(self, at_ms: int) -> None:
+        self.item = self.new_id("item")
+        await self.send("input_audio_buffer.speech_started", audio_start_ms=at_ms, item_id=self.item)
 
-    async def _hear_turns(self) -> None:
-        while (turn := await self.turns.get()) is not None:
-            item, audio = turn
-            asr = await asyncio.to_thread(_recogniser, self.settings.recogniser)
-            text = (await asyncio.wait_for(asyncio.to_thread(asr.transcribe, resample(audio, 8000, 16000)),
-                                           self.settings.step_timeout_s)).strip()
-            await self.send("conversation.item.input_audio_transcription.completed", item_id=item, content_index=0,
-                            transcript=text)
-            if text:
-                self.messages.append({"role": "user", "content": text})
-                if self.response is None or self.response.done():
-                    self.response = asyncio.create_task(self._respond())
+    async def on_speech_stopped(self, end_ms: int) -> None:
+        await self.send("input_audio_buffer.speech_stopped", audio_end_ms=end_ms, item_id=self.item)
+        await self.send("input_audio_buffer.committed", item_id=self.item)
+        await self.send("conversation.item.created", item={"id": self.item, "type": "message", "role": "user",
+                                                           "content": [{"type": "input_audio"}]})
 
-    async def _cancel(self) -> bool:
-        task = self.response
-        if task is None or task.done():
-            return False
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
-        return True
+    async def on_heard(self, item: str, text: str) -> None:
+        await self.send("conversation.item.input_audio_transcription.completed", item_id=item, content_index=0,
+                        transcript=text)
 
-    async def _respond(self) -> None:
+    async def respond(self) -> None:
         response_id = self.new_id("resp")
         await self.send("response.created", response={"id": response_id, "status": "in_progress"})
-        body = {"model": "scripted-agent", "messages": self.messages, **({"tools": self.tools} if self.tools else {})}
-        reply = scripted_agent(body, _Turns())
-        usage = {"input_text": sum(len(str(m.get("content") or "")) for m in self.messages) // 4,
-                 "input_audio": self.heard_tokens, "output_text": 0, "output_audio": 0}
-        self.heard_tokens = 0
-        calls = (reply.message.get("tool_calls") or []) if reply.finish_reason == "tool_calls" else []
+        calls, text, usage = self.reply()
         if calls:
-            self.messages.append(reply.message)
             output = []
             for call in calls:
                 item = {"id": self.new_id("item"), "type": "function_call", "call_id": call["id"],
@@ -222,22 +165,17 @@ class _Session:
                                 arguments=item["arguments"])
             await self._done(response_id, "completed", output, usage)
             return
-        await self._speak(response_id, str(reply.message.get("content") or ""), usage)
+        await self._speak(response_id, text, usage)
 
     async def _speak(self, response_id: str, text: str, usage: dict[str, int]) -> None:
         item = self.new_id("item")
-        message = {"role": "assistant", "content": text}
-        self.messages.append(message)
-        self.said[item] = {"message": message, "text": text, "ms": 0}
+        said = self.said_items[item] = {"message": self.said(text), "text": text, "ms": 0}
         sent = 0
         try:
             await self.send("response.output_item.added", response_id=response_id,
                             item={"id": item, "type": "message", "role": "assistant"})
-            tts = make_tts(ESPEAK)
-            audio = await asyncio.wait_for(asyncio.to_thread(tts.synth, text, self.settings.voice,
-                                                             self.settings.rate_wpm, 50, 0), self.settings.step_timeout_s)
-            raw = to_ulaw(audio, tts.sample_rate)
-            self.said[item]["ms"] = len(raw) // 8
+            raw = to_ulaw(*await self.synth(text))
+            said["ms"] = len(raw) // 8
             await self.send("response.audio_transcript.delta", response_id=response_id, item_id=item, delta=text)
             for at in range(0, len(raw), DELTA_BYTES):
                 await self.send("response.audio.delta", response_id=response_id, item_id=item, content_index=0,
@@ -247,10 +185,10 @@ class _Session:
             await self.send("response.audio.done", response_id=response_id, item_id=item)
             await self.send("response.audio_transcript.done", response_id=response_id, item_id=item, transcript=text)
         except asyncio.CancelledError:
-            usage["output_audio"] = min(sent, self.said[item]["ms"] * 8) // 8 // 50
+            usage["output_audio"] = self.spoken_tokens(min(sent // 8, said["ms"]))
             await asyncio.shield(self._done(response_id, "cancelled", [], usage))
             raise
-        usage["output_audio"], usage["output_text"] = self.said[item]["ms"] // 50, len(text) // 4
+        usage["output_audio"], usage["output_text"] = self.spoken_tokens(said["ms"]), len(text) // 4
         await self._done(response_id, "completed", [{"id": item, "type": "message", "role": "assistant"}], usage)
 
     async def _done(self, response_id: str, status: str, output: list[Any], usage: dict[str, int]) -> None:
@@ -263,7 +201,7 @@ class _Session:
                 "output_token_details": {"text_tokens": usage["output_text"], "audio_tokens": usage["output_audio"]}}})
 
     async def _truncate(self, event: dict[str, Any]) -> None:
-        said = self.said.get(str(event.get("item_id")))
+        said = self.said_items.get(str(event.get("item_id")))
         end_ms = event.get("audio_end_ms")
         if said is None or not isinstance(end_ms, int) or end_ms < 0:
             await self.error("conversation.item.truncate: no such assistant item, or a bad audio_end_ms",
@@ -292,6 +230,8 @@ async def realtime_bot(request: web.Request) -> web.WebSocketResponse:
 
 def add_realtime_routes(app: web.Application) -> None:
     """Serve the realtime model at ``/v1/realtime`` (``ws://127.0.0.1:PORT/v1/realtime?model=...``),
-    ``/realtime`` and Azure's ``/openai/realtime``."""
+    ``/realtime`` and Azure's ``/openai/realtime``; and on Gemini Live's protocol at its path
+    (:mod:`.realtime_gemini_bot`)."""
     for path in REALTIME_PATHS:
         app.router.add_get(path, realtime_bot)
+    add_gemini_routes(app)

@@ -360,7 +360,7 @@ def create_app(config: EndpointConfig) -> web.Application:
         add_audio_routes(app.router, prefix, lambda request: request.app[_STATE])  # /audio/speech, /transcriptions
     add_wire_routes(app, _chat_completions)  # Anthropic's, Gemini's and Azure's own routes
     add_phone_bot_routes(app)  # /phone-bot: the scripted phone bot on the media-stream protocol
-    add_realtime_routes(app)  # /v1/realtime: the scripted agent on OpenAI's Realtime protocol
+    add_realtime_routes(app)  # /v1/realtime, Gemini Live's path: the scripted realtime model
     return app
 
 

@@ -152,3 +152,92 @@ def test_a_gemini_model_is_a_realtime_agent_probed_by_its_setup():
 
     (check,) = asyncio.run(main())
     assert check.ok and "opened (session.created) and closed" in check.line and "(litellm)" in check.line
+
+
+def test_the_endpoints_gemini_live_model_speaks_hears_calls_a_tool_is_interrupted_and_refuses_bad_messages(endpoint):
+    """The endpoint's side of BidiGenerateContent: setupComplete, the greeting as 24 kHz parts with its
+    transcription and usage, the caller's speech heard (audioStreamEnd), a toolCall answered by
+    toolResponse, speech over its turn interrupting it, and a bad message closing with one line."""
+    pytest.importorskip("faster_whisper", reason="the optional extra tauray[voice]")
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    from tauray.actors.voice.engines import ESPEAK, make_tts
+    from tauray.actors.voice.line import resample
+    from tauray.endpoint.realtime_gemini_bot import GEMINI_PATH
+
+    tts = make_tts(ESPEAK)
+    words = resample(tts.synth("I need help with my task please.", "en-us", 160, 50, 0), tts.sample_rate, 16000)
+    pcm = (np.clip(words, -1, 1) * 32767).astype("<i2").tobytes()
+
+    def audio(chunk: bytes) -> str:
+        return json.dumps({"realtimeInput": {"audio": {"mimeType": "audio/pcm;rate=16000",
+                                                       "data": base64.b64encode(chunk).decode()}}})
+
+    async def until(ws, seen: list[dict], field: str) -> dict:
+        while True:
+            message = json.loads(await asyncio.wait_for(ws.recv(), 60))
+            seen.append(message)
+            if field in message or field in message.get("serverContent", {}):
+                return message
+
+    async def main():
+        url = f"ws://127.0.0.1:{endpoint.port}{GEMINI_PATH}"
+        seen: list[dict] = []
+        async with connect(url) as ws:  # a first message that is not setup
+            await ws.send(json.dumps({"realtimeInput": {}}))
+            with pytest.raises(ConnectionClosed) as closed:
+                await asyncio.wait_for(ws.recv(), 10)
+        async with connect(url) as ws:
+            await ws.send(json.dumps({"setup": {"model": "models/gemini-live-2.5-flash", "generationConfig": {
+                "responseModalities": ["AUDIO"]}, "systemInstruction": {"parts": [{"text": "Be brief."}]},
+                "tools": [{"functionDeclarations": [{"name": "get_users", "description": "List users.",
+                                                     "parameters": {"type": "object", "properties": {}}}]}]}}))
+            await until(ws, seen, "setupComplete")
+            await ws.send(json.dumps({"clientContent": {"turns": [{"role": "user", "parts": [{"text": "Greet."}]}],
+                                                        "turnComplete": True}}))
+            greeting = await until(ws, seen, "turnComplete")
+            for at in range(0, len(pcm), 640):
+                await ws.send(audio(pcm[at:at + 640]))
+            await ws.send(json.dumps({"realtimeInput": {"audioStreamEnd": True}}))
+            heard = await until(ws, seen, "inputTranscription")
+            call = await until(ws, seen, "toolCall")
+            (fc,) = call["toolCall"]["functionCalls"]
+            await ws.send(json.dumps({"toolResponse": {"functionResponses": [
+                {"id": fc["id"], "name": fc["name"], "response": {"result": "user_1"}}]}}))
+            await until(ws, seen, "modelTurn")
+            for at in range(0, 640 * 10, 640):  # 200 ms of speech over its answer
+                await ws.send(audio(pcm[8000 + at:8000 + at + 640]))
+            interrupted = await until(ws, seen, "interrupted")
+            await ws.send(json.dumps({"noSuchMessage": {}}))
+            with pytest.raises(ConnectionClosed) as bad:
+                while True:
+                    await asyncio.wait_for(ws.recv(), 10)
+        return closed.value, greeting, heard, fc, interrupted, bad.value, seen
+
+    closed, greeting, heard, fc, interrupted, bad, seen = asyncio.run(main())
+    assert closed.rcvd.code == 1007 and "the first message must be setup" in closed.rcvd.reason
+    parts = [p["inlineData"] for m in seen for p in m.get("serverContent", {}).get("modelTurn", {}).get("parts", [])]
+    assert {p["mimeType"] for p in parts} == {"audio/pcm;rate=24000"} and len(base64.b64decode(parts[0]["data"])) == 4800
+    said = [m["serverContent"]["outputTranscription"]["text"] for m in seen if "outputTranscription" in
+            m.get("serverContent", {})]
+    assert any(w in said[0].lower() for w in ("help", "assist", "service", "support"))  # the greeting
+    assert any("generationComplete" in m.get("serverContent", {}) for m in seen)
+    usage = greeting["usageMetadata"]
+    assert usage["responseTokensDetails"][0] == {"modality": "AUDIO", "tokenCount": usage["responseTokenCount"]}
+    assert usage["responseTokenCount"] >= 20  # 20 a second spoken: a greeting of over a second
+    assert "task" in heard["serverContent"]["inputTranscription"]["text"].lower()
+    assert fc["name"] == "get_users" and fc["args"] == {}
+    assert interrupted["usageMetadata"]["promptTokensDetails"][1]["modality"] == "AUDIO"
+    assert bad.rcvd.code == 1007 and bad.rcvd.reason == "Request contains an invalid argument: unknown message " \
+        "'noSuchMessage'."
+
+
+def test_a_side_of_gemini_usage_without_details_is_counted_from_its_total():
+    from tauray.actors.voice.live.realtime_gemini import _usage
+
+    # a tool call's usageMetadata may give the response's count without its modalities: not lost
+    assert _usage({"promptTokenCount": 15, "responseTokenCount": 7, "promptTokensDetails": [
+        {"modality": "AUDIO", "tokenCount": 5}, {"modality": "TEXT", "tokenCount": 10}]}) == \
+        {"input_audio_tokens": 5, "input_text_tokens": 10, "output_text_tokens": 7}
+    assert _usage({"promptTokenCount": 3}) == {"input_text_tokens": 3}

@@ -9,11 +9,15 @@
 * a bot and a realtime model nobody answers (the sweep's probe skipped): infrastructure rows that
   --retry-errors reruns.
 
-One sweep holds all four cells (the two calls run at once): one CLI start, one Ray, one endpoint.
+* the same scripted model on Gemini Live's protocol (``BidiGenerateContent``): its tool call, its
+  words on the agent's segments, its usage by modality on the row.
+
+One sweep holds all five cells (the three calls run at once: ``live_calls_per_node = 3``): one CLI
+start, one Ray, one endpoint.
 And the endpoint's side of the realtime protocol: truncation, cancel, and bad events answered as
 OpenAI does.
 
-Slow: Ray, child processes, and two real calls of about 15-20 s each. The lateness limit is relaxed,
+Slow: Ray, child processes, and three real calls of about 15-20 s each. The lateness limit is relaxed,
 as in tests/voice/test_live_call_loop_calls.py: this machine is shared, so whether the harness kept
 the default limit is recorded, not asserted.
 """
@@ -44,7 +48,7 @@ pytestmark = pytest.mark.slow
 
 SWEEP = """
     name = "live-e2e"
-    agents = ["bot", "rt", "gone", "rt-gone"]
+    agents = ["bot", "rt", "gone", "rt-gone", "gem"]
     users = ["scripted"]
 
     [models.bot]
@@ -60,6 +64,11 @@ SWEEP = """
     api_base = "http://127.0.0.1:{port}/v1"
     realtime = {{answer_timeout_s = 30, lateness_limit = {{p99_ms = 5000, longest_gap_ms = 5000}}}}
 
+    [models.gem]
+    model = "gemini/gemini-live-2.5-flash-preview-native-audio-09-2025"
+    api_base = "http://127.0.0.1:{port}/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+    realtime = {{answer_timeout_s = 30, lateness_limit = {{p99_ms = 5000, longest_gap_ms = 5000}}}}
+
     [models.rt-gone]
     model = "openai/gpt-realtime-mini"
     api_base = "http://127.0.0.1:{closed}/v1"
@@ -71,6 +80,7 @@ SWEEP = """
 
     [cluster]
     actor_cpus = 0.0
+    live_calls_per_node = 3  # the three calls at once: the sweep takes no longer for the third
 
     [voice]
     profiles = ["control"]
@@ -187,6 +197,35 @@ def test_a_realtime_model_is_an_agent_of_a_duplex_sweep(live_sweep) -> None:
     # A realtime model nobody answers: an infrastructure row, its line without a key.
     assert gone["error_kind"] == "infra" and gone["live_fault_kind"] == "unreachable"
     assert gone["error_message"].startswith("realtime: cannot reach the model at ws://127.0.0.1:")
+
+
+def test_a_gemini_live_model_is_an_agent_of_a_duplex_sweep(live_sweep) -> None:
+    out, conv = live_sweep
+    gem = conv.loc["gemini/gemini-live-2.5-flash-preview-native-audio-09-2025"]
+    print(f"\ncall {gem['duplex_duration_s']:.1f} s, {gem['termination_reason']}; lateness p99 "
+          f"{gem['live_lateness_p99_ms']} ms, gap {gem['live_longest_gap_ms']} ms; tool calls {gem['agent_tool_calls']};"
+          f" tokens in {gem['agent_prompt_tokens']} out {gem['agent_completion_tokens']}, ${gem['agent_cost_usd']}")
+
+    # The call: the same scripted model on Gemini Live's protocol, scored as any agent's.
+    assert gem["agent_kind"] == "realtime" and gem["live_protocol"] == "gemini-live"
+    assert gem["duplex_pipeline"] == "live realtime model" and gem["duplex_timing"] == "live"
+    assert pd.isna(gem["error_kind"]) and pd.isna(gem["live_fault_kind"])
+    assert gem["termination_reason"] in ("user_stop", "caller_hung_up") and gem["live_frames"] > 250
+    # Its usage, by modality from usageMetadata, summed over its turns (20 output audio tokens a second).
+    assert gem["live_input_audio_tokens"] > 0 and gem["live_output_audio_tokens"] >= 20 * 3
+    assert gem["agent_completion_tokens"] == gem["live_output_audio_tokens"] and gem["agent_cost_usd"] > 0
+    # Its toolCall, answered by toolResponse, in actions and messages as a model's would be.
+    actions = actions_df(out)
+    calls = actions[(actions["unit_id"] == gem["unit_id"]) & (actions["kind"] == "tool_call")]
+    assert list(calls["tool"]) == ["get_users"] and "user_1" in calls["result"].iloc[0]
+    said = messages_df(out)
+    assert (said[said["unit_id"] == gem["unit_id"]]["role"] == "tool").sum() == 1
+    # Its outputTranscription on its own segments (the caller's inputTranscription has no time: not placed).
+    mine = segments_df(out)
+    agent = mine[(mine["unit_id"] == gem["unit_id"]) & (mine["side"] == "agent")]
+    greeting = ("help", "assist", "service", "support")
+    assert any(w in agent["text"].iloc[0].lower() for w in greeting)
+    assert any(w in h.lower() for h in agent["heard_text"] for w in greeting)  # the caller's recogniser heard it
 
 
 def test_the_endpoints_realtime_model_honours_truncate_and_cancel_and_answers_bad_events(endpoint) -> None:

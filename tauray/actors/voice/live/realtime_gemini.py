@@ -142,14 +142,16 @@ class GeminiLive:
 
 
 def _usage(meta: dict[str, Any]) -> dict[str, int]:
-    """``usageMetadata`` by modality: input/output × text/audio tokens."""
+    """``usageMetadata`` by modality: input/output × text/audio tokens. A side without its details
+    (``promptTokensDetails``/``responseTokensDetails``) is counted from its total, as text."""
     counts: dict[str, int] = {}
-    for field, side in (("promptTokensDetails", "input"), ("responseTokensDetails", "output")):
-        for detail in meta.get(field) or []:
+    for field, total, side in (("promptTokensDetails", "promptTokenCount", "input"),
+                               ("responseTokensDetails", "responseTokenCount", "output")):
+        details = meta.get(field) or []
+        for detail in details:
             kind = "audio" if str(detail.get("modality", "")).upper() == "AUDIO" else "text"
             name = f"{side}_{kind}_tokens"
             counts[name] = counts.get(name, 0) + int(detail.get("tokenCount") or 0)
-    if not counts:
-        counts = {"input_text_tokens": int(meta.get("promptTokenCount") or 0),
-                  "output_text_tokens": int(meta.get("responseTokenCount") or 0)}
+        if not details and int(meta.get(total) or 0):
+            counts[f"{side}_text_tokens"] = int(meta[total])
     return counts
