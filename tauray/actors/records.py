@@ -224,7 +224,9 @@ def _live_columns(result: Any) -> dict[str, Any]:
     caller's moves and lags, and who ended it."""
     lateness = result.lateness
     return dict(duplex_pipeline=REALTIME_PIPELINE if result.protocol else LIVE_PIPELINE, duplex_timing="live",
-                live_ended_by=result.ended_by, live_fault_kind=result.fault_kind, live_frames=lateness.frames,
+                live_ended_by=result.ended_by, live_frames=lateness.frames,
+                # lateness past the limit is the harness's fault too, whatever else ended the call
+                live_fault_kind=result.fault_kind or ("harness_late" if result.late else None),
                 live_lateness_p50_ms=lateness.p50_ms, live_lateness_p99_ms=lateness.p99_ms,
                 live_lateness_max_ms=lateness.max_ms, live_longest_gap_ms=lateness.longest_gap_ms,
                 live_caller_moves=result.caller_moves, live_caller_move_max_s=result.caller_move_max_s,

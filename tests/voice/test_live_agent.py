@@ -295,9 +295,28 @@ def test_how_a_live_call_ends_is_what_its_row_says():
         Termination.INFRA_ERROR, "infra", "phone: cannot reach the bot at ws://h:9/")
     assert live_ending(result(infra=True, late="the harness fell behind: p99 900 ms"), None) == (
         Termination.INFRA_ERROR, "infra", "phone: the harness fell behind: p99 900 ms")
+    assert live_ending(result(infra=True, late="the harness fell behind: p99 900 ms", protocol="openai-realtime"),
+                       None)[2] == "realtime: the harness fell behind: p99 900 ms"  # a realtime model's row says so
     assert live_ending(result(fault="phone: the bot at ws://h:9/ said nothing within 15 s", ended="fault"),
                        Termination.USER_STOP) == (
         Termination.FAULT, "model", "phone: the bot at ws://h:9/ said nothing within 15 s")
     assert live_ending(result(ended="bot_hung_up"), None) == (Termination.BOT_HUNG_UP, None, None)
     assert live_ending(result(ended="bot_hung_up"), Termination.USER_STOP) == (Termination.USER_STOP, None, None)
     assert live_ending(result(ended="max_duration"), None) == (Termination.MAX_DURATION, None, None)
+
+
+def test_a_call_whose_harness_fell_behind_has_its_fault_kind_on_the_row():
+    """Lateness past the limit is the harness's fault (an infra row): its row says ``harness_late`` as for
+    the harness's other faults, so filtering the infra rows by live_fault_kind finds it."""
+    from tauray.actors.records import _live_columns
+
+    lateness = SimpleNamespace(frames=500, p50_ms=1.0, p99_ms=119.0, max_ms=300.0, longest_gap_ms=240.0)
+
+    def columns(**kw):
+        row = {"protocol": None, "ended_by": "caller", "fault_kind": None, "late": None, "lateness": lateness,
+               "caller_moves": 0, "caller_move_max_s": 0.0, "tick_lag_p50_s": 0.0, "tick_lag_max_s": 0.0, **kw}
+        return _live_columns(SimpleNamespace(**row))
+
+    assert columns(late="the harness fell behind: frame-send lateness p99 119 ms")["live_fault_kind"] == "harness_late"
+    assert columns(fault_kind="unreachable", ended_by="none")["live_fault_kind"] == "unreachable"
+    assert columns()["live_fault_kind"] is None  # a call that kept up and ended well

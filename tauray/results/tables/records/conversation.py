@@ -200,8 +200,9 @@ class ConversationRecord(BaseModel):
     live_ended_by: str | None = Field(None, description="Live call (a phone bot as the agent): who ended it, 'caller', "
                                       "'bot', 'fault', or 'none' (the dial failed); null otherwise.")
     live_fault_kind: str | None = Field(None, description="Live call: the fault that ended it ('unreachable', "
-                                        "'harness_late': an infra row; 'wrong_protocol', 'no_answer', 'hung_up', "
-                                        "'timeout': the bot's), its line in error_message; null when none.")
+                                        "'harness_late', also when its lateness passed the limit: an infra row; 'wrong_protocol', "
+                                        "'no_answer', 'hung_up', 'timeout': the bot's), its line in error_message; "
+                                        "null when none.")
     live_frames: int | None = Field(None, ge=0, description="Live call: 20 ms frames the harness sent; null otherwise.")
     live_lateness_p50_ms: float | None = Field(None, ge=0, description="Live call: median lateness of a frame "
                                                "sent against its due time on the wall clock, ms; null otherwise.")
