@@ -9,10 +9,12 @@ from __future__ import annotations
 import pytest
 
 from tauray.actors.audit import claims
+from tauray.actors.audit.user_faults import USER_DETECTORS
 from tauray.actors.audit.user_reasons import new_problem
 from tauray.actors.audit.user_words import ConstraintBroken
-from tests.audit.helpers import GREETING, build
+from tests.audit.helpers import GREETING, ask, build
 
+ABROAD = "tau2_telecom__mobile_data_issue__airplane_mode_on__user_abroad_roaming_enabled_off"
 PLAN = "tau2_telecom__mobile_data_issue__data_mode_off__data_usage_exceeded__user_abroad_roaming_disabled_off__persona_hard"
 NO_DATA = "the phone has no data. "
 
@@ -92,3 +94,47 @@ def test_a_screen_quoting_a_consequence_or_a_verb_is_no_new_problem(said, task) 
 ])
 def test_a_part_after_a_verb_of_thinking_or_an_app_of_any_name_is_a_new_problem(said) -> None:
     assert new_problem(said, NO_DATA)
+
+
+@pytest.mark.parametrize("said", [
+    "Oh, and my earbuds' right side drops out every few minutes.",  # the part's own side, its verb further on
+    "I meant to ask about the torch, it won't come on at night.",  # the part taken up by a pronoun
+    "Also the keyboard, when I type, it jumps to the wrong letters.",
+    "And ever since Sunday the battery barely lasts the morning.",  # an adverb before the verb
+    "also netflix keeps crashing on me, weirdly.",  # an app of any name crashing
+])
+def test_a_part_taken_up_owned_or_with_an_adverb_is_a_new_problem(said) -> None:
+    assert new_problem(said, NO_DATA)
+
+
+@pytest.mark.parametrize("said", [
+    "The screen, it says No Service.",
+    "I asked about the camera, it said to ring you.",
+    "The photos, they don't go out.",
+    "I tried the shop's app and it keeps freezing because the data drops.",
+])
+def test_a_screen_taken_up_reporting_or_a_telecom_consequence_is_no_new_problem(said) -> None:
+    assert new_problem(said, NO_DATA) is None
+
+
+# --- a refusal: the asked action as the subject of a turning-away -------------------------------------
+
+def _asked_then(reply: str) -> list[tuple[str, int]]:
+    t = build([(0, "agent", "assistant", GREETING), (1, "user", "user", "Hi, my phone has no data."),
+               (2, "agent", "assistant", ask("toggle_airplane_mode")), (3, "user", "user", reply)],
+              scenario=ABROAD, success=False)
+    return [(f.fault_class, f.turn) for d in USER_DETECTORS for f in d.detect(t)]
+
+
+@pytest.mark.parametrize("reply", [
+    "With a parcel due any minute, airplane mode is off the table today.",
+    "Because the bank is ringing me back any minute, airplane mode is out of the question.",
+    "While the landlord's inspection is on, airplane mode can't be done, sorry.",  # read before too
+])
+def test_the_asked_action_as_the_subject_of_a_turning_away_is_an_invented_constraint(reply) -> None:
+    found = _asked_then(reply)
+    assert ("invented_constraint", 3) in found and ("state_without_tool", 3) not in found
+
+
+def test_a_setting_said_off_is_still_a_state() -> None:
+    assert claims.claims("Airplane mode is off, I looked.") == {"airplane_mode": "off"}

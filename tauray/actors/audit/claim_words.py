@@ -63,7 +63,7 @@ ON = rf"\bon\b{_LOCATIVE}|\benabled?\b|\bactiv(?:e|ated?)\b|\b(?:switched|turned
      r"\bconnect\b|\brunning\b|\ballowed\b|\bpermitted\b|\blit(?: up)?\b|\b(?:is|'s) there\b|" \
      r"\bshowing\b(?!\s+(?:as\s+)?(?:off\b|on\b(?!\s+(?:my|the|your|this|that|a|an|top|it|its|his|her)\b)))|\bvisible\b|" \
      r"\bdisplayed\b|\bopen\b|\bticked\b|\bup and running\b"
-OFF = r"\boff\b|\bdisabled?\b|\binactive\b|\bdeactivated?\b|\b(?:switched|turned|toggled|flipped|shut) off\b|" \
+OFF = r"\boff\b(?!\s+the\s+(?:cards|table|menu)\b)|\bdisabled?\b|\binactive\b|\bdeactivated?\b|\b(?:switched|turned|toggled|flipped|shut) off\b|" \
       r"\bdisconnected\b|\bdisconnect\b|\bstopped\b|\bgr[ae]y(?:ed)?(?: out)?\b|\bclosed\b|\bgone\b|\bdisappeared\b|" \
       r"\bvanished\b|\bhidden\b|\bunticked\b|\bunchecked\b"
 ANAPHOR = re.compile(r"^[^.;]*?[,;—–]\s*(?:but |and |so )?(?:it|that)(?:'s| is| was| has| had)?(?:\s+(?:been|still|always|"

@@ -48,7 +48,8 @@ _STORY = re.compile(r"\b(?:reminds? me|the time (?:we|i|when)|back (?:when|then|
 _VERB = re.compile(r"^(?:'s|'re|'ve|is|are|was|were|has|have|had|keeps?|kept|goes|going|gone|went|gets|getting|got|"
                    r"starts?|started|become|becomes|became|won'?t|wont|doesn'?t|isn'?t|aren'?t|can'?t|hasn'?t|haven'?t|"
                    r"would|will|might|packs?|seems?|looks?|sounds?|feels?|makes?|making|stopped|stops|turns?|dies|died|"
-                   r"freez\w*|hangs?|hanging|crash\w*|[a-z]+ed|[a-z]+ing)$", _I)
+                   r"freez\w*|hangs?|hanging|crash\w*|[a-z]+ed|[a-z]+ing|go|do|does|did|nuh|nah|never|barely|hardly|"
+                   r"always|constantly|suddenly)$", _I)
 """A clause's verb (or its auxiliary) after its subject."""
 _VERB_S = re.compile(r"^(?!(?:settings|options|apps|photos|messages|bars|texts|calls|icons|this|is|was|has|its|us)$)[a-z]+s$", _I)
 """A present-tense verb right after the part ("the torch flickers"), not a plural noun of the phone's."""
@@ -71,6 +72,8 @@ _QUOTED = re.compile(r"(?:^|\s)['\"‘“][A-Z]")
 """A quoted message in the part's clause ("the screen's been stuck on 'No Service'"): what it shows, a report."""
 _OBJECT_AFTER = re.compile(r"\s+(?:nothing|anything|nuttin|nutten|everything|something)\b", _I)
 """The part's word with an object after it is a verb ("touch nothing"), not a subject."""
+_TAKEN_UP = re.compile(r"^\s*,\s*(?:(?:when|if|whenever)\b[^,]{0,30},\s*)?(?:it|they)\s+", _I)
+"""The part taken up by a pronoun after a comma ("the voice assistant, it doesn't answer"): its clause goes on there."""
 _PERSON = re.compile(r"^(?:i|we|you|me|he|she|they|i'm|i've|i'd)$", _I)
 
 
@@ -85,12 +88,18 @@ def part_as_subject(sentence: str, given: Callable[[str], bool]) -> bool:
         if given(part.group(0)):
             continue
         start = max(x for x in bounds if x <= part.start())
-        if _OBJECT.search(sentence[start:part.start()]) or _NEGATED_VERB.search(sentence[start:part.start()]):
-            continue
         end = min([x for x in bounds if x >= part.end()] + [len(sentence)])
         rest = sentence[part.end():end]
-        words = re.findall(r"'s|'re|'ve|[\w'-]+", rest)[:3]
-        at = next((i for i, x in enumerate(words) if _VERB.match(x) or i == 0 and _VERB_S.match(x)), None)
+        took = None if rest.strip() else _TAKEN_UP.match(sentence[part.end():])  # "the voice assistant, it doesn't ..."
+        if not took and (_OBJECT.search(sentence[start:part.start()]) or _NEGATED_VERB.search(sentence[start:part.start()])):
+            continue
+        if took:
+            rest = sentence[part.end() + took.end():][:min([x - part.end() - took.end() for x in bounds
+                                                           if x > part.end() + took.end()] + [len(sentence)])]
+        words = re.findall(r"'s|'re|'ve|[\w'-]+", rest)
+        owner = words[:1] == ["'"]  # "my earbuds' left side cuts out": the part's own side, its verb further on
+        words = words[1:5] if owner else words[:3]
+        at = next((i for i, x in enumerate(words) if _VERB.match(x) or (i == 0 or owner) and _VERB_S.match(x)), None)
         if at is None or any(_PERSON.match(x) for x in words[:at]) or len(words) < 2 and not rest.strip().startswith("'"):
             continue
         if "@" in rest or _COPULA.match(words[at]) and at + 1 < len(words) and _NAMED_AS.match(words[at + 1]):

@@ -150,7 +150,8 @@ def _avoided(text: str, tools: set[str], asked: object) -> str | None:
 
 class InventedConstraint(Detector):
     """The agent asked for a phone action; the customer makes no call in that turn and refuses it
-    (v10: the claim reader's fifth pass of issue 51 where a refusal's negation is weighed against a claim) for a reason (``refusal_reason``) its task does not give (the task's text does not hold the
+    (v10: the asked action as the subject of a turning-away, "X is off the cards", "X cannot be undertaken",
+    ``user_avoids.AVOIDS``, and the claim reader's fifth pass of issue 51) for a reason (``refusal_reason``) its task does not give (the task's text does not hold the
     reason's words). The asked action is not done, so the effect is ``outcome`` when it is a write
     (``counterfactual`` corrects it by doing the asked action in that turn); a refused check is
     ``talk``. A refused bill payment the task accepts is also ``constraint_broken``'s when its words
@@ -370,6 +371,8 @@ def _refusal_first(sentence: str) -> bool:
     return bool(refusal and refusal_reason(sentence) and (thing is None or refusal.start() < thing.start()))
 
 
+_CRASHES = re.compile(r"\b(?!(?:it|that|this|internet|data|connection|signal|messag\w*|texts?|mms|phone)\b)[\w-]+\s+(?:keeps?|kept)\s+"
+                      r"(?:crash\w*|freez\w*|force[- ]clos\w*)", re.I)  # "also spotify keeps crashing": an app of any name
 _QUOTE_OPEN = re.compile(r"(?:^|\s)['\"‘“][^'\"’”]*$")
 _CAUSED = re.compile(r"\b(?:because|since|cos|'cause|cuz|as|due to|thanks to|whenever|every time)\b[^,;.]{0,30}$", re.I)
 
@@ -394,7 +397,7 @@ def new_problem(text: str | None, task: str) -> str | None:
         if telecom:
             continue
         if (_aside_complaint(sentence, task) or _second_matter(sentences, i) or _part_complaint(sentence, task)
-                or user_parts.part_as_subject(sentence, lambda part: _task_gives(part, task))) \
+                or user_parts.part_as_subject(sentence, lambda part: _task_gives(part, task)) or _CRASHES.search(sentence)) \
                 and not _TOLERATED.search(sentence):
             return sentence.strip()
         if (m := _PHONE_DOES.search(sentence) or w.PHYSICAL.search(sentence) or w.APPS_OR_DATA.search(sentence)) \
