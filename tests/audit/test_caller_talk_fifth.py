@@ -111,6 +111,7 @@ def test_a_part_taken_up_owned_or_with_an_adverb_is_a_new_problem(said) -> None:
     "The screen, it says No Service.",
     "I asked about the camera, it said to ring you.",
     "The photos, they don't go out.",
+    "My aunt reckons app permission settings are easy once you've found them.",  # no app of that name
     "I tried the shop's app and it keeps freezing because the data drops.",
 ])
 def test_a_screen_taken_up_reporting_or_a_telecom_consequence_is_no_new_problem(said) -> None:

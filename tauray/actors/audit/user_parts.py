@@ -26,7 +26,8 @@ COMPONENTS = (r"camera|loud ?speaker|(?:proximity |light |motion )?sensor|volume
               r"(?:camera|gallery|music|video|notes|clock|calendar|email|social media|shopping|news) app|icons?|home screen|"
               r"widgets?|pop-?ups?|ads|adverts?|(?:app|play) store|charging cable|cable|back of the phone|sound|audio|"
               r"caller id|dark mode|(?:emergency )?alerts?|voice assistant|assistant|(?:qr )?scanner|podcasts?|"
-              r"(?!(?:messag\w*|sms|mms|texts?|phone|settings|the|my|this|that|an?|your|any|every|each)\b)[a-z][\w-]* app")
+              r"(?!(?:messag\w*|sms|mms|texts?|phone|settings|the|my|this|that|an?|your|any|every|each|think|thinks|reckons?|"
+              r"says|said|believe|suspect|noticed|mention|which|what|whose)\b)[a-z][\w-]* app(?!\s+permissions?\b)")
 """Parts and apps of a phone (and devices paired with it, and the caller's own data on it) outside the
 telecom problem: a complaint about one is a new problem. Network, data, calls, messages, the SIM and the
 settings are not here."""
