@@ -52,15 +52,18 @@ overlapping names wins: "wi-fi calling" over "wi-fi", "data saver" over "data").
 SWITCHES = ("airplane_mode", "mobile_data", "roaming", "wifi_calling", "wifi", "data_saver", "vpn")
 """Settings that are on or off."""
 
-NEG = r"(?:\bnot\b|\b(?:is|are|was|were|does|do|did|has|have|had|can|could|wo|would|should|ai)n'?t\b|\bnever\b|\bno longer\b)"
-"""A word that negates the value after it ("isn't on", "not running", "never enabled")."""
+NEG = r"(?:\bnot\b|\b(?:is|are|was|were|does|do|did|has|have|had|can|could|wo|would|should|ai)n'?t\b|\bnever\b|\bno longer\b|" \
+      r"\b(?:is|are|was|does|do|did|has|have|can|could|would|wid|should|will)nae?\b|(?<=\w )(?:nah|nuh)\b|" \
+      r"(?:\b(?:is|are|was|am)|'s|'re|'m)\s+no\b(?=\s+(?:on|off|enabled|disabled|working|running|sending|going|connected|active)\b))"
+"""A word that negates the value after it ("isn't on", "not running", "never enabled"; v5 also a dialect's "cannae",
+"isnae", a mid-clause "nah"/"nuh" and a copula's "no" before a value, "data saver's no on")."""
 
 _LOCATIVE = r"(?!\s+(?:my|the|your|this|that|a|an|top|it|hold|its|his|her)\b)"
 ON = rf"\bon\b{_LOCATIVE}|\benabled?\b|\bactiv(?:e|ated?)\b|\b(?:switched|turned|toggled|flipped) on\b|\bconnected\b|" \
      r"\bconnect\b|\brunning\b|\ballowed\b|\bpermitted\b|\blit(?: up)?\b|\b(?:is|'s) there\b|" \
      r"\bshowing\b(?!\s+(?:as\s+)?(?:off\b|on\b(?!\s+(?:my|the|your|this|that|a|an|top|it|its|his|her)\b)))|\bvisible\b|" \
      r"\bdisplayed\b|\bopen\b|\bticked\b|\bup and running\b"
-OFF = r"\boff\b|\bdisabled?\b|\binactive\b|\bdeactivated?\b|\b(?:switched|turned|toggled|flipped|shut) off\b|" \
+OFF = r"\boff\b(?!\s+the\s+(?:cards|table|menu)\b)|\bdisabled?\b|\binactive\b|\bdeactivated?\b|\b(?:switched|turned|toggled|flipped|shut) off\b|" \
       r"\bdisconnected\b|\bdisconnect\b|\bstopped\b|\bgr[ae]y(?:ed)?(?: out)?\b|\bclosed\b|\bgone\b|\bdisappeared\b|" \
       r"\bvanished\b|\bhidden\b|\bunticked\b|\bunchecked\b"
 ANAPHOR = re.compile(r"^[^.;]*?[,;—–]\s*(?:but |and |so )?(?:it|that)(?:'s| is| was| has| had)?(?:\s+(?:been|still|always|"
@@ -150,7 +153,9 @@ NOT_A_CLAIM = re.compile(r"\b(?:will(?!\s+not)|'ll|shall|going to|gonna|(?<!n't 
                          # what would have been (a counterfactual), a thought about a topic, a demand
                          r"would(?:n'?t|\s+not)\s+have|'d\s+(?:not\s+|never\s+)?have\s+(?:thought|guessed|known|expected|"
                          r"imagined|realised|realized|noticed)|(?:thought|think|thinking)\s+(?:of|about)|settle for|"
-                         r"put(?:ting)? up with|make do with)\b", _I)
+                         r"put(?:ting)? up with|make do with|must|(?:has|have|'ve|'s) got to|got to be|ha(?:s|ve) to be)\b", _I)
+REQUIREMENT = re.compile(r"\b(?:will|'ll|would|'d|won'?t|wouldn'?t|will not|is going to)\s+(?:\w+\s+)?do\b(?!\s+(?:it|that|this|the|a|an|my))", _I)
+"""What would suffice ("only excellent speed will do", "nothing less won't do"): an expectation, no state."""
 """Where a claim's scope ends: what follows is a plan, a request, a wish or need, a supposition, or
 what would be, not what the phone shows now ("I need the speed test to say excellent",
 "I'd feel silly if airplane mode was on"). The words before it can still claim ("Roaming's on, I'll

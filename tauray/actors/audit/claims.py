@@ -99,7 +99,7 @@ def clauses(text: str | None, hedged: bool = False) -> list[str]:
                     and not w.SPEAKER_IS_PHONE.search(said.group(0)) and not mentions(said.group(0)) \
                     and w.ANOTHERS_PHONE.search(clause[said.end():]):
                 clause = clause[:said.start()]  # "my friend said her data saver was on": another's word of their phone
-            if not clause or w.CONDITION.search(clause) or w.ABILITY.search(clause):
+            if not clause or w.CONDITION.search(clause) or w.ABILITY.search(clause) or w.REQUIREMENT.search(clause):
                 continue
             clause = _habit_dropped(clause)
             if stop := w.NOT_A_CLAIM.search(clause):
@@ -149,6 +149,9 @@ def _switch(setting: str, before: str, name: str, after: str) -> str | None:
     m = w.VALUE.search(after)
     if m and (w.PURPOSE.search(after[:m.end()]) or w.RELATIVE_ABILITY.search(after[:m.start()])):
         return None  # "no Wi-Fi to fall back on", "no wireless to connect to", "no Wi-Fi I can get on": a purpose or ability
+    if setting in _MEANS and (absent or re.search(r"\b(?:nothing|none|no)\b", after, re.I)) \
+            and re.search(r"\bfor (?:me|us) to\b|\b(?:i|we) (?:can|could)\b", after, re.I):
+        return None  # "No Wi-Fi is there for me to use", "Wi-Fi-wise, nothing I can get on": a means not at hand
     if m and w.INTERMITTENT.search(after[:m.end() + 12]):
         return None  # "keeps cutting out", "on and off all day": a symptom
     if m:

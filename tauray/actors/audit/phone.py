@@ -66,7 +66,7 @@ def mentions(text: str | None, tool: str) -> bool:
 
 _CLAIMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("switch", re.compile(r"\b(airplane mode|mobile data|data roaming|data saver mode|wi-?fi calling|wi-?fi|vpn)\s+is\s+"
-                          r"(?:now\s+|currently\s+)?(?:turned\s+)?(on|off)\b", re.IGNORECASE)),
+                          r"(?:now\s+|currently\s+)?(?:turned\s+)?(on|off)\b(?!\s+the\s+(?:cards|table|menu)\b)", re.IGNORECASE)),
     ("data_indicator", re.compile(r"\bdata (enabled|disabled)\b", re.IGNORECASE)),
     ("mms", re.compile(r"\b(cannot|can't|can not|can)\s+send\s+mms\b", re.IGNORECASE)),
     ("speed", re.compile(r"\((very poor|poor|fair|good|excellent)\)", re.IGNORECASE)),

@@ -107,7 +107,7 @@ def claims_done(text: str | None) -> bool:
 
 class DoneWithoutCall(Detector):
     """The customer says it did the asked phone action, but made no phone call in that turn
-    (v11: by the turn's structure too: a reply with no call that names the asked action, neither refuses it
+    (v12: the claim reader's fifth pass of issue 51, a dialect's negation, "I didnae do it", claims nothing done; v11: by the turn's structure too: a reply with no call that names the asked action, neither refuses it
     (``user_avoids``), asks, waits, says it cannot find it, announces it ("I'll do airplane mode now") nor states a
     phone value, and has a completed form (``_COMPLETED``), says it done in whatever words ("I've gone through airplane mode like you said"); a step said to have "been seen to" or "dealt with" in any subject's words claims it done; a reply that
     refuses the step (``user_reasons.refuses``, ``user_avoids``: "the one time I tried it I lost my texts, so let's

@@ -26,8 +26,10 @@ AVOIDS = re.compile(
     r"(?:a )?wide berth|steer clear|(?:keep|stay) (?:away|clear)|hands off|not go near|some ?thing else|(?:a )?way (?:round|around)|alternative\w*|"
     r"hold off|pass on|alone|as (?:it|they) (?:is|are)|(?:just )?(?:the )?way it is|scared|afraid|frighten\w*|nervous|worried|"
     r"wary|reluctant|hesitant|unable|mustn'?t|forbid\w*|(?:not|never) to (?:\w+ )?(?:touch|change|modify|alter|mess|fiddle|"
-    r"switch|turn|reset|do)\w*|swear|no puedo|no can do)\b", _I)
-"""Words that turn away from an action in any form: leave it, skip it, another way, rather not, fear."""
+    r"switch|turn|reset|do)\w*|swear|no puedo|no can do|off the (?:cards|table|menu)|out of the question|bother(?:ing)? with|"
+    r"(?:cannot|can'?t|could not|couldn'?t) be (?:done|undertaken|carried out|attempted|touched|changed))\b", _I)
+"""Words that turn away from an action in any form: leave it, skip it, another way, rather not, fear; the action
+as the subject of a turning-away ("X is off the cards", "X cannot be undertaken"; fifth pass)."""
 _NEGATES = re.compile(r"\b(?:not|never|no|nah|nope|dont|cant|wont|shouldnt|couldnt)\b|n['’]t\b", _I)
 """A negation: an avoidance only where the sentence states no phone value (not "airplane mode isn't on")."""
 _WAIT = re.compile(r"\b(?:yet|hold on|hang on|one (?:sec|second|moment|minute)|just a (?:sec|second|moment|minute)|give me a|"

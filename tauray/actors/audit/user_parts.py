@@ -24,14 +24,19 @@ COMPONENTS = (r"camera|loud ?speaker|(?:proximity |light |motion )?sensor|volume
               r"radio|kit|system|play)|tablet|laptop|printer|tv|speakerphone|flip cover|compass|step counter|health app|"
               r"banking app|app store|updates?|brightness|rotation|storage(?! permission| access)|back glass|glass|"
               r"(?:camera|gallery|music|video|notes|clock|calendar|email|social media|shopping|news) app|icons?|home screen|"
-              r"widgets?|pop-?ups?|ads|adverts?|(?:app|play) store|charging cable|cable|back of the phone|sound|audio")
+              r"widgets?|pop-?ups?|ads|adverts?|(?:app|play) store|charging cable|cable|back of the phone|sound|audio|"
+              r"caller id|dark mode|(?:emergency )?alerts?|voice assistant|assistant|(?:qr )?scanner|podcasts?|"
+              r"(?!(?:messag\w*|sms|mms|texts?|phone|settings|the|my|this|that|an?|your|any|every|each|think|thinks|reckons?|"
+              r"says|said|believe|suspect|noticed|mention|which|what|whose)\b)[a-z][\w-]* app(?!\s+permissions?\b)")
 """Parts and apps of a phone (and devices paired with it, and the caller's own data on it) outside the
 telecom problem: a complaint about one is a new problem. Network, data, calls, messages, the SIM and the
 settings are not here."""
 _PART = re.compile(rf"\b(?:{COMPONENTS})\b", _I)
 _CLAUSE = re.compile(r"[,;:—–()]|\s-\s|\b(?:that|which|who|where|when|whenever|because|since|and|but|so|if|unless|though|"
-                     r"although|while|as|now|too|either)\b", _I)
-"""Where a clause starts: a part after one of these is its clause's subject, not an earlier verb's object."""
+                     r"although|while|as|now|too|either|think|thinks|reckon|suspect|fear|guess|believe|says|said|noticed|"
+                     r"mention)\b", _I)
+"""Where a clause starts: a part after one of these is its clause's subject, not an earlier verb's object; after a
+verb of thinking or saying too ("I think the charging port might be going", "my son says the ringtone's gone", v11)."""
 _OBJECT = re.compile(r"(?:\b(?:of|off|on|at|in|into|with|to|from|for|by|through|via|using|use|uses|used|press\w*|tap\w*|"
                      r"check\w*|open\w*|look\w*|see|saw|have|has|had|got|get|need\w*|want\w*|hear|heard|about|like)\s+"
                      r"(?:(?:the|my|a|an|your|this|that|its|their|his|her|our|[\w-]+'s)\s+)*$|\b(?:i|we|you|me|i'm|i've|i'd)\b)", _I)
@@ -44,12 +49,13 @@ _STORY = re.compile(r"\b(?:reminds? me|the time (?:we|i|when)|back (?:when|then|
 _VERB = re.compile(r"^(?:'s|'re|'ve|is|are|was|were|has|have|had|keeps?|kept|goes|going|gone|went|gets|getting|got|"
                    r"starts?|started|become|becomes|became|won'?t|wont|doesn'?t|isn'?t|aren'?t|can'?t|hasn'?t|haven'?t|"
                    r"would|will|might|packs?|seems?|looks?|sounds?|feels?|makes?|making|stopped|stops|turns?|dies|died|"
-                   r"freez\w*|hangs?|hanging|crash\w*|[a-z]+ed|[a-z]+ing)$", _I)
+                   r"freez\w*|hangs?|hanging|crash\w*|[a-z]+ed|[a-z]+ing|go|do|does|did|nuh|nah|never|barely|hardly|"
+                   r"always|constantly|suddenly)$", _I)
 """A clause's verb (or its auxiliary) after its subject."""
 _VERB_S = re.compile(r"^(?!(?:settings|options|apps|photos|messages|bars|texts|calls|icons|this|is|was|has|its|us)$)[a-z]+s$", _I)
 """A present-tense verb right after the part ("the torch flickers"), not a plural noun of the phone's."""
 _REPORTING = re.compile(r"\b(?:says?|saying|said|reads?|reading|reckons?|shows?|showing|showed|tells?|telling|told|indicat\w*|"
-                        r"display\w*|lists?|listed|reports?|gives?|giving|came up|comes up|stat\w*)\b", _I)
+                        r"display\w*|lists?|listed|reports?|gives?|giving|came up|comes up|stat\w*|inform\w*|warn\w*|flash\w* up)\b", _I)
 """A screen's report: what it shows, not how it behaves."""
 _NEUTRAL = re.compile(r"\b(?:at (?:about |around |roughly )?(?:\d|half|full|a quarter)|\d+ ?%|\d+ per ?cent|percent|full|charged|"
                       r"fine|ok(?:ay)?|good|great|all right|alright|working (?:fine|well|perfectly)|works? (?:fine|well)|normal|"
@@ -61,6 +67,14 @@ _NAMED_AS = re.compile(r"^(?:a|an|the|my|your|his|her|their|our|its|this|that|th
 """After a bare copula, what names or places the part ("my email is js@...", "the charger's at work"): no trouble."""
 """What a part is that no trouble is: charged, fine, at hand; a hurry ("my battery's dying, so be quick"); a trouble
 denied ("the camera has never crashed")."""
+_NEGATED_VERB = re.compile(r"(?:n't|\bnot|\bnuh|\bnah|\bnever)\s+$", _I)
+"""A negation just before the part makes the part's word a verb ("I haven't touched", "mi nuh touch"): no subject."""
+_QUOTED = re.compile(r"(?:^|\s)['\"‘“][A-Z]")
+"""A quoted message in the part's clause ("the screen's been stuck on 'No Service'"): what it shows, a report."""
+_OBJECT_AFTER = re.compile(r"\s+(?:nothing|anything|nuttin|nutten|everything|something)\b", _I)
+"""The part's word with an object after it is a verb ("touch nothing"), not a subject."""
+_TAKEN_UP = re.compile(r"^\s*,\s*(?:(?:when|if|whenever)\b[^,]{0,30},\s*)?(?:it|they)\s+", _I)
+"""The part taken up by a pronoun after a comma ("the voice assistant, it doesn't answer"): its clause goes on there."""
 _PERSON = re.compile(r"^(?:i|we|you|me|he|she|they|i'm|i've|i'd)$", _I)
 
 
@@ -75,17 +89,23 @@ def part_as_subject(sentence: str, given: Callable[[str], bool]) -> bool:
         if given(part.group(0)):
             continue
         start = max(x for x in bounds if x <= part.start())
-        if _OBJECT.search(sentence[start:part.start()]):
-            continue
         end = min([x for x in bounds if x >= part.end()] + [len(sentence)])
         rest = sentence[part.end():end]
-        words = re.findall(r"'s|'re|'ve|[\w'-]+", rest)[:3]
-        at = next((i for i, x in enumerate(words) if _VERB.match(x) or i == 0 and _VERB_S.match(x)), None)
+        took = None if rest.strip() else _TAKEN_UP.match(sentence[part.end():])  # "the voice assistant, it doesn't ..."
+        if not took and (_OBJECT.search(sentence[start:part.start()]) or _NEGATED_VERB.search(sentence[start:part.start()])):
+            continue
+        if took:
+            rest = sentence[part.end() + took.end():][:min([x - part.end() - took.end() for x in bounds
+                                                           if x > part.end() + took.end()] + [len(sentence)])]
+        words = re.findall(r"'s|'re|'ve|[\w'-]+", rest)
+        owner = words[:1] == ["'"]  # "my earbuds' left side cuts out": the part's own side, its verb further on
+        words = words[1:5] if owner else words[:3]
+        at = next((i for i, x in enumerate(words) if _VERB.match(x) or (i == 0 or owner) and _VERB_S.match(x)), None)
         if at is None or any(_PERSON.match(x) for x in words[:at]) or len(words) < 2 and not rest.strip().startswith("'"):
             continue
         if "@" in rest or _COPULA.match(words[at]) and at + 1 < len(words) and _NAMED_AS.match(words[at + 1]):
             continue
-        if _REPORTING.search(rest) or _NEUTRAL.search(rest):
+        if _REPORTING.search(rest) or _NEUTRAL.search(rest) or _QUOTED.search(rest) or _OBJECT_AFTER.match(rest):
             continue
         return True
     return False

@@ -150,7 +150,8 @@ def _avoided(text: str, tools: set[str], asked: object) -> str | None:
 
 class InventedConstraint(Detector):
     """The agent asked for a phone action; the customer makes no call in that turn and refuses it
-    for a reason (``refusal_reason``) its task does not give (the task's text does not hold the
+    (v10: the asked action as the subject of a turning-away, "X is off the cards", "X cannot be undertaken",
+    ``user_avoids.AVOIDS``, and the claim reader's fifth pass of issue 51) for a reason (``refusal_reason``) its task does not give (the task's text does not hold the
     reason's words). The asked action is not done, so the effect is ``outcome`` when it is a write
     (``counterfactual`` corrects it by doing the asked action in that turn); a refused check is
     ``talk``. A refused bill payment the task accepts is also ``constraint_broken``'s when its words
@@ -370,6 +371,12 @@ def _refusal_first(sentence: str) -> bool:
     return bool(refusal and refusal_reason(sentence) and (thing is None or refusal.start() < thing.start()))
 
 
+_CRASHES = re.compile(r"\b(?!(?:it|that|this|internet|data|connection|signal|messag\w*|texts?|mms|phone)\b)[\w-]+\s+(?:keeps?|kept)\s+"
+                      r"(?:crash\w*|freez\w*|force[- ]clos\w*)", re.I)  # "also spotify keeps crashing": an app of any name
+_QUOTE_OPEN = re.compile(r"(?:^|\s)['\"‘“][^'\"’”]*$")
+_CAUSED = re.compile(r"\b(?:because|since|cos|'cause|cuz|as|due to|thanks to|whenever|every time)\b[^,;.]{0,30}$", re.I)
+
+
 def new_problem(text: str | None, task: str) -> str | None:
     """The sentence of a text that complains of something outside the telecom problem (v2): a part or
     app (``COMPONENTS``) the task's text never names, broken, acting on its own, not doing its job or
@@ -382,13 +389,15 @@ def new_problem(text: str | None, task: str) -> str | None:
         if _refusal_first(sentence):
             continue  # "I'd rather leave it, last time I touched it the phone stopped ringing": a reason to refuse
         telecom = _TELECOM.search(sentence)
-        shows_telecom = telecom and (said := _REPORTS.search(sentence)) and said.start() < telecom.start()
-        if not shows_telecom and _part_broken(sentence, task, bool(telecom)):
+        shows_telecom = telecom and ((said := _REPORTS.search(sentence)) and said.start() < telecom.start()
+                                     or _QUOTE_OPEN.search(sentence[:telecom.start()]))  # "stuck on 'No Service'"
+        caused = telecom and _CAUSED.search(sentence[:telecom.start()])  # "maps froze because the internet cut out"
+        if not shows_telecom and not caused and _part_broken(sentence, task, bool(telecom)):
             return sentence.strip()  # not "the screen keeps showing No Service": that is the task's problem
         if telecom:
             continue
         if (_aside_complaint(sentence, task) or _second_matter(sentences, i) or _part_complaint(sentence, task)
-                or user_parts.part_as_subject(sentence, lambda part: _task_gives(part, task))) \
+                or user_parts.part_as_subject(sentence, lambda part: _task_gives(part, task)) or _CRASHES.search(sentence)) \
                 and not _TOLERATED.search(sentence):
             return sentence.strip()
         if (m := _PHONE_DOES.search(sentence) or w.PHYSICAL.search(sentence) or w.APPS_OR_DATA.search(sentence)) \
@@ -423,7 +432,7 @@ class NewProblem(Detector):
     v8: more words that open a second matter, ``claim_words.NEW_MATTER``: "Before I forget", "That reminds me",
     "Not related", "Off topic", "PS", "Different question"; v9: with no aside too, a part the task gives no
     trouble with as the subject of a malfunction word (``_part_complaint``: "My Bluetooth speaker disconnects
-    after two minutes", "a green line down the middle"); v8 missed 14 of 20 such sentences written for it); v10: a part as its clause's subject with a verb other than a screen's report (``user_parts.part_as_subject``: "the loudspeaker keeps playing up", "if the torch goes the way it's going"), more parts (loudspeaker, sensors, text size); v9 missed 120 of 382 new problems on talk3, most in sentences with no broken-word of its lists)."""
+    after two minutes", "a green line down the middle"); v8 missed 14 of 20 such sentences written for it); v10: a part as its clause's subject with a verb other than a screen's report (``user_parts.part_as_subject``: "the loudspeaker keeps playing up", "if the torch goes the way it's going"), more parts (loudspeaker, sensors, text size); v9 missed 120 of 382 new problems on talk3, most in sentences with no broken-word of its lists); v11: a trouble the telecom problem causes ("maps kept freezing because the internet cut out"), a screen quoting what it shows, a part's word as a negated verb ("mi nuh touch nothing") raise none)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []

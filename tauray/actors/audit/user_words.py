@@ -38,7 +38,7 @@ that hedged reading, a habit beside a claim keeps it, "not letting me send photo
     state told as it was before the change ("airplane mode was on, I've turned it off now"), an icon "no
     longer there" (off), a signal "not full" (still good, vaguely), "'message not sent'" (cannot send); v7:
     "wonderful" no longer ends a claim's scope as a wondering; v8: "the plane is still showing" names the
-    airplane icon; v9: as ``state_without_tool@12``, a report is read ``hedged`` so a doubt keeps its claim); v14: the claim reader's fourth pass of issue 51 (``claims.ASSURANCE``: "Unless I'm mistaken, ...", "If memory serves, ...", "I could swear ...", "..., I'll tell you that for free" assert what they frame; a SIM that "isn't detecting", "there isn't any signal"))."""
+    airplane icon; v9: as ``state_without_tool@12``, a report is read ``hedged`` so a doubt keeps its claim); v14: the claim reader's fourth pass of issue 51 (``claims.ASSURANCE``: "Unless I'm mistaken, ...", "If memory serves, ...", "I could swear ...", "..., I'll tell you that for free" assert what they frame; a SIM that "isn't detecting", "there isn't any signal"); v15: the claim reader's fifth pass of issue 51 (``claim_words.NEG``: a dialect's "cannae", a mid-clause "nah", "data saver's no on"; ``claim_words.REQUIREMENT`` and "must": "only excellent speed will do" claims nothing; a means not at hand, "no Wi-Fi is there for me to use"))."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -62,7 +62,7 @@ class KnownInfoContradicted(Detector):
     (v2: whereabouts read as a person means them, ``phone.whereabouts``: "I'm not travelling, I'm at
     home" is at home; v1 matched the words, and flagged 47 of 414 faithful talk-dev callers; v3: "went" is
     no negation, v2 read "I went abroad" as at home; v4: "No travelling for me" and "Travelling? No, I'm
-    at home" are at home; v8: the claim reader's third pass of issue 51 (``claims.clauses``, ``claims._switch``, ``claims._read``): a self-correction takes back what came before it ("data's on - no wait, it's roaming"), a counterfactual or a thought about a topic ("I wouldn't have thought of the app permissions") and a demand ("won't settle for") claim nothing, "showing off" is off, a purpose or an ability between a setting and its value word ("no wireless to connect to", "no Wi-Fi I can get on") is no state, a negative subject denies picture messaging ("Nothing I attach a photo to gets sent"), a confident bet claims ("I'd put money on it that Wi-Fi is off"), another's word of the caller's own phone is its claim, relayed ("my son told me roaming is disabled"; of their own phone it is still not), a signal that "couldn't be better" is excellent; v7: as ``state_without_tool@15``; v6: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v5: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send); v9: as ``result_contradiction@14``)."""
+    at home" are at home; v8: the claim reader's third pass of issue 51 (``claims.clauses``, ``claims._switch``, ``claims._read``): a self-correction takes back what came before it ("data's on - no wait, it's roaming"), a counterfactual or a thought about a topic ("I wouldn't have thought of the app permissions") and a demand ("won't settle for") claim nothing, "showing off" is off, a purpose or an ability between a setting and its value word ("no wireless to connect to", "no Wi-Fi I can get on") is no state, a negative subject denies picture messaging ("Nothing I attach a photo to gets sent"), a confident bet claims ("I'd put money on it that Wi-Fi is off"), another's word of the caller's own phone is its claim, relayed ("my son told me roaming is disabled"; of their own phone it is still not), a signal that "couldn't be better" is excellent; v7: as ``state_without_tool@15``; v6: a habit told by its frequency ("I seldom switch data off"), an action denied behind a belief ("I don't believe I ever turned roaming on") and "my work" (the noun) claim nothing; v5: the claim reader's second pass of issue 51 (``claims.clauses``, ``claims._switch``): an infinitive between a setting and an on/off word is a purpose, no state ("no Wi-Fi to fall back on"), someone else's word is not the caller's ("my friend said her roaming was off"), a check not made keeps its "whether", "refuses to send" cannot send); v9: as ``result_contradiction@14``; v10: as ``result_contradiction@15``)."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         known = phone.known_info(t.task.known_info)
@@ -159,7 +159,7 @@ class StateWithoutTool(Detector):
     count as told, reports are read against the DB, the evidence says what the DB held; v4: the task's own statement read into claims (v3 excused only its exact
     words, so "I can't send MMS" for "You are unable to send MMS messages" was flagged in every MMS
     conversation with the non-solving agent); v2 excused any state the task named; v1 flagged
-    customers opening with their task's symptom. v17: as ``result_contradiction@14``: an assurance ("Unless I'm very much mistaken, the VPN is off") claims; v16 read the frame's "unless"/"if" as a supposition and missed such claims on talk3."""
+    customers opening with their task's symptom. v17: as ``result_contradiction@14``: an assurance ("Unless I'm very much mistaken, the VPN is off") claims; v16 read the frame's "unless"/"if" as a supposition and missed such claims on talk3. v18: the claim reader's fifth pass of issue 51 (``claim_words.NEG``: a dialect's "cannae", a mid-clause "nah", "data saver's no on"; ``claim_words.REQUIREMENT`` and "must": "only excellent speed will do" claims nothing; a means not at hand, "no Wi-Fi is there for me to use")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         out = []
@@ -270,9 +270,10 @@ for nothing ("Can you move me to a bigger plan?" does)."""
 
 _TURNED_DOWN = re.compile(r"^[\s,;:—–-]*(?:(?:i|we) (?:do not|don'?t|dont|would not|wouldn'?t|will not|won'?t) "
                           r"(?:want|need|fancy|like|take)|no\b|nah\b|nope\b|no thanks|not (?:for me|interested|needed|wanted|"
-                          r"happening)|forget it|(?:is|'s) (?:out|a no)|stays?\b)", re.IGNORECASE)
+                          r"happening)|forget it|(?:is|'s) (?:out|a no)|stays?\b|(?:is|are|was|'s|'re) not\b|(?:is|are|was|ai)n'?t\b|(?:won'?t|will not) be\b)",
+                          re.IGNORECASE)
 """A thing turned down after it is named, in the rest of its clause ("New plan, no.", "a different plan, nah",
-"Changing the plan I do not want")."""
+"Changing the plan I do not want"; v7 a negated verb of it, "a different plan isn't what I want")."""
 
 
 def _negated(sentence: str, end: int) -> bool:
@@ -296,7 +297,8 @@ class ConstraintBroken(Detector):
     a condition, as a habit or elsewhere ("when I'm on wifi at the library") is not had, ``_ELSEWHERE``; v3: a
     supposed part of a sentence ("if the only fix is a new plan, forget it") breaks nothing; v4: a question
     that wonders, "Maybe I need a different plan?", asks for nothing; v6: a thing turned down right after it is
-    named, "New plan, no.", "a different plan, nah", breaks nothing)."""
+    named, "New plan, no.", "a different plan, nah", breaks nothing; v7: nor one it is the subject of a negated verb
+    of, "a different plan isn't what I want")."""
 
     def detect(self, t: Trajectory) -> list[Finding]:
         rules = phone.constraints(t.task.user_text)
