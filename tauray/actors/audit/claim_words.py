@@ -54,8 +54,8 @@ SWITCHES = ("airplane_mode", "mobile_data", "roaming", "wifi_calling", "wifi", "
 
 NEG = r"(?:\bnot\b|\b(?:is|are|was|were|does|do|did|has|have|had|can|could|wo|would|should|ai)n'?t\b|\bnever\b|\bno longer\b|" \
       r"\b(?:is|are|was|does|do|did|has|have|can|could|would|wid|should|will)nae?\b|(?<=\w )(?:nah|nuh)\b|" \
-      r"(?:\b(?:is|are|was|am)|'s|'re|'m)\s+no\b(?=\s+(?:on|off|enabled|disabled|working|running|sending|going|connected|active)\b))"
-"""A word that negates the value after it ("isn't on", "not running", "never enabled"; v5 also a dialect's "cannae",
+      r"(?:\b(?:is|are|was|am)|'s|'re|'m)\s+no\b(?=\s+(?:on|off|enabled|disabled|working|running|sending|going|connected|active)\b))(?!\s+(?:just|only|merely|simply)\b)"
+"""A word that negates the value after it ("isn't on", "not running", "never enabled"; never "not just", v6; v5 also a dialect's "cannae",
 "isnae", a mid-clause "nah"/"nuh" and a copula's "no" before a value, "data saver's no on")."""
 
 _LOCATIVE = r"(?!\s+(?:my|the|your|this|that|a|an|top|it|hold|its|his|her)\b)"
