@@ -158,7 +158,7 @@ async def _on_own_thread(name: str, fn: Any, **kwargs: Any) -> Any:
 def live_ending(result: LiveResult, ended: Termination | None) -> tuple[Termination, str | None, str | None]:
     """Why a live call ended, as a row says it: (termination, error kind, message)."""
     if result.infra:  # the harness's fault, not the bot's: rerun by --retry-errors
-        side = "realtime" if getattr(result, "protocol", None) else "phone"
+        side = "realtime" if result.protocol else "phone"
         return Termination.INFRA_ERROR, INFRA, result.fault or f"{side}: {result.late}"
     if result.fault is not None:  # the bot's: a verdict on the agent under test
         return Termination.FAULT, MODEL, result.fault

@@ -133,15 +133,14 @@ class Scheduler:
         """The models a conversation of ``cell`` uses, each once (one model may play both sides)."""
         return {cell.agent_name, cell.user_name}
 
-    def _room(self, cell: Cell) -> str | None:
-        """None when a conversation of ``cell`` may start, else the cap that holds it."""
+    def _place(self, cell: Cell) -> tuple[ActorGeneration, int] | str:
+        """The coordinator a conversation of ``cell`` goes to, or the cap that holds it."""
         for name in self._models(cell):
             limit = self.limits.per_model.get(name)
             if limit is not None and self.model_in_flight[name] >= limit:
                 return f"models.{name}.concurrency={limit}"
-        if cell.agent.is_live and self.pool.pick(self._live_room(cell)) is None:
-            return f"cluster.live_calls_per_node={self.limits.live_per_node}"
-        return None
+        picked = self.pool.pick(self._live_room(cell))
+        return picked if picked is not None else f"cluster.live_calls_per_node={self.limits.live_per_node}"
 
     def _live_room(self, cell: Cell) -> Callable[[str], bool] | None:
         """Which nodes may take a conversation of ``cell``: for a live call, those under the
@@ -165,15 +164,16 @@ class Scheduler:
             for q in self.queues:
                 if len(self.pending) >= self.limits.max_in_flight:
                     break
-                cap = None if q.empty else self._room(q.cell)
-                if cap is not None:
-                    held.add(cap)
-                if q.empty or cap is not None:
+                if q.empty:
+                    continue
+                placed = self._place(q.cell)
+                if isinstance(placed, str):
+                    held.add(placed)
                     continue
                 unit = q.pop()
                 if unit is None:
                     continue
-                self._submit(unit, q.cell)
+                self._submit(unit, q.cell, placed)
                 progressed = True
         if len(self.pending) >= self.limits.max_in_flight and any(not q.empty for q in self.queues):
             held.add(f"max_in_flight={self.limits.max_in_flight}")
@@ -187,10 +187,8 @@ class Scheduler:
         cap, count = self.capped.most_common(1)[0]
         return cap if count >= self.fills / 2 else None
 
-    def _submit(self, unit: WorkUnit, cell: Cell) -> None:
-        picked = self.pool.pick(self._live_room(cell))
-        assert picked is not None, "a unit is submitted only when _room found a coordinator"
-        gen, i = picked
+    def _submit(self, unit: WorkUnit, cell: Cell, placed: tuple[ActorGeneration, int]) -> None:
+        gen, i = placed
         ref = gen.coordinators[i].run.remote(unit)
         gen.in_flight += 1
         gen.load[i] += 1

@@ -289,7 +289,8 @@ def test_how_a_live_call_ends_is_what_its_row_says():
     from tauray.actors.live_call import live_ending
 
     def result(**kw):
-        return SimpleNamespace(**{"infra": False, "fault": None, "late": None, "ended": "caller_hung_up", **kw})
+        return SimpleNamespace(**{"infra": False, "fault": None, "late": None, "ended": "caller_hung_up",
+                                  "protocol": None, **kw})
 
     assert live_ending(result(infra=True, fault="phone: cannot reach the bot at ws://h:9/", ended="fault"), None) == (
         Termination.INFRA_ERROR, "infra", "phone: cannot reach the bot at ws://h:9/")
